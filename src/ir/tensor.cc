@@ -1,0 +1,105 @@
+#include "ir/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace tessel {
+
+int64_t NumElements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string ShapeToString(const Shape& shape) {
+  if (shape.empty()) return "scalar";
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += 'x';
+    s += std::to_string(shape[i]);
+  }
+  return s;
+}
+
+std::vector<int64_t> StridesOf(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * shape[i + 1];
+  }
+  return strides;
+}
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  for (int64_t d : shape_) TESSEL_CHECK_MSG(d >= 0, "negative dimension");
+  // Round up so that zero-sized tensors still get a valid, unique pointer.
+  const size_t bytes = (size_bytes() + 63) / 64 * 64 + 64;
+  void* p = std::aligned_alloc(64, bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  std::memset(p, 0, bytes);
+  storage_ = std::shared_ptr<void>(p, std::free);
+  data_ = p;
+}
+
+Tensor Tensor::View(DType dtype, Shape shape, void* data, std::shared_ptr<void> keep_alive) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.storage_ = std::move(keep_alive);
+  t.data_ = data;
+  return t;
+}
+
+Tensor Tensor::Reshaped(Shape shape) const {
+  TESSEL_CHECK(NumElements(shape) == num_elements());
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::Clone() const {
+  Tensor t(dtype_, shape_);
+  if (size_bytes() > 0) std::memcpy(t.data_, data_, size_bytes());
+  return t;
+}
+
+double Tensor::GetAsDouble(int64_t i) const {
+  return DispatchDType(dtype_, [&](auto tag) -> double {
+    using T = decltype(tag);
+    return ToDouble(static_cast<const T*>(data_)[i]);
+  });
+}
+
+int64_t Tensor::GetAsInt64(int64_t i) const {
+  return DispatchDType(dtype_, [&](auto tag) -> int64_t {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<int64_t>(static_cast<const T*>(data_)[i]);
+    } else {
+      return static_cast<int64_t>(ToDouble(static_cast<const T*>(data_)[i]));
+    }
+  });
+}
+
+std::vector<int64_t> Tensor::ToInt64Vector() const {
+  std::vector<int64_t> v(static_cast<size_t>(num_elements()));
+  for (int64_t i = 0; i < num_elements(); ++i) v[i] = GetAsInt64(i);
+  return v;
+}
+
+std::vector<float> Tensor::ToFloatVector() const {
+  std::vector<float> v(static_cast<size_t>(num_elements()));
+  for (int64_t i = 0; i < num_elements(); ++i) v[i] = static_cast<float>(GetAsDouble(i));
+  return v;
+}
+
+template <>
+Tensor Tensor::FromVector<bool>(const std::vector<bool>& values, Shape shape) {
+  Tensor t(DType::kBool, std::move(shape));
+  TESSEL_CHECK(static_cast<int64_t>(values.size()) == t.num_elements());
+  bool* out = t.data<bool>();
+  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return t;
+}
+
+}  // namespace tessel

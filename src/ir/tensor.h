@@ -1,0 +1,104 @@
+// Shape and host Tensor.
+//
+// A Tensor is a dtype, a static shape and a pointer to densely packed,
+// row-major elements. It either owns its storage (64-byte aligned, zeroed) or
+// views memory owned elsewhere (an arena of the memory plan, a mapped file).
+// Copies share storage; Clone() copies the elements.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/check.h"
+#include "ir/dtype.h"
+
+namespace tessel {
+
+using Shape = std::vector<int64_t>;
+
+int64_t NumElements(const Shape& shape);
+std::string ShapeToString(const Shape& shape);  // "1x3x224x224", "scalar"
+// Row-major strides in elements.
+std::vector<int64_t> StridesOf(const Shape& shape);
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Owns zero-initialized storage.
+  Tensor(DType dtype, Shape shape);
+  // Views `data`; `keep_alive` (optional) holds whatever owns it.
+  static Tensor View(DType dtype, Shape shape, void* data,
+                     std::shared_ptr<void> keep_alive = nullptr);
+
+  bool defined() const { return dtype_ != DType::kUndefined; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t i) const { return shape_[static_cast<size_t>(i)]; }
+  int64_t num_elements() const { return NumElements(shape_); }
+  size_t size_bytes() const { return static_cast<size_t>(num_elements()) * DTypeSize(dtype_); }
+
+  void* raw_data() { return data_; }
+  const void* raw_data() const { return data_; }
+
+  template <typename T>
+  T* data() {
+    TESSEL_CHECK_MSG(DTypeOf<T>() == dtype_, DTypeName(dtype_));
+    return static_cast<T*>(data_);
+  }
+  template <typename T>
+  const T* data() const {
+    TESSEL_CHECK_MSG(DTypeOf<T>() == dtype_, DTypeName(dtype_));
+    return static_cast<const T*>(data_);
+  }
+
+  // A tensor of the same storage with another shape of equal element count.
+  Tensor Reshaped(Shape shape) const;
+  Tensor Clone() const;
+
+  // Element i converted to double / int64 (any dtype). For constants and tests.
+  double GetAsDouble(int64_t i) const;
+  int64_t GetAsInt64(int64_t i) const;
+  // All elements as int64 (shape-like inputs: int32/int64 and friends).
+  std::vector<int64_t> ToInt64Vector() const;
+  std::vector<float> ToFloatVector() const;
+
+  // Scalars and vectors, for tests and constant folding.
+  template <typename T>
+  static Tensor FromVector(const std::vector<T>& values, Shape shape);
+
+ private:
+  DType dtype_ = DType::kUndefined;
+  Shape shape_;
+  std::shared_ptr<void> storage_;
+  void* data_ = nullptr;
+};
+
+template <typename T>
+Tensor Tensor::FromVector(const std::vector<T>& values, Shape shape) {
+  Tensor t(DTypeOf<T>(), std::move(shape));
+  TESSEL_CHECK(static_cast<int64_t>(values.size()) == t.num_elements());
+  T* out = t.data<T>();
+  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return t;
+}
+template <>
+Tensor Tensor::FromVector<bool>(const std::vector<bool>& values, Shape shape);
+
+// Value conversion between element types (saturation is the caller's concern;
+// this is C++ static_cast semantics, with 16-bit floats through float).
+template <typename T>
+inline double ToDouble(T v) { return static_cast<double>(v); }
+template <> inline double ToDouble<Half>(Half v) { return HalfToFloat(v.bits); }
+template <> inline double ToDouble<BFloat16>(BFloat16 v) { return BFloat16ToFloat(v.bits); }
+
+template <typename T>
+inline T FromDouble(double v) { return static_cast<T>(v); }
+template <> inline Half FromDouble<Half>(double v) { return Half{FloatToHalf(static_cast<float>(v))}; }
+template <> inline BFloat16 FromDouble<BFloat16>(double v) {
+  return BFloat16{FloatToBFloat16(static_cast<float>(v))};
+}
+
+}  // namespace tessel

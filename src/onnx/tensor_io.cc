@@ -1,0 +1,210 @@
+#include "onnx/tensor_io.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "onnx/onnx_pb.h"
+
+namespace tessel::onnx_io {
+
+namespace fs = std::filesystem;
+
+StatusOr<DType> DTypeFromOnnx(int32_t onnx_type, const std::string& what) {
+  using TP = onnx::TensorProto;
+  switch (onnx_type) {
+    case TP::FLOAT: return DType::kFloat32;
+    case TP::UINT8: return DType::kUInt8;
+    case TP::INT8: return DType::kInt8;
+    case TP::UINT16: return DType::kUInt16;
+    case TP::INT16: return DType::kInt16;
+    case TP::INT32: return DType::kInt32;
+    case TP::INT64: return DType::kInt64;
+    case TP::BOOL: return DType::kBool;
+    case TP::FLOAT16: return DType::kFloat16;
+    case TP::DOUBLE: return DType::kFloat64;
+    case TP::UINT32: return DType::kUInt32;
+    case TP::UINT64: return DType::kUInt64;
+    case TP::BFLOAT16: return DType::kBFloat16;
+    case TP::STRING: return Unsupported(what + " has dtype string; tessel supports numeric tensors only");
+    case TP::COMPLEX64:
+    case TP::COMPLEX128: return Unsupported(what + " has a complex dtype; not supported");
+    default:
+      return InvalidArgument(what + " has unknown ONNX data type " + std::to_string(onnx_type));
+  }
+}
+
+int32_t DTypeToOnnx(DType t) {
+  using TP = onnx::TensorProto;
+  switch (t) {
+    case DType::kFloat32: return TP::FLOAT;
+    case DType::kFloat16: return TP::FLOAT16;
+    case DType::kBFloat16: return TP::BFLOAT16;
+    case DType::kFloat64: return TP::DOUBLE;
+    case DType::kInt8: return TP::INT8;
+    case DType::kInt16: return TP::INT16;
+    case DType::kInt32: return TP::INT32;
+    case DType::kInt64: return TP::INT64;
+    case DType::kUInt8: return TP::UINT8;
+    case DType::kUInt16: return TP::UINT16;
+    case DType::kUInt32: return TP::UINT32;
+    case DType::kUInt64: return TP::UINT64;
+    case DType::kBool: return TP::BOOL;
+    case DType::kUndefined: break;
+  }
+  return TP::UNDEFINED;
+}
+
+namespace {
+
+Status CountMismatch(const std::string& what, int64_t have, int64_t want) {
+  return DataLoss(what + " holds " + std::to_string(have) + " elements; its shape needs " +
+                  std::to_string(want));
+}
+
+// Copies typed-field values into the tensor, converting to its element type.
+template <typename Field>
+Status CopyTyped(const Field& field, Tensor& t, const std::string& what) {
+  const int64_t n = t.num_elements();
+  if (static_cast<int64_t>(field.size()) != n) return CountMismatch(what, field.size(), n);
+  DispatchDType(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* out = static_cast<T*>(t.raw_data());
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+        // int32_data carries the raw 16 bits.
+        out[i] = T{static_cast<uint16_t>(field.Get(static_cast<int>(i)))};
+      } else {
+        out[i] = static_cast<T>(field.Get(static_cast<int>(i)));
+      }
+    }
+  });
+  return Status::Ok();
+}
+
+Status ReadExternal(const onnx::TensorProto& proto, const fs::path& base_dir, Tensor& t,
+                    const std::string& what) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : proto.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    if (kv.key() == "offset") offset = std::atoll(kv.value().c_str());
+    if (kv.key() == "length") length = std::atoll(kv.value().c_str());
+  }
+  if (location.empty()) return InvalidArgument(what + ": external data without a location");
+  const fs::path file = base_dir / location;
+  const int64_t want = static_cast<int64_t>(t.size_bytes());
+  if (length >= 0 && length != want) {
+    return DataLoss(what + ": external data length " + std::to_string(length) +
+                    " does not match its shape (" + std::to_string(want) + " bytes)");
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return NotFound(what + ": external data file '" + file.string() + "' not found");
+  in.seekg(offset);
+  in.read(static_cast<char*>(t.raw_data()), want);
+  if (in.gcount() != want) {
+    return DataLoss(what + ": external data file '" + file.string() + "' is too short");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const fs::path& base_dir,
+                                 const std::string& what) {
+  TESSEL_ASSIGN_OR_RETURN(DType dtype, DTypeFromOnnx(proto.data_type(), what));
+  Shape shape(proto.dims().begin(), proto.dims().end());
+  for (int64_t d : shape) {
+    if (d < 0) return InvalidArgument(what + " has negative dimension " + std::to_string(d));
+  }
+  // Guard against absurd sizes from corrupt files before allocating.
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && n > (int64_t{1} << 40) / d) return DataLoss(what + " has an absurd shape " + ShapeToString(shape));
+    n *= d;
+  }
+  Tensor t(dtype, shape);
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    TESSEL_RETURN_IF_ERROR(ReadExternal(proto, base_dir, t, what));
+    return t;
+  }
+  if (proto.has_raw_data()) {
+    const std::string& raw = proto.raw_data();
+    if (raw.size() != t.size_bytes()) {
+      return DataLoss(what + " has " + std::to_string(raw.size()) + " bytes of raw data; shape " +
+                      ShapeToString(shape) + " of " + DTypeName(dtype) + " needs " +
+                      std::to_string(t.size_bytes()));
+    }
+    if (!raw.empty()) std::memcpy(t.raw_data(), raw.data(), raw.size());
+    return t;
+  }
+  switch (dtype) {
+    case DType::kFloat32: TESSEL_RETURN_IF_ERROR(CopyTyped(proto.float_data(), t, what)); break;
+    case DType::kFloat64: TESSEL_RETURN_IF_ERROR(CopyTyped(proto.double_data(), t, what)); break;
+    case DType::kInt64: TESSEL_RETURN_IF_ERROR(CopyTyped(proto.int64_data(), t, what)); break;
+    case DType::kUInt32:
+    case DType::kUInt64: TESSEL_RETURN_IF_ERROR(CopyTyped(proto.uint64_data(), t, what)); break;
+    default: TESSEL_RETURN_IF_ERROR(CopyTyped(proto.int32_data(), t, what)); break;
+  }
+  return t;
+}
+
+void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* proto) {
+  proto->Clear();
+  proto->set_name(name);
+  proto->set_data_type(DTypeToOnnx(t.dtype()));
+  for (int64_t d : t.shape()) proto->add_dims(d);
+  proto->set_raw_data(std::string(static_cast<const char*>(t.raw_data()), t.size_bytes()));
+}
+
+StatusOr<std::string> ReadFileBytes(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return NotFound("'" + path.string() + "': no such file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("'" + path.string() + "': cannot be opened");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+StatusOr<Tensor> ReadTensorFile(const fs::path& path, std::string* name) {
+  TESSEL_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(bytes)) {
+    return DataLoss("'" + path.string() + "' is not a serialized ONNX TensorProto");
+  }
+  if (name) *name = proto.name();
+  return TensorFromProto(proto, path.parent_path(), "tensor file '" + path.string() + "'");
+}
+
+Status WriteFileAtomically(const fs::path& path, const std::string& bytes) {
+  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Internal("cannot write '" + path.string() + "'");
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return Internal("writing '" + path.string() + "' failed");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return Internal("cannot write '" + path.string() + "': " + ec.message());
+  }
+  return Status::Ok();
+}
+
+Status WriteTensorFile(const fs::path& path, const Tensor& t, const std::string& name) {
+  onnx::TensorProto proto;
+  TensorToProto(t, name, &proto);
+  return WriteFileAtomically(path, proto.SerializeAsString());
+}
+
+}  // namespace tessel::onnx_io

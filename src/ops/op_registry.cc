@@ -1,0 +1,129 @@
+#include "ops/op_registry.h"
+
+#include "core/check.h"
+
+namespace tessel::ops {
+
+const char* OpClassName(OpClass c) {
+  switch (c) {
+    case OpClass::kElementwise: return "elementwise";
+    case OpClass::kBroadcast: return "broadcast";
+    case OpClass::kInjective: return "injective";
+    case OpClass::kReduction: return "reduction";
+    case OpClass::kOpaque: return "opaque";
+  }
+  return "?";
+}
+
+const OpRegistry& OpRegistry::Global() {
+  static const OpRegistry* registry = [] {
+    auto* r = new OpRegistry();
+    RegisterElementwiseOps(*r);
+    RegisterNnOps(*r);
+    RegisterMatmulOps(*r);
+    RegisterTensorOps(*r);
+    RegisterReductionOps(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void OpRegistry::Register(OpSchema schema) {
+  TESSEL_CHECK(schema.infer != nullptr && schema.run != nullptr);
+  auto key = std::make_pair(schema.op_type, schema.domain);
+  TESSEL_CHECK_MSG(schemas_.count(key) == 0, schema.op_type.c_str());
+  schemas_.emplace(std::move(key), std::move(schema));
+}
+
+const OpSchema* OpRegistry::Find(std::string_view op_type, std::string_view domain) const {
+  // "ai.onnx" is the default domain spelled out.
+  if (domain == "ai.onnx") domain = "";
+  auto it = schemas_.find(std::make_pair(std::string(op_type), std::string(domain)));
+  return it == schemas_.end() ? nullptr : &it->second;
+}
+
+std::vector<const OpSchema*> OpRegistry::All() const {
+  std::vector<const OpSchema*> all;
+  for (auto& [key, s] : schemas_) all.push_back(&s);
+  return all;
+}
+
+Status InferNode(ir::Node& node, int opset) {
+  const OpSchema* schema = OpRegistry::Global().Find(node.op_type, node.domain);
+  if (!schema) return Unsupported(node.Describe() + ": op type is not supported");
+  int present_inputs = static_cast<int>(node.inputs.size());
+  while (present_inputs > 0 && node.inputs[present_inputs - 1] == nullptr) --present_inputs;
+  if (present_inputs < schema->min_inputs || present_inputs > schema->max_inputs) {
+    return InvalidArgument(node.Describe() + ": has " + std::to_string(present_inputs) +
+                           " inputs; expected " + std::to_string(schema->min_inputs) +
+                           (schema->max_inputs != schema->min_inputs
+                                ? " to " + std::to_string(schema->max_inputs)
+                                : std::string()));
+  }
+  const int num_outputs = static_cast<int>(node.outputs.size());
+  if (num_outputs < schema->min_outputs || num_outputs > schema->max_outputs) {
+    return InvalidArgument(node.Describe() + ": has " + std::to_string(num_outputs) +
+                           " outputs; expected " + std::to_string(schema->min_outputs) +
+                           (schema->max_outputs != schema->min_outputs
+                                ? " to " + std::to_string(schema->max_outputs)
+                                : std::string()));
+  }
+  for (int i = 0; i < schema->min_inputs; ++i) {
+    if (node.inputs[i] == nullptr) {
+      return InvalidArgument(node.Describe() + ": required input " + std::to_string(i) +
+                             " is missing");
+    }
+  }
+  for (ir::Value* in : node.inputs) {
+    if (in && (!in->shape_known || in->dtype == DType::kUndefined)) {
+      return InvalidArgument(node.Describe() + ": input '" + in->name +
+                             "' has no known type and shape");
+    }
+  }
+  return schema->infer(node, opset);
+}
+
+StatusOr<std::vector<Tensor>> EvaluateNode(const ir::Node& node, int opset,
+                                           const std::vector<const Tensor*>& inputs) {
+  const OpSchema* schema = OpRegistry::Global().Find(node.op_type, node.domain);
+  if (!schema) return Unsupported(node.Describe() + ": op type is not supported");
+  std::vector<Tensor> outputs(node.outputs.size());
+  KernelContext ctx{node, opset, inputs, {}};
+  ctx.outputs.resize(node.outputs.size(), nullptr);
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    const ir::Value* o = node.outputs[i];
+    if (!o) continue;
+    outputs[i] = Tensor(o->dtype, o->shape);
+    ctx.outputs[i] = &outputs[i];
+  }
+  TESSEL_RETURN_IF_ERROR(schema->run(ctx));
+  return outputs;
+}
+
+StatusOr<std::vector<Tensor>> RunSingleOp(const std::string& op_type, const AttributeMap& attrs,
+                                          const std::vector<Tensor>& inputs, int num_outputs,
+                                          int opset) {
+  ir::Graph g;
+  std::vector<ir::Value*> ins;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) {
+      ins.push_back(nullptr);
+      continue;
+    }
+    // Every input is known, so ops that need compile-time constants (Reshape's
+    // shape, Slice's starts) can be tested through here too.
+    ir::Value* v = g.AddValue("in" + std::to_string(i), inputs[i].dtype(), inputs[i].shape(), true);
+    v->constant = inputs[i];
+    ins.push_back(v);
+  }
+  std::vector<ir::Value*> outs;
+  for (int i = 0; i < num_outputs; ++i) outs.push_back(g.AddValue("out" + std::to_string(i)));
+  ir::Node* node = g.AddNode(op_type, "node", ins, outs);
+  node->attrs = attrs;
+  TESSEL_RETURN_IF_ERROR(InferNode(*node, opset));
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& t : inputs) ptrs.push_back(t.defined() ? &t : nullptr);
+  return EvaluateNode(*node, opset, ptrs);
+}
+
+}  // namespace tessel::ops

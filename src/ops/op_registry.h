@@ -1,0 +1,108 @@
+// Op schemas: for every supported op, shape inference and the reference
+// kernel — plain, obviously correct C++ that every target is checked against.
+//
+// Adding an op: write its Infer and Run in the src/ops/ file of its family and
+// register it in that file's Register*Ops function:
+//
+//   r.Register({.op_type = "Relu", .op_class = OpClass::kElementwise,
+//               .min_inputs = 1, .max_inputs = 1, .infer = InferUnary,
+//               .run = RunRelu});
+//
+// Contract of `infer(node, opset)`: every present input has a known dtype and
+// shape (and `constant` when known at compile time). It validates attributes
+// and input dtypes/shapes — a bad one is an InvalidArgument/Unsupported Status
+// that names the node (node.Describe()) and the values — and sets dtype, shape
+// and shape_known on every present output. It may also set an output's
+// `constant` (Shape does). Attribute *types* were already checked at import.
+//
+// Contract of `run(ctx)`: inputs and outputs have exactly the inferred dtypes
+// and shapes; outputs are allocated and zeroed. It returns a Status only for
+// problems that depend on data (an index out of range); it never re-checks
+// what infer validated.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/graph.h"
+
+namespace tessel::ops {
+
+enum class OpClass {
+  kElementwise,  // same shape in and out, one element at a time
+  kBroadcast,    // elementwise with numpy broadcasting
+  kInjective,    // every output element reads one input element (copies, layout)
+  kReduction,
+  kOpaque,       // everything else (conv, matmul, pooling, ...)
+};
+const char* OpClassName(OpClass c);
+
+struct KernelContext {
+  const ir::Node& node;
+  int opset = 0;
+  std::vector<const Tensor*> inputs;  // nullptr for an absent optional input
+  std::vector<Tensor*> outputs;       // nullptr for an omitted optional output
+
+  const Tensor& in(size_t i) const { return *inputs[i]; }
+  bool has_in(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
+  Tensor& out(size_t i) { return *outputs[i]; }
+  bool has_out(size_t i) const { return i < outputs.size() && outputs[i] != nullptr; }
+};
+
+using InferFn = Status (*)(ir::Node& node, int opset);
+using KernelFn = Status (*)(KernelContext& ctx);
+
+struct OpSchema {
+  std::string op_type;
+  std::string domain;  // "" is the default ONNX domain
+  OpClass op_class = OpClass::kOpaque;
+  int min_inputs = 1;
+  int max_inputs = 1;
+  int min_outputs = 1;
+  int max_outputs = 1;
+  InferFn infer = nullptr;
+  KernelFn run = nullptr;
+  // May be evaluated at compile time when every input is a constant.
+  bool foldable = true;
+};
+
+class OpRegistry {
+ public:
+  // Every op tessel supports, registered once.
+  static const OpRegistry& Global();
+
+  void Register(OpSchema schema);
+  const OpSchema* Find(std::string_view op_type, std::string_view domain = "") const;
+  std::vector<const OpSchema*> All() const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, OpSchema> schemas_;
+};
+
+// Validates the node's input/output counts against its schema, then runs
+// the schema's infer. Unknown ops are Unsupported.
+Status InferNode(ir::Node& node, int opset);
+
+// Runs the reference kernel of `node` on `inputs`, allocating outputs of the
+// node's inferred dtypes and shapes.
+StatusOr<std::vector<Tensor>> EvaluateNode(const ir::Node& node, int opset,
+                                           const std::vector<const Tensor*>& inputs);
+
+// For tests and constant folding: builds a one-node graph with `inputs`
+// (an undefined Tensor is an omitted optional input), infers shapes and runs
+// the reference kernel. Returns `num_outputs` tensors.
+StatusOr<std::vector<Tensor>> RunSingleOp(const std::string& op_type, const AttributeMap& attrs,
+                                          const std::vector<Tensor>& inputs, int num_outputs = 1,
+                                          int opset = 17);
+
+// One registration function per op family (src/ops/<family>.cc).
+void RegisterElementwiseOps(OpRegistry& r);   // elementwise.cc
+void RegisterNnOps(OpRegistry& r);            // conv, pooling, normalization, ... nn.cc
+void RegisterMatmulOps(OpRegistry& r);        // Gemm, MatMul: matmul.cc
+void RegisterTensorOps(OpRegistry& r);        // shape/data movement: tensor.cc
+void RegisterReductionOps(OpRegistry& r);     // Reduce*, ArgMax/Min: reduction.cc
+
+}  // namespace tessel::ops
