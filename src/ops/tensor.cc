@@ -1,8 +1,839 @@
-#include "ops/op_registry.h"
-#include "ops/op_util.h"
+// Shape and data movement ops: reshapes, layout changes, concatenation and
+// slicing, constants. Kernels copy bytes, so they serve every dtype.
+// Gather/Scatter and friends live in tensor_index.cc; Pad, Resize and the
+// depth/space shuffles in tensor_spatial.cc.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <type_traits>
+
+#include "ops/tensor_internal.h"
 
 namespace tessel::ops {
+namespace tensor_internal {
+namespace {
 
-void RegisterTensorOps(OpRegistry& r) {}
+constexpr int kUnbounded = std::numeric_limits<int>::max();
+
+const ir::Value& In(const ir::Node& node, size_t i) { return *node.input(i); }
+
+void CopyAll(const Tensor& in, Tensor& out) {
+  if (out.size_bytes() > 0) std::memcpy(out.raw_data(), in.raw_data(), out.size_bytes());
+}
+
+// Identity, Reshape, Flatten, Squeeze, Unsqueeze: the output holds the
+// input's bytes unchanged.
+Status RunCopy(KernelContext& ctx) {
+  CopyAll(ctx.in(0), ctx.out(0));
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Identity, Dropout
+
+Status InferIdentity(ir::Node& node, int opset) {
+  SetOutput(node, 0, In(node, 0).dtype, In(node, 0).shape);
+  return Status::Ok();
+}
+
+Status InferDropout(ir::Node& node, int opset) {
+  if (node.input(2)) {
+    TESSEL_ASSIGN_OR_RETURN(const Tensor* mode, RequireConstantInput(node, 2, "training_mode"));
+    if (mode->num_elements() != 1) {
+      return NodeError(node, "training_mode must have one element; got shape " +
+                                 ShapeToString(mode->shape()));
+    }
+    if (mode->GetAsInt64(0) != 0) {
+      return NodeUnsupported(node, "training_mode=true is not supported; tessel runs inference");
+    }
+  }
+  const ir::Value& x = In(node, 0);
+  SetOutput(node, 0, x.dtype, x.shape);
+  // The mask became bool in opset 10; before, it had the data's type.
+  SetOutput(node, 1, opset >= 10 ? DType::kBool : x.dtype, x.shape);
+  return Status::Ok();
+}
+
+Status RunDropout(KernelContext& ctx) {
+  CopyAll(ctx.in(0), ctx.out(0));
+  if (ctx.has_out(1)) {
+    Tensor& mask = ctx.out(1);
+    for (int64_t i = 0; i < mask.num_elements(); ++i) StoreDouble(mask, i, 1.0);
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Shape, Size, Constant, ConstantOfShape
+
+// The dims Shape returns: opset 15's start/end clamp like Python slicing.
+std::vector<int64_t> ShapeDims(const ir::Node& node, const Shape& shape) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  auto clamp = [rank](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank); };
+  const int64_t start = clamp(node.attrs.Int("start", 0));
+  const int64_t end = clamp(node.attrs.Int("end", rank));
+  if (end <= start) return {};
+  return std::vector<int64_t>(shape.begin() + start, shape.begin() + end);
+}
+
+Status InferShapeOp(ir::Node& node, int opset) {
+  std::vector<int64_t> dims = ShapeDims(node, In(node, 0).shape);
+  const int64_t n = static_cast<int64_t>(dims.size());
+  SetOutput(node, 0, DType::kInt64, {n});
+  node.output(0)->constant = Tensor::FromVector(dims, {n});
+  return Status::Ok();
+}
+
+Status RunShapeOp(KernelContext& ctx) {
+  std::vector<int64_t> dims = ShapeDims(ctx.node, ctx.in(0).shape());
+  std::copy(dims.begin(), dims.end(), ctx.out(0).data<int64_t>());
+  return Status::Ok();
+}
+
+Status InferSize(ir::Node& node, int opset) {
+  SetOutput(node, 0, DType::kInt64, {});
+  node.output(0)->constant = Tensor::FromVector<int64_t>({NumElements(In(node, 0).shape)}, {});
+  return Status::Ok();
+}
+
+Status RunSize(KernelContext& ctx) {
+  ctx.out(0).data<int64_t>()[0] = ctx.in(0).num_elements();
+  return Status::Ok();
+}
+
+StatusOr<Tensor> ConstantValue(const ir::Node& node) {
+  static constexpr std::array<const char*, 8> kForms = {
+      "value", "value_float", "value_floats", "value_int",
+      "value_ints", "value_string", "value_strings", "sparse_value"};
+  int given = 0;
+  for (const char* f : kForms) given += node.attrs.Has(f) ? 1 : 0;
+  if (given != 1) {
+    return NodeError(node, "needs exactly one of the attributes value, value_float, value_floats, "
+                           "value_int, value_ints; got " + std::to_string(given));
+  }
+  const AttributeMap& a = node.attrs;
+  if (a.Has("value_string") || a.Has("value_strings")) {
+    return NodeUnsupported(node, "string constants are not supported");
+  }
+  if (a.Has("sparse_value")) return NodeUnsupported(node, "sparse_value is not supported");
+  if (a.Has("value")) {
+    const Tensor* t = a.TensorAttr("value");
+    if (!t || !t->defined()) return NodeError(node, "attribute value is not a tensor");
+    return *t;
+  }
+  if (a.Has("value_float")) return Tensor::FromVector<float>({a.Float("value_float", 0)}, {});
+  if (a.Has("value_int")) return Tensor::FromVector<int64_t>({a.Int("value_int", 0)}, {});
+  if (a.Has("value_floats")) {
+    std::vector<float> v = a.Floats("value_floats");
+    const int64_t n = static_cast<int64_t>(v.size());
+    return Tensor::FromVector(v, {n});
+  }
+  std::vector<int64_t> v = a.Ints("value_ints");
+  const int64_t n = static_cast<int64_t>(v.size());
+  return Tensor::FromVector(v, {n});
+}
+
+Status InferConstant(ir::Node& node, int opset) {
+  TESSEL_ASSIGN_OR_RETURN(Tensor t, ConstantValue(node));
+  SetOutput(node, 0, t.dtype(), t.shape());
+  node.output(0)->constant = std::move(t);
+  return Status::Ok();
+}
+
+Status RunConstant(KernelContext& ctx) {
+  TESSEL_ASSIGN_OR_RETURN(Tensor t, ConstantValue(ctx.node));
+  CopyAll(t, ctx.out(0));
+  return Status::Ok();
+}
+
+Status InferConstantOfShape(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(RequireRank(node, 0, 1));
+  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantInts(node, 0, "shape"));
+  TESSEL_RETURN_IF_ERROR(CheckShape(node, shape, "shape"));
+  DType dtype = DType::kFloat32;
+  if (node.attrs.Has("value")) {
+    const Tensor* v = node.attrs.TensorAttr("value");
+    if (!v || !v->defined()) return NodeError(node, "attribute value is not a tensor");
+    if (v->num_elements() != 1) {
+      return NodeError(node, "value must have one element; got shape " +
+                                 ShapeToString(v->shape()));
+    }
+    dtype = v->dtype();
+  }
+  SetOutput(node, 0, dtype, shape);
+  return Status::Ok();
+}
+
+Status RunConstantOfShape(KernelContext& ctx) {
+  // Without a value the output stays the zeros it was allocated with.
+  if (const Tensor* v = ctx.node.attrs.TensorAttr("value")) {
+    FillBytes(ctx.out(0), v->raw_data(), ElemSize(*v));
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Reshape, Flatten, Squeeze, Unsqueeze
+
+Status InferReshape(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(RequireRank(node, 1, 1));
+  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> spec, ConstantInts(node, 1, "shape"));
+  const Shape& in = In(node, 0).shape;
+  const int64_t count = NumElements(in);
+  const bool allow_zero = node.attrs.Int("allowzero", 0) != 0;
+  auto fail = [&](const std::string& why) {
+    return NodeError(node, "cannot reshape " + ShapeToString(in) + " (" + std::to_string(count) +
+                               " elements) to " + ShapeToString(spec) + why);
+  };
+  Shape out(spec.size());
+  int64_t infer_at = -1;
+  bool has_zero = false;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    int64_t d = spec[i];
+    if (d == -1) {
+      if (infer_at >= 0) return fail(": more than one -1");
+      infer_at = static_cast<int64_t>(i);
+      continue;
+    }
+    if (d < -1) return fail(": dimension " + std::to_string(d) + " is invalid");
+    if (d == 0) {
+      has_zero = true;
+      if (!allow_zero) {
+        if (i >= in.size()) {
+          return fail(": 0 at position " + std::to_string(i) +
+                      " copies a dimension the input does not have");
+        }
+        d = in[i];
+      }
+    }
+    out[i] = d;
+  }
+  if (allow_zero && has_zero && infer_at >= 0) return fail(": allowzero=1 forbids 0 with -1");
+  Shape known = out;
+  if (infer_at >= 0) known[infer_at] = 1;
+  TESSEL_RETURN_IF_ERROR(CheckShape(node, known, "shape"));
+  const int64_t product = NumElements(known);
+  if (infer_at >= 0) {
+    if (product == 0 || count % product != 0) return fail("");
+    out[infer_at] = count / product;
+  } else if (product != count) {
+    return fail("");
+  }
+  SetOutput(node, 0, In(node, 0).dtype, out);
+  return Status::Ok();
+}
+
+Status InferFlatten(ir::Node& node, int opset) {
+  const Shape& in = In(node, 0).shape;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  int64_t axis = node.attrs.Int("axis", 1);
+  // Flatten's axis may equal the rank (everything goes to the first dim).
+  if (axis < -rank || axis > rank) {
+    return NodeError(node, "axis " + std::to_string(axis) + " is out of range [" +
+                               std::to_string(-rank) + ", " + std::to_string(rank) +
+                               "] for rank " + std::to_string(rank));
+  }
+  if (axis < 0) axis += rank;
+  SetOutput(node, 0, In(node, 0).dtype,
+            {DimProduct(in, 0, axis), DimProduct(in, axis, in.size())});
+  return Status::Ok();
+}
+
+// Normalizes `axes` against `rank` and rejects repeats.
+StatusOr<std::vector<int64_t>> NormalizeAxes(const ir::Node& node, const std::vector<int64_t>& axes,
+                                             int64_t rank) {
+  std::vector<int64_t> out;
+  for (int64_t a : axes) {
+    TESSEL_ASSIGN_OR_RETURN(int64_t n, NormalizeAxis(node, a, rank));
+    if (std::find(out.begin(), out.end(), n) != out.end()) {
+      return NodeError(node, "axes " + ListToString(axes) + " repeat axis " + std::to_string(n));
+    }
+    out.push_back(n);
+  }
+  return out;
+}
+
+Status InferSqueeze(ir::Node& node, int opset) {
+  const Shape& in = In(node, 0).shape;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  TESSEL_ASSIGN_OR_RETURN(auto axes, IntsFromInputOrAttr(node, opset, 1, "axes", 13));
+  std::vector<bool> drop(in.size(), false);
+  if (!axes || axes->empty()) {
+    for (size_t d = 0; d < in.size(); ++d) drop[d] = in[d] == 1;
+  } else {
+    TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> norm, NormalizeAxes(node, *axes, rank));
+    for (int64_t d : norm) {
+      if (in[d] != 1) {
+        return NodeError(node, "cannot squeeze axis " + std::to_string(d) + " of size " +
+                                   std::to_string(in[d]) + " (input shape " +
+                                   ShapeToString(in) + ")");
+      }
+      drop[d] = true;
+    }
+  }
+  Shape out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (!drop[d]) out.push_back(in[d]);
+  }
+  SetOutput(node, 0, In(node, 0).dtype, out);
+  return Status::Ok();
+}
+
+Status InferUnsqueeze(ir::Node& node, int opset) {
+  const Shape& in = In(node, 0).shape;
+  TESSEL_ASSIGN_OR_RETURN(auto axes, IntsFromInputOrAttr(node, opset, 1, "axes", 13));
+  if (!axes) return NodeError(node, "axes are required");
+  const int64_t out_rank = static_cast<int64_t>(in.size() + axes->size());
+  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> norm, NormalizeAxes(node, *axes, out_rank));
+  Shape out(out_rank, 1);
+  std::vector<bool> inserted(out_rank, false);
+  for (int64_t d : norm) inserted[d] = true;
+  size_t next = 0;
+  for (int64_t d = 0; d < out_rank; ++d) {
+    if (!inserted[d]) out[d] = in[next++];
+  }
+  SetOutput(node, 0, In(node, 0).dtype, out);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Transpose, Expand, Tile
+
+std::vector<int64_t> TransposePerm(const ir::Node& node, size_t rank) {
+  std::vector<int64_t> reversed(rank);
+  for (size_t i = 0; i < rank; ++i) reversed[i] = static_cast<int64_t>(rank - 1 - i);
+  return node.attrs.Ints("perm", reversed);
+}
+
+Status InferTranspose(ir::Node& node, int opset) {
+  const Shape& in = In(node, 0).shape;
+  const std::vector<int64_t> perm = TransposePerm(node, in.size());
+  std::vector<bool> seen(in.size(), false);
+  bool ok = perm.size() == in.size();
+  for (size_t i = 0; ok && i < perm.size(); ++i) {
+    const int64_t p = perm[i];
+    ok = p >= 0 && p < static_cast<int64_t>(in.size()) && !seen[p];
+    if (ok) seen[p] = true;
+  }
+  if (!ok) {
+    return NodeError(node, "perm " + ListToString(perm) + " is not a permutation of 0.." +
+                               std::to_string(static_cast<int64_t>(in.size()) - 1) +
+                               " (input shape " + ShapeToString(in) + ")");
+  }
+  Shape out(in.size());
+  for (size_t i = 0; i < perm.size(); ++i) out[i] = in[perm[i]];
+  SetOutput(node, 0, In(node, 0).dtype, out);
+  return Status::Ok();
+}
+
+Status RunTranspose(KernelContext& ctx) {
+  const Tensor& in = ctx.in(0);
+  const std::vector<int64_t> perm = TransposePerm(ctx.node, in.shape().size());
+  const std::vector<int64_t> in_strides = StridesOf(in.shape());
+  std::vector<int64_t> strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[perm[i]];
+  CopyStrided(in, 0, ctx.out(0).shape(), strides, ctx.out(0));
+  return Status::Ok();
+}
+
+Status InferExpand(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(RequireRank(node, 1, 1));
+  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantInts(node, 1, "shape"));
+  TESSEL_RETURN_IF_ERROR(CheckShape(node, shape, "shape"));
+  TESSEL_ASSIGN_OR_RETURN(Shape out, BroadcastShapes(node, {In(node, 0).shape, shape}));
+  TESSEL_RETURN_IF_ERROR(CheckShape(node, out, "output shape"));
+  SetOutput(node, 0, In(node, 0).dtype, out);
+  return Status::Ok();
+}
+
+Status RunExpand(KernelContext& ctx) {
+  Tensor& out = ctx.out(0);
+  CopyStrided(ctx.in(0), 0, out.shape(), BroadcastStrides(ctx.in(0).shape(), out.shape()), out);
+  return Status::Ok();
+}
+
+Status InferTile(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(RequireRank(node, 1, 1));
+  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, ConstantInts(node, 1, "repeats"));
+  const Shape& in = In(node, 0).shape;
+  if (repeats.size() != in.size()) {
+    return NodeError(node, "repeats " + ListToString(repeats) + " has " +
+                               std::to_string(repeats.size()) + " entries; the input " +
+                               ShapeToString(in) + " has rank " + std::to_string(in.size()));
+  }
+  TESSEL_RETURN_IF_ERROR(CheckShape(node, repeats, "repeats"));
+  Shape out(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] != 0 && repeats[d] > std::numeric_limits<int64_t>::max() / in[d]) {
+      return NodeError(node, "repeats " + ListToString(repeats) + " overflow the output size");
+    }
+    out[d] = in[d] * repeats[d];
+  }
+  TESSEL_RETURN_IF_ERROR(CheckShape(node, out, "output shape"));
+  SetOutput(node, 0, In(node, 0).dtype, out);
+  return Status::Ok();
+}
+
+Status RunTile(KernelContext& ctx) {
+  // Output dim d, split into (repeat, dim) in row-major order: the repeat
+  // index contributes nothing to the input offset.
+  const Tensor& in = ctx.in(0);
+  const std::vector<int64_t> in_strides = StridesOf(in.shape());
+  const std::vector<int64_t> repeats = ctx.in(1).ToInt64Vector();
+  Shape walk;
+  std::vector<int64_t> strides;
+  for (size_t d = 0; d < in.shape().size(); ++d) {
+    walk.push_back(repeats[d]);
+    strides.push_back(0);
+    walk.push_back(in.dim(d));
+    strides.push_back(in_strides[d]);
+  }
+  CopyStrided(in, 0, walk, strides, ctx.out(0));
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Concat, Split
+
+Status InferConcat(ir::Node& node, int opset) {
+  if (!node.attrs.Has("axis")) return NodeError(node, "attribute axis is required");
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (!node.inputs[i]) return NodeError(node, "input " + std::to_string(i) + " is missing");
+  }
+  const ir::Value& first = In(node, 0);
+  const int64_t rank = static_cast<int64_t>(first.shape.size());
+  TESSEL_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(node, node.attrs.Int("axis", 0), rank));
+  Shape out = first.shape;
+  out[axis] = 0;
+  for (const ir::Value* v : node.inputs) {
+    if (v->dtype != first.dtype) {
+      return NodeError(node, "inputs '" + first.name + "' (" + DTypeName(first.dtype) +
+                                 ") and '" + v->name + "' (" + DTypeName(v->dtype) +
+                                 ") must have the same dtype");
+    }
+    bool agree = static_cast<int64_t>(v->shape.size()) == rank;
+    for (int64_t d = 0; agree && d < rank; ++d) agree = d == axis || v->shape[d] == first.shape[d];
+    if (!agree) {
+      return NodeError(node, "input '" + v->name + "' has shape " + ShapeToString(v->shape) +
+                                 " but input '" + first.name + "' has shape " +
+                                 ShapeToString(first.shape) + "; they must agree except on axis " +
+                                 std::to_string(axis));
+    }
+    out[axis] += v->shape[axis];
+  }
+  SetOutput(node, 0, first.dtype, out);
+  return Status::Ok();
+}
+
+Status RunConcat(KernelContext& ctx) {
+  Tensor& out = ctx.out(0);
+  const int64_t rank = out.rank();
+  int64_t axis = ctx.node.attrs.Int("axis", 0);
+  if (axis < 0) axis += rank;
+  const int64_t outer = DimProduct(out.shape(), 0, axis);
+  const size_t inner_bytes = DimProduct(out.shape(), axis + 1, rank) * ElemSize(out);
+  uint8_t* dst = Bytes(out);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const Tensor* in : ctx.inputs) {
+      const size_t block = in->dim(axis) * inner_bytes;
+      if (block == 0) continue;
+      std::memcpy(dst, Bytes(*in) + o * block, block);
+      dst += block;
+    }
+  }
+  return Status::Ok();
+}
+
+// Part sizes of Split along a dimension of size `dim` into `parts` outputs.
+// `split` is the explicit list (input or attribute), if any.
+StatusOr<std::vector<int64_t>> SplitSizes(const ir::Node& node, int64_t dim, size_t parts,
+                                          const std::optional<std::vector<int64_t>>& split) {
+  const int64_t n = static_cast<int64_t>(parts);
+  if (split && !split->empty()) {
+    int64_t sum = 0;
+    for (int64_t s : *split) {
+      if (s < 0) return NodeError(node, "split " + ListToString(*split) + " has a negative size");
+      sum += s;
+    }
+    if (static_cast<int64_t>(split->size()) != n || sum != dim) {
+      return NodeError(node, "split " + ListToString(*split) + " does not divide dimension " +
+                                 std::to_string(dim) + " into " + std::to_string(n) + " outputs");
+    }
+    return *split;
+  }
+  if (node.attrs.Has("num_outputs") && node.attrs.Int("num_outputs", 0) != n) {
+    return NodeError(node, "num_outputs=" + std::to_string(node.attrs.Int("num_outputs", 0)) +
+                               " but the node has " + std::to_string(n) + " outputs");
+  }
+  // Uneven: every part gets ceil(dim / n) and the last one what is left.
+  const int64_t chunk = (dim + n - 1) / n;
+  std::vector<int64_t> sizes(parts, chunk);
+  sizes.back() = dim - chunk * (n - 1);
+  if (sizes.back() < 0) {
+    return NodeError(node, "cannot split dimension " + std::to_string(dim) + " into " +
+                               std::to_string(n) + " parts of " + std::to_string(chunk));
+  }
+  return sizes;
+}
+
+Status InferSplit(ir::Node& node, int opset) {
+  const ir::Value& x = In(node, 0);
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  TESSEL_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(node, node.attrs.Int("axis", 0), rank));
+  TESSEL_ASSIGN_OR_RETURN(auto split, IntsFromInputOrAttr(node, opset, 1, "split", 13));
+  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                          SplitSizes(node, x.shape[axis], node.outputs.size(), split));
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    Shape s = x.shape;
+    s[axis] = sizes[i];
+    SetOutput(node, i, x.dtype, s);
+  }
+  return Status::Ok();
+}
+
+Status RunSplit(KernelContext& ctx) {
+  const Tensor& in = ctx.in(0);
+  const int64_t rank = in.rank();
+  int64_t axis = ctx.node.attrs.Int("axis", 0);
+  if (axis < 0) axis += rank;
+  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                          SplitSizes(ctx.node, in.dim(axis), ctx.outputs.size(),
+                                     KernelIntsFromInputOrAttr(ctx, 1, "split", 13)));
+  const int64_t outer = DimProduct(in.shape(), 0, axis);
+  const size_t inner_bytes = DimProduct(in.shape(), axis + 1, rank) * ElemSize(in);
+  const size_t row = in.dim(axis) * inner_bytes;
+  size_t offset = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const size_t block = sizes[i] * inner_bytes;
+    if (ctx.has_out(i) && block > 0) {
+      uint8_t* dst = Bytes(ctx.out(i));
+      for (int64_t o = 0; o < outer; ++o) {
+        std::memcpy(dst + o * block, Bytes(in) + o * row + offset, block);
+      }
+    }
+    offset += block;
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Slice
+
+struct SlicePlan {
+  Shape out;
+  int64_t base = 0;              // element offset of the first copied element
+  std::vector<int64_t> strides;  // input element stride per output dim
+};
+
+// starts/ends/axes/steps come from inputs 1-4 (opset >= 10, `args`, nullptr
+// when absent) or from attributes (opset < 10, no steps).
+StatusOr<SlicePlan> PlanSlice(const ir::Node& node, int opset, const Shape& in,
+                              const std::array<const Tensor*, 5>& args) {
+  std::vector<int64_t> starts, ends, axes, steps;
+  bool has_axes = false;
+  if (opset >= 10) {
+    starts = args[1]->ToInt64Vector();
+    ends = args[2]->ToInt64Vector();
+    has_axes = args[3] != nullptr;
+    if (has_axes) axes = args[3]->ToInt64Vector();
+    if (args[4]) steps = args[4]->ToInt64Vector();
+  } else {
+    starts = node.attrs.Ints("starts");
+    ends = node.attrs.Ints("ends");
+    has_axes = node.attrs.Has("axes");
+    axes = node.attrs.Ints("axes");
+  }
+  const size_t n = starts.size();
+  if (ends.size() != n || (has_axes && axes.size() != n) || (!steps.empty() && steps.size() != n)) {
+    return NodeError(node, "starts " + ListToString(starts) + ", ends " + ListToString(ends) +
+                               (has_axes ? ", axes " + ListToString(axes) : std::string()) +
+                               (steps.empty() ? std::string() : ", steps " + ListToString(steps)) +
+                               " must have the same length");
+  }
+  if (!has_axes) {
+    axes.resize(n);
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  if (steps.empty()) steps.assign(n, 1);
+  const int64_t rank = static_cast<int64_t>(in.size());
+  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> norm, NormalizeAxes(node, axes, rank));
+
+  SlicePlan plan;
+  plan.out = in;
+  plan.strides = StridesOf(in);
+  const std::vector<int64_t> in_strides = plan.strides;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t a = norm[i], dim = in[a], step = steps[i];
+    if (step == 0) return NodeError(node, "steps " + ListToString(steps) + " contain 0");
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
+    int64_t len;
+    if (dim == 0) {
+      len = 0;
+    } else if (step > 0) {
+      start = std::clamp(start, int64_t{0}, dim);
+      end = std::clamp(end, int64_t{0}, dim);
+      len = end > start ? (end - start + step - 1) / step : 0;
+    } else {
+      // A negative step walks down from start (at most dim - 1) to end
+      // (exclusive; -1 means "through index 0").
+      start = std::clamp(start, int64_t{0}, dim - 1);
+      end = std::clamp(end, int64_t{-1}, dim - 1);
+      len = start > end ? (start - end - step - 1) / -step : 0;
+    }
+    plan.out[a] = len;
+    plan.strides[a] = in_strides[a] * step;
+    if (len > 0) plan.base += start * in_strides[a];
+  }
+  return plan;
+}
+
+constexpr std::array<const char*, 5> kSliceInputs = {"data", "starts", "ends", "axes", "steps"};
+
+Status InferSlice(ir::Node& node, int opset) {
+  std::array<const Tensor*, 5> args{};
+  if (opset >= 10) {
+    if (!node.input(1) || !node.input(2)) {
+      return NodeError(node, "inputs starts and ends are required since opset 10");
+    }
+    for (size_t i = 1; i < 5; ++i) {
+      if (!node.input(i)) continue;
+      TESSEL_RETURN_IF_ERROR(RequireDType(node, i, {DType::kInt32, DType::kInt64}));
+      TESSEL_RETURN_IF_ERROR(RequireRank(node, i, 1));
+      TESSEL_ASSIGN_OR_RETURN(args[i], RequireConstantInput(node, i, kSliceInputs[i]));
+    }
+  } else {
+    if (node.input(1)) return NodeError(node, "takes one input before opset 10");
+    if (!node.attrs.Has("starts") || !node.attrs.Has("ends")) {
+      return NodeError(node, "attributes starts and ends are required before opset 10");
+    }
+  }
+  TESSEL_ASSIGN_OR_RETURN(SlicePlan plan, PlanSlice(node, opset, In(node, 0).shape, args));
+  SetOutput(node, 0, In(node, 0).dtype, plan.out);
+  return Status::Ok();
+}
+
+Status RunSlice(KernelContext& ctx) {
+  std::array<const Tensor*, 5> args{};
+  for (size_t i = 1; i < 5; ++i) args[i] = ctx.has_in(i) ? &ctx.in(i) : nullptr;
+  TESSEL_ASSIGN_OR_RETURN(SlicePlan plan, PlanSlice(ctx.node, ctx.opset, ctx.in(0).shape(), args));
+  CopyStrided(ctx.in(0), plan.base, plan.out, plan.strides, ctx.out(0));
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Range, EyeLike, Trilu
+
+// Largest Range output tessel builds: a bigger one is a malformed model.
+constexpr int64_t kMaxRange = std::numeric_limits<int32_t>::max();
+
+Status InferRange(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(RequireDType(node, 0, {DType::kFloat32, DType::kFloat64, DType::kInt16,
+                                                DType::kInt32, DType::kInt64}));
+  TESSEL_RETURN_IF_ERROR(RequireSameDType(node, {0, 1, 2}));
+  static constexpr std::array<const char*, 3> kNames = {"start", "limit", "delta"};
+  std::array<const Tensor*, 3> t{};
+  for (size_t i = 0; i < 3; ++i) {
+    TESSEL_ASSIGN_OR_RETURN(t[i], RequireConstantInput(node, i, kNames[i]));
+    if (t[i]->num_elements() != 1) {
+      return NodeError(node, std::string(kNames[i]) + " must be a scalar; got shape " +
+                                 ShapeToString(t[i]->shape()));
+    }
+  }
+  const DType dtype = In(node, 0).dtype;
+  int64_t n = 0;
+  if (IsFloat(dtype)) {
+    const double start = t[0]->GetAsDouble(0), limit = t[1]->GetAsDouble(0),
+                 delta = t[2]->GetAsDouble(0);
+    if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) {
+      return NodeError(node, "start " + std::to_string(start) + ", limit " +
+                                 std::to_string(limit) + ", delta " + std::to_string(delta) +
+                                 " do not describe a finite range");
+    }
+    // Divide in the input's precision, as the spec's definition does.
+    const double q = dtype == DType::kFloat32
+                         ? static_cast<double>(static_cast<float>(limit - start) /
+                                               static_cast<float>(delta))
+                         : (limit - start) / delta;
+    const double count = std::max(std::ceil(q), 0.0);
+    if (count > static_cast<double>(kMaxRange)) {
+      return NodeError(node, "range of " + std::to_string(count) + " elements is too large");
+    }
+    n = static_cast<int64_t>(count);
+  } else {
+    const int64_t start = t[0]->GetAsInt64(0), limit = t[1]->GetAsInt64(0),
+                  delta = t[2]->GetAsInt64(0);
+    if (delta == 0) return NodeError(node, "delta is 0");
+    // Count in unsigned 64-bit: limit - start can exceed int64.
+    uint64_t count = 0;
+    if (delta > 0 && limit > start) {
+      const uint64_t diff = static_cast<uint64_t>(limit) - static_cast<uint64_t>(start);
+      const uint64_t step = static_cast<uint64_t>(delta);
+      count = diff / step + (diff % step != 0 ? 1 : 0);
+    } else if (delta < 0 && limit < start) {
+      const uint64_t diff = static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
+      const uint64_t step = uint64_t{0} - static_cast<uint64_t>(delta);
+      count = diff / step + (diff % step != 0 ? 1 : 0);
+    }
+    if (count > static_cast<uint64_t>(kMaxRange)) {
+      return NodeError(node, "range from " + std::to_string(start) + " to " +
+                                 std::to_string(limit) + " by " + std::to_string(delta) +
+                                 " is too large");
+    }
+    n = static_cast<int64_t>(count);
+  }
+  SetOutput(node, 0, dtype, {n});
+  return Status::Ok();
+}
+
+Status RunRange(KernelContext& ctx) {
+  Tensor& out = ctx.out(0);
+  DispatchDType(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      const T delta = ctx.in(2).data<T>()[0];
+      T* o = out.data<T>();
+      const int64_t n = out.num_elements();
+      // Accumulating (not start + i * delta) follows the spec's loop.
+      T v = ctx.in(0).data<T>()[0];
+      for (int64_t i = 0; i < n; ++i) {
+        o[i] = v;
+        // Stepping past the last element could overflow an integer type.
+        if (i + 1 < n) v = static_cast<T>(v + delta);
+      }
+    }
+  });
+  return Status::Ok();
+}
+
+// ONNX TensorProto.DataType codes, for EyeLike's dtype attribute. The ONNX
+// mapping lives in onnx/tensor_io, which ops may not depend on.
+std::optional<DType> DTypeFromOnnxCode(int64_t code) {
+  switch (code) {
+    case 1: return DType::kFloat32;
+    case 2: return DType::kUInt8;
+    case 3: return DType::kInt8;
+    case 4: return DType::kUInt16;
+    case 5: return DType::kInt16;
+    case 6: return DType::kInt32;
+    case 7: return DType::kInt64;
+    case 9: return DType::kBool;
+    case 10: return DType::kFloat16;
+    case 11: return DType::kFloat64;
+    case 12: return DType::kUInt32;
+    case 13: return DType::kUInt64;
+    case 16: return DType::kBFloat16;
+    default: return std::nullopt;
+  }
+}
+
+Status InferEyeLike(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(RequireRank(node, 0, 2));
+  DType dtype = In(node, 0).dtype;
+  if (node.attrs.Has("dtype")) {
+    const int64_t code = node.attrs.Int("dtype", 0);
+    std::optional<DType> t = DTypeFromOnnxCode(code);
+    if (!t) return NodeUnsupported(node, "dtype " + std::to_string(code) + " is not supported");
+    dtype = *t;
+  }
+  SetOutput(node, 0, dtype, In(node, 0).shape);
+  return Status::Ok();
+}
+
+Status RunEyeLike(KernelContext& ctx) {
+  Tensor& out = ctx.out(0);
+  const int64_t rows = out.dim(0), cols = out.dim(1), k = ctx.node.attrs.Int("k", 0);
+  for (int64_t i = 0; i < rows; ++i) {
+    // Compare before adding: k may be anything an int64 holds.
+    if (k >= cols - i || k < -i) continue;
+    StoreDouble(out, i * cols + i + k, 1.0);
+  }
+  return Status::Ok();
+}
+
+Status InferTrilu(ir::Node& node, int opset) {
+  const ir::Value& x = In(node, 0);
+  if (x.shape.size() < 2) {
+    return NodeError(node, "input shape " + ShapeToString(x.shape) + " has rank below 2");
+  }
+  if (node.input(1)) {
+    TESSEL_RETURN_IF_ERROR(RequireDType(node, 1, {DType::kInt64}));
+    if (NumElements(In(node, 1).shape) != 1) {
+      return NodeError(node, "k must be a scalar; got shape " + ShapeToString(In(node, 1).shape));
+    }
+  }
+  SetOutput(node, 0, x.dtype, x.shape);
+  return Status::Ok();
+}
+
+Status RunTrilu(KernelContext& ctx) {
+  const Tensor& in = ctx.in(0);
+  const int64_t k = ctx.has_in(1) ? ctx.in(1).data<int64_t>()[0] : 0;
+  const bool upper = ctx.node.attrs.Int("upper", 1) != 0;
+  const int64_t rows = in.dim(in.rank() - 2), cols = in.dim(in.rank() - 1);
+  const int64_t batches = DimProduct(in.shape(), 0, in.shape().size() - 2);
+  const size_t es = ElemSize(in);
+  for (int64_t b = 0; b < batches; ++b) {
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        // k is compared, never added, so any int64 k is safe.
+        const bool keep = upper ? j - i >= k : j - i <= k;
+        if (!keep) continue;
+        const int64_t e = (b * rows + i) * cols + j;
+        std::memcpy(Bytes(ctx.out(0)) + e * es, Bytes(in) + e * es, es);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+void RegisterShapeOps(OpRegistry& r) {
+  const OpClass kInj = OpClass::kInjective;
+  const OpClass kOpq = OpClass::kOpaque;
+  r.Register({.op_type = "Identity", .op_class = kInj, .infer = InferIdentity, .run = RunCopy});
+  r.Register({.op_type = "Dropout", .op_class = kInj, .max_inputs = 3, .max_outputs = 2,
+              .infer = InferDropout, .run = RunDropout});
+  r.Register({.op_type = "Shape", .op_class = kOpq, .infer = InferShapeOp, .run = RunShapeOp});
+  r.Register({.op_type = "Size", .op_class = kOpq, .infer = InferSize, .run = RunSize});
+  r.Register({.op_type = "Constant", .op_class = kOpq, .min_inputs = 0, .max_inputs = 0,
+              .infer = InferConstant, .run = RunConstant});
+  r.Register({.op_type = "ConstantOfShape", .op_class = kOpq, .infer = InferConstantOfShape,
+              .run = RunConstantOfShape});
+  r.Register({.op_type = "Reshape", .op_class = kInj, .min_inputs = 2, .max_inputs = 2,
+              .infer = InferReshape, .run = RunCopy});
+  r.Register({.op_type = "Flatten", .op_class = kInj, .infer = InferFlatten, .run = RunCopy});
+  r.Register({.op_type = "Squeeze", .op_class = kInj, .max_inputs = 2, .infer = InferSqueeze,
+              .run = RunCopy});
+  r.Register({.op_type = "Unsqueeze", .op_class = kInj, .max_inputs = 2,
+              .infer = InferUnsqueeze, .run = RunCopy});
+  r.Register({.op_type = "Transpose", .op_class = kInj, .infer = InferTranspose,
+              .run = RunTranspose});
+  r.Register({.op_type = "Expand", .op_class = kInj, .min_inputs = 2, .max_inputs = 2,
+              .infer = InferExpand, .run = RunExpand});
+  r.Register({.op_type = "Tile", .op_class = kInj, .min_inputs = 2, .max_inputs = 2,
+              .infer = InferTile, .run = RunTile});
+  r.Register({.op_type = "Concat", .op_class = kInj, .max_inputs = kUnbounded,
+              .infer = InferConcat, .run = RunConcat});
+  r.Register({.op_type = "Split", .op_class = kInj, .max_inputs = 2, .max_outputs = kUnbounded,
+              .infer = InferSplit, .run = RunSplit});
+  r.Register({.op_type = "Slice", .op_class = kInj, .max_inputs = 5, .infer = InferSlice,
+              .run = RunSlice});
+  r.Register({.op_type = "Range", .op_class = kOpq, .min_inputs = 3, .max_inputs = 3,
+              .infer = InferRange, .run = RunRange});
+  r.Register({.op_type = "EyeLike", .op_class = kOpq, .infer = InferEyeLike, .run = RunEyeLike});
+  r.Register({.op_type = "Trilu", .op_class = kOpq, .max_inputs = 2, .infer = InferTrilu,
+              .run = RunTrilu});
+}
+
+}  // namespace
+}  // namespace tensor_internal
+
+void RegisterTensorOps(OpRegistry& r) {
+  tensor_internal::RegisterShapeOps(r);
+  tensor_internal::RegisterTensorIndexOps(r);
+  tensor_internal::RegisterTensorSpatialOps(r);
+}
 
 }  // namespace tessel::ops

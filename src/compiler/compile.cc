@@ -1,0 +1,51 @@
+#include "compiler/compile.h"
+
+#include "compiler/model_file.h"
+#include "ir/verifier.h"
+#include "passes/eliminate_dead_nodes.h"
+#include "passes/infer_shapes.h"
+
+namespace tessel {
+
+const std::vector<std::string>& StageNames() {
+  static const std::vector<std::string> names = {"import", "infer-shapes",
+                                                 "eliminate-dead-nodes"};
+  return names;
+}
+
+StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
+                                const CompileOptions& options) {
+  CompiledModel model;
+  model.source = onnx_path.string();
+  auto finish_stage = [&](const std::string& stage, bool typed) -> Status {
+    if (options.verify_each_stage) {
+      Status s = ir::VerifyGraph(*model.graph, typed);
+      if (!s.ok()) return Internal("after stage '" + stage + "': " + s.message());
+    }
+    if (options.after_stage) options.after_stage(stage, *model.graph);
+    return Status::Ok();
+  };
+
+  // 1. ONNX -> IR: parse, check, convert; graph inputs typed, nodes sorted.
+  TESSEL_ASSIGN_OR_RETURN(model.graph, onnx_io::ImportModel(onnx_path, options.import));
+  TESSEL_RETURN_IF_ERROR(finish_stage("import", /*typed=*/false));
+
+  // 2. Static shapes for every value; constants folded.
+  TESSEL_RETURN_IF_ERROR(passes::InferShapes(*model.graph));
+  TESSEL_RETURN_IF_ERROR(finish_stage("infer-shapes", true));
+
+  // 3. Drop folded and unused nodes: what remains is the schedule.
+  passes::EliminateDeadNodes(*model.graph);
+  TESSEL_RETURN_IF_ERROR(finish_stage("eliminate-dead-nodes", true));
+
+  return model;
+}
+
+StatusOr<CompiledModel> LoadOrCompile(const std::filesystem::path& path,
+                                      const CompileOptions& options) {
+  TESSEL_ASSIGN_OR_RETURN(bool compiled, IsCompiledModelFile(path));
+  if (compiled) return ReadCompiledModel(path);
+  return Compile(path, options);
+}
+
+}  // namespace tessel

@@ -1,0 +1,147 @@
+#include "compiler/compile.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "compiler/model_file.h"
+#include "onnx/model_builder.h"
+#include "onnx/tensor_io.h"
+#include "targets/cpu/executor.h"
+
+namespace tessel {
+namespace {
+
+namespace fs = std::filesystem;
+using onnx_io::ModelBuilder;
+
+class CompileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tessel_compile_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // y = Relu(x @ w + b), and a Shape -> Gather -> Concat -> Reshape chain that
+  // must fold away.
+  fs::path WriteMlp() {
+    ModelBuilder b(13);
+    b.Input("x", DType::kFloat32, {2, 3});
+    b.Initializer("w", Tensor::FromVector<float>({1, 0, -1, 2, 0.5f, 1}, {3, 2}));
+    b.Initializer("b", Tensor::FromVector<float>({0.25f, -0.5f}, {2}));
+    b.Initializer("idx", Tensor::FromVector<int64_t>({0}, {1}));
+    b.Initializer("minus1", Tensor::FromVector<int64_t>({-1}, {1}));
+    b.Node("MatMul", {"x", "w"}, {"xw"});
+    b.Node("Add", {"xw", "b"}, {"z"});
+    b.Node("Relu", {"z"}, {"r"});
+    b.Node("Shape", {"r"}, {"shape"});
+    b.Node("Gather", {"shape", "idx"}, {"batch"});
+    b.Node("Concat", {"batch", "minus1"}, {"new_shape"}).add_attribute()->CopyFrom([] {
+      onnx::AttributeProto a;
+      a.set_name("axis");
+      a.set_type(onnx::AttributeProto::INT);
+      a.set_i(0);
+      return a;
+    }());
+    b.Node("Reshape", {"r", "new_shape"}, {"y"});
+    b.Output("y");
+    const fs::path p = dir_ / "mlp.onnx";
+    EXPECT_TRUE(b.Save(p).ok());
+    return p;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CompileTest, Folds_shape_arithmetic_and_runs) {
+  auto model = Compile(WriteMlp());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  // MatMul, Add, Relu, Reshape remain; Shape/Gather/Concat are folded.
+  ASSERT_EQ(model->graph->nodes().size(), 4u);
+  EXPECT_EQ(model->graph->nodes()[3]->op_type, "Reshape");
+  EXPECT_TRUE(model->graph->nodes()[3]->inputs[1]->is_constant());
+
+  cpu::CpuExecutor exec(*model->graph);
+  auto out = exec.Run({Tensor::FromVector<float>({1, 2, 3, -1, 0, 1}, {2, 3})});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  // Row 0: [1*1+2*-1+3*0.5, 1*0+2*2+3*1] + b = [0.5+0.25, 7-0.5]
+  // Row 1: [-1*1+0+1*0.5, 0+0+1] + b = [-0.5+0.25 -> relu 0, 1-0.5]
+  EXPECT_EQ((*out)[0].shape(), (Shape{2, 2}));
+  EXPECT_EQ((*out)[0].ToFloatVector(), (std::vector<float>{0.75f, 6.5f, 0.0f, 0.5f}));
+}
+
+TEST_F(CompileTest, Compiled_file_round_trips_to_identical_outputs) {
+  auto model = Compile(WriteMlp());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const fs::path file = dir_ / "mlp.tsl";
+  ASSERT_TRUE(WriteCompiledModel(*model, file).ok());
+  auto loaded = LoadOrCompile(file);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(SerializeCompiledModel(*loaded), SerializeCompiledModel(*model));
+  const Tensor x = Tensor::FromVector<float>({0.1f, -2, 3, 4, 5, -6}, {2, 3});
+  cpu::CpuExecutor a(*model->graph), b(*loaded->graph);
+  auto ya = a.Run({x});
+  auto yb = b.Run({x});
+  ASSERT_TRUE(ya.ok() && yb.ok());
+  EXPECT_EQ((*ya)[0].ToFloatVector(), (*yb)[0].ToFloatVector());
+}
+
+TEST_F(CompileTest, ReadCompiledModel_rejects_corrupt_truncated_and_other_versions) {
+  auto model = Compile(WriteMlp());
+  ASSERT_TRUE(model.ok());
+  const std::string bytes = SerializeCompiledModel(*model);
+
+  std::string flipped = bytes;
+  flipped[bytes.size() / 2] ^= 0x5a;
+  auto r = DeserializeCompiledModel(flipped, "m.tsl");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("checksum mismatch"), std::string::npos) << r.status().message();
+
+  r = DeserializeCompiledModel(bytes.substr(0, bytes.size() - 10), "m.tsl");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("truncated"), std::string::npos) << r.status().message();
+
+  std::string other = bytes;
+  other[8] = 99;
+  r = DeserializeCompiledModel(other, "m.tsl");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("format version 99"), std::string::npos) << r.status().message();
+
+  r = DeserializeCompiledModel("TESSELCM", "m.tsl");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+}
+
+TEST_F(CompileTest, Executor_rejects_wrong_inputs) {
+  auto model = Compile(WriteMlp());
+  ASSERT_TRUE(model.ok());
+  cpu::CpuExecutor exec(*model->graph);
+  auto r = exec.Run({Tensor(DType::kFloat32, {3, 2})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "input 'x' has shape 3x2; the model expects 2x3");
+  r = exec.Run({Tensor(DType::kInt64, {2, 3})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "input 'x' has dtype int64; the model expects float32");
+  r = exec.Run({});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "the model takes 1 inputs; got 0");
+}
+
+TEST_F(CompileTest, Compile_rejects_out_of_range_attribute_naming_the_node) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {2, 3});
+  ModelBuilder::SetAttr(b.Node("Softmax", {"x"}, {"y"}, "soft"), "axis", int64_t{5});
+  b.Output("y");
+  const fs::path p = dir_ / "bad_axis.onnx";
+  ASSERT_TRUE(b.Save(p).ok());
+  auto r = Compile(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("Softmax 'soft'"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("5"), std::string::npos) << r.status().message();
+}
+
+}  // namespace
+}  // namespace tessel

@@ -1,0 +1,395 @@
+#include "compiler/model_file.h"
+
+#include <cstring>
+#include <fstream>
+#include <unordered_map>
+
+#include "ir/verifier.h"
+#include "onnx/tensor_io.h"
+#include "ops/op_registry.h"
+
+namespace tessel {
+
+namespace {
+
+constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'E', 'L', 'C', 'M'};
+constexpr size_t kHeaderBytes = 8 + 4 + 8 + 8;
+
+uint64_t Fnv1a64(const char* data, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= static_cast<uint8_t>(data[i]);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+enum class AttrKind : uint8_t { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor };
+
+class Writer {
+ public:
+  template <typename T>
+  void Pod(T v) {
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void Str(const std::string& s) {
+    Pod<uint64_t>(s.size());
+    out_ += s;
+  }
+  void Bytes(const void* p, size_t n) {
+    Pod<uint64_t>(n);
+    out_.append(static_cast<const char*>(p), n);
+  }
+  void TensorPayload(const Tensor& t) {
+    Pod<uint8_t>(static_cast<uint8_t>(t.dtype()));
+    Pod<uint32_t>(static_cast<uint32_t>(t.rank()));
+    for (int64_t d : t.shape()) Pod<int64_t>(d);
+    Bytes(t.raw_data(), t.size_bytes());
+  }
+  std::string& str() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  Reader(const char* data, size_t size) : p_(data), end_(data + size) {}
+
+  template <typename T>
+  Status Pod(T* v) {
+    if (static_cast<size_t>(end_ - p_) < sizeof(T)) return Truncated();
+    std::memcpy(v, p_, sizeof(T));
+    p_ += sizeof(T);
+    return Status::Ok();
+  }
+  Status Str(std::string* s) {
+    uint64_t n;
+    TESSEL_RETURN_IF_ERROR(Pod(&n));
+    if (static_cast<uint64_t>(end_ - p_) < n) return Truncated();
+    s->assign(p_, n);
+    p_ += n;
+    return Status::Ok();
+  }
+  Status TensorPayload(Tensor* t) {
+    uint8_t dtype;
+    uint32_t rank;
+    TESSEL_RETURN_IF_ERROR(Pod(&dtype));
+    TESSEL_RETURN_IF_ERROR(Pod(&rank));
+    if (dtype == 0 || dtype >= kNumDTypes || rank > 64) return Corrupt("bad tensor header");
+    Shape shape(rank);
+    for (auto& d : shape) {
+      TESSEL_RETURN_IF_ERROR(Pod(&d));
+      if (d < 0) return Corrupt("negative dimension");
+    }
+    uint64_t n;
+    TESSEL_RETURN_IF_ERROR(Pod(&n));
+    if (static_cast<uint64_t>(end_ - p_) < n) return Truncated();
+    const uint64_t want = static_cast<uint64_t>(NumElements(shape)) * DTypeSize(static_cast<DType>(dtype));
+    if (n != want) return Corrupt("tensor size does not match its shape");
+    *t = Tensor(static_cast<DType>(dtype), std::move(shape));
+    if (n) std::memcpy(t->raw_data(), p_, n);
+    p_ += n;
+    return Status::Ok();
+  }
+  bool at_end() const { return p_ == end_; }
+
+  static Status Truncated() { return DataLoss("the payload is truncated"); }
+  static Status Corrupt(const std::string& what) { return DataLoss("the payload is corrupt (" + what + ")"); }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+void WriteAttr(Writer& w, const AttrValue& v) {
+  std::visit(
+      [&](const auto& x) {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, int64_t>) {
+          w.Pod(AttrKind::kInt);
+          w.Pod(x);
+        } else if constexpr (std::is_same_v<X, float>) {
+          w.Pod(AttrKind::kFloat);
+          w.Pod(x);
+        } else if constexpr (std::is_same_v<X, std::string>) {
+          w.Pod(AttrKind::kString);
+          w.Str(x);
+        } else if constexpr (std::is_same_v<X, std::vector<int64_t>>) {
+          w.Pod(AttrKind::kInts);
+          w.Bytes(x.data(), x.size() * sizeof(int64_t));
+        } else if constexpr (std::is_same_v<X, std::vector<float>>) {
+          w.Pod(AttrKind::kFloats);
+          w.Bytes(x.data(), x.size() * sizeof(float));
+        } else if constexpr (std::is_same_v<X, std::vector<std::string>>) {
+          w.Pod(AttrKind::kStrings);
+          w.Pod<uint64_t>(x.size());
+          for (const auto& s : x) w.Str(s);
+        } else {
+          w.Pod(AttrKind::kTensor);
+          w.TensorPayload(x);
+        }
+      },
+      v);
+}
+
+template <typename T>
+Status ReadVector(Reader& r, std::vector<T>* v) {
+  std::string bytes;
+  TESSEL_RETURN_IF_ERROR(r.Str(&bytes));
+  if (bytes.size() % sizeof(T)) return Reader::Corrupt("attribute list size");
+  v->resize(bytes.size() / sizeof(T));
+  if (!bytes.empty()) std::memcpy(v->data(), bytes.data(), bytes.size());
+  return Status::Ok();
+}
+
+Status ReadAttr(Reader& r, AttrValue* v) {
+  uint8_t kind;
+  TESSEL_RETURN_IF_ERROR(r.Pod(&kind));
+  switch (static_cast<AttrKind>(kind)) {
+    case AttrKind::kInt: {
+      int64_t x;
+      TESSEL_RETURN_IF_ERROR(r.Pod(&x));
+      *v = x;
+      return Status::Ok();
+    }
+    case AttrKind::kFloat: {
+      float x;
+      TESSEL_RETURN_IF_ERROR(r.Pod(&x));
+      *v = x;
+      return Status::Ok();
+    }
+    case AttrKind::kString: {
+      std::string s;
+      TESSEL_RETURN_IF_ERROR(r.Str(&s));
+      *v = std::move(s);
+      return Status::Ok();
+    }
+    case AttrKind::kInts: {
+      std::vector<int64_t> x;
+      TESSEL_RETURN_IF_ERROR(ReadVector(r, &x));
+      *v = std::move(x);
+      return Status::Ok();
+    }
+    case AttrKind::kFloats: {
+      std::vector<float> x;
+      TESSEL_RETURN_IF_ERROR(ReadVector(r, &x));
+      *v = std::move(x);
+      return Status::Ok();
+    }
+    case AttrKind::kStrings: {
+      uint64_t n;
+      TESSEL_RETURN_IF_ERROR(r.Pod(&n));
+      if (n > (1u << 20)) return Reader::Corrupt("attribute list size");
+      std::vector<std::string> x(n);
+      for (auto& s : x) TESSEL_RETURN_IF_ERROR(r.Str(&s));
+      *v = std::move(x);
+      return Status::Ok();
+    }
+    case AttrKind::kTensor: {
+      Tensor t;
+      TESSEL_RETURN_IF_ERROR(r.TensorPayload(&t));
+      *v = std::move(t);
+      return Status::Ok();
+    }
+  }
+  return Reader::Corrupt("unknown attribute kind");
+}
+
+Status ReadValueRef(Reader& r, const std::vector<ir::Value*>& values, ir::Value** v) {
+  int32_t idx;
+  TESSEL_RETURN_IF_ERROR(r.Pod(&idx));
+  if (idx == -1) {
+    *v = nullptr;
+    return Status::Ok();
+  }
+  if (idx < 0 || static_cast<size_t>(idx) >= values.size()) return Reader::Corrupt("value index");
+  *v = values[static_cast<size_t>(idx)];
+  return Status::Ok();
+}
+
+Status ReadPayload(Reader& r, CompiledModel* model) {
+  auto graph = std::make_unique<ir::Graph>();
+  std::string name;
+  int32_t opset;
+  TESSEL_RETURN_IF_ERROR(r.Str(&name));
+  TESSEL_RETURN_IF_ERROR(r.Pod(&opset));
+  graph->set_name(name);
+  graph->set_opset_version(opset);
+  uint32_t num_values;
+  TESSEL_RETURN_IF_ERROR(r.Pod(&num_values));
+  std::vector<ir::Value*> values;
+  for (uint32_t i = 0; i < num_values; ++i) {
+    std::string vname;
+    uint8_t dtype, layout, scope, has_constant;
+    uint32_t rank;
+    TESSEL_RETURN_IF_ERROR(r.Str(&vname));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&dtype));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&rank));
+    if (dtype >= kNumDTypes || rank > 64) return Reader::Corrupt("value header");
+    Shape shape(rank);
+    for (auto& d : shape) TESSEL_RETURN_IF_ERROR(r.Pod(&d));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&layout));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&scope));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&has_constant));
+    if (layout > 1 || scope > 2) return Reader::Corrupt("value layout or scope");
+    ir::Value* v = graph->AddValue(vname, static_cast<DType>(dtype), shape, true);
+    v->layout = static_cast<ir::Layout>(layout);
+    v->scope = static_cast<ir::StorageScope>(scope);
+    if (has_constant) TESSEL_RETURN_IF_ERROR(r.TensorPayload(&v->constant));
+    values.push_back(v);
+  }
+  uint32_t num_nodes;
+  TESSEL_RETURN_IF_ERROR(r.Pod(&num_nodes));
+  for (uint32_t i = 0; i < num_nodes; ++i) {
+    std::string nname, op_type, domain;
+    TESSEL_RETURN_IF_ERROR(r.Str(&nname));
+    TESSEL_RETURN_IF_ERROR(r.Str(&op_type));
+    TESSEL_RETURN_IF_ERROR(r.Str(&domain));
+    std::vector<ir::Value*> ins, outs;
+    for (auto* list : {&ins, &outs}) {
+      uint32_t n;
+      TESSEL_RETURN_IF_ERROR(r.Pod(&n));
+      if (n > num_values + 1) return Reader::Corrupt("node arity");
+      list->resize(n);
+      for (auto& v : *list) TESSEL_RETURN_IF_ERROR(ReadValueRef(r, values, &v));
+    }
+    for (ir::Value* o : outs) {
+      if (o && o->producer) return Reader::Corrupt("a value has two producers");
+    }
+    ir::Node* node = graph->AddNode(op_type, nname, ins, outs);
+    node->domain = domain;
+    uint32_t num_attrs;
+    TESSEL_RETURN_IF_ERROR(r.Pod(&num_attrs));
+    for (uint32_t k = 0; k < num_attrs; ++k) {
+      std::string aname;
+      AttrValue v;
+      TESSEL_RETURN_IF_ERROR(r.Str(&aname));
+      TESSEL_RETURN_IF_ERROR(ReadAttr(r, &v));
+      node->attrs.Set(aname, std::move(v));
+    }
+  }
+  for (auto* list : {&graph->inputs(), &graph->outputs()}) {
+    uint32_t n;
+    TESSEL_RETURN_IF_ERROR(r.Pod(&n));
+    if (n > num_values) return Reader::Corrupt("graph input/output count");
+    for (uint32_t k = 0; k < n; ++k) {
+      ir::Value* v;
+      TESSEL_RETURN_IF_ERROR(ReadValueRef(r, values, &v));
+      if (!v) return Reader::Corrupt("graph input/output");
+      list->push_back(v);
+    }
+  }
+  if (!r.at_end()) return Reader::Corrupt("trailing bytes");
+  model->graph = std::move(graph);
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string SerializeCompiledModel(const CompiledModel& model) {
+  const ir::Graph& g = *model.graph;
+  Writer w;
+  w.Str(g.name());
+  w.Pod<int32_t>(g.opset_version());
+  w.Pod<uint32_t>(static_cast<uint32_t>(g.values().size()));
+  for (const auto& v : g.values()) {
+    w.Str(v->name);
+    w.Pod<uint8_t>(static_cast<uint8_t>(v->dtype));
+    w.Pod<uint32_t>(static_cast<uint32_t>(v->shape.size()));
+    for (int64_t d : v->shape) w.Pod<int64_t>(d);
+    w.Pod<uint8_t>(static_cast<uint8_t>(v->layout));
+    w.Pod<uint8_t>(static_cast<uint8_t>(v->scope));
+    w.Pod<uint8_t>(v->is_constant() ? 1 : 0);
+    if (v->is_constant()) w.TensorPayload(v->constant);
+  }
+  auto ref = [&](const ir::Value* v) { w.Pod<int32_t>(v ? v->id : -1); };
+  w.Pod<uint32_t>(static_cast<uint32_t>(g.nodes().size()));
+  for (const auto& n : g.nodes()) {
+    w.Str(n->name);
+    w.Str(n->op_type);
+    w.Str(n->domain);
+    w.Pod<uint32_t>(static_cast<uint32_t>(n->inputs.size()));
+    for (const ir::Value* v : n->inputs) ref(v);
+    w.Pod<uint32_t>(static_cast<uint32_t>(n->outputs.size()));
+    for (const ir::Value* v : n->outputs) ref(v);
+    w.Pod<uint32_t>(static_cast<uint32_t>(n->attrs.all().size()));
+    for (const auto& [name, value] : n->attrs.all()) {
+      w.Str(name);
+      WriteAttr(w, value);
+    }
+  }
+  w.Pod<uint32_t>(static_cast<uint32_t>(g.inputs().size()));
+  for (const ir::Value* v : g.inputs()) ref(v);
+  w.Pod<uint32_t>(static_cast<uint32_t>(g.outputs().size()));
+  for (const ir::Value* v : g.outputs()) ref(v);
+
+  const std::string& payload = w.str();
+  Writer header;
+  header.str().append(kMagic, sizeof kMagic);
+  header.Pod<uint32_t>(kModelFormatVersion);
+  header.Pod<uint64_t>(payload.size());
+  header.Pod<uint64_t>(Fnv1a64(payload.data(), payload.size()));
+  return header.str() + payload;
+}
+
+StatusOr<CompiledModel> DeserializeCompiledModel(const std::string& bytes,
+                                                 const std::string& source) {
+  const std::string where = "compiled model '" + source + "'";
+  if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+    return DataLoss(where + " is not a tessel compiled model (bad magic or too short)");
+  }
+  uint32_t version;
+  uint64_t size, checksum;
+  std::memcpy(&version, bytes.data() + 8, 4);
+  std::memcpy(&size, bytes.data() + 12, 8);
+  std::memcpy(&checksum, bytes.data() + 20, 8);
+  if (version != kModelFormatVersion) {
+    return DataLoss(where + " has format version " + std::to_string(version) +
+                    "; this tessel reads version " + std::to_string(kModelFormatVersion) +
+                    ": compile the model again");
+  }
+  if (bytes.size() - kHeaderBytes != size) {
+    return DataLoss(where + " is truncated or padded: header says " + std::to_string(size) +
+                    " payload bytes, file has " + std::to_string(bytes.size() - kHeaderBytes));
+  }
+  const char* payload = bytes.data() + kHeaderBytes;
+  if (Fnv1a64(payload, size) != checksum) {
+    return DataLoss(where + " is corrupt: checksum mismatch");
+  }
+  CompiledModel model;
+  model.source = source;
+  Reader r(payload, size);
+  Status s = ReadPayload(r, &model);
+  if (!s.ok()) return DataLoss(where + ": " + s.message());
+  s = ir::VerifyGraph(*model.graph);
+  if (!s.ok()) return DataLoss(where + " is inconsistent: " + s.message());
+  for (const auto& n : model.graph->nodes()) {
+    if (!ops::OpRegistry::Global().Find(n->op_type, n->domain)) {
+      return Unsupported(where + " uses op " + n->Describe() + ", which this tessel does not support");
+    }
+  }
+  return model;
+}
+
+Status WriteCompiledModel(const CompiledModel& model, const std::filesystem::path& path) {
+  return onnx_io::WriteFileAtomically(path, SerializeCompiledModel(model));
+}
+
+StatusOr<CompiledModel> ReadCompiledModel(const std::filesystem::path& path) {
+  TESSEL_ASSIGN_OR_RETURN(std::string bytes, onnx_io::ReadFileBytes(path));
+  return DeserializeCompiledModel(bytes, path.string());
+}
+
+StatusOr<bool> IsCompiledModelFile(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return NotFound("'" + path.string() + "': no such file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  char magic[sizeof kMagic] = {};
+  in.read(magic, sizeof magic);
+  return in.gcount() == sizeof magic && std::memcmp(magic, kMagic, sizeof magic) == 0;
+}
+
+}  // namespace tessel

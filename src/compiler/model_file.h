@@ -1,0 +1,36 @@
+// The compiled-model file format (.tsl).
+//
+//   offset  size  field
+//   0       8     magic "TESSELCM"
+//   8       4     format version (kModelFormatVersion), little-endian
+//   12      8     payload size in bytes
+//   20      8     FNV-1a 64 checksum of the payload
+//   28      ...   payload: graph (values with constants, nodes with attributes,
+//                 inputs, outputs) in node (= schedule) order
+//
+// A file of another version, a wrong checksum or a truncated payload is
+// rejected with a message saying which; nothing is half-loaded.
+#pragma once
+
+#include <filesystem>
+
+#include "compiler/compiled_model.h"
+#include "core/status.h"
+
+namespace tessel {
+
+inline constexpr uint32_t kModelFormatVersion = 1;
+
+// Writes atomically (temporary file, then rename).
+Status WriteCompiledModel(const CompiledModel& model, const std::filesystem::path& path);
+StatusOr<CompiledModel> ReadCompiledModel(const std::filesystem::path& path);
+
+// Serialization to and from bytes (the file minus nothing: same layout).
+std::string SerializeCompiledModel(const CompiledModel& model);
+StatusOr<CompiledModel> DeserializeCompiledModel(const std::string& bytes,
+                                                 const std::string& source);
+
+// True if the file starts with the magic bytes; NotFound if it does not exist.
+StatusOr<bool> IsCompiledModelFile(const std::filesystem::path& path);
+
+}  // namespace tessel

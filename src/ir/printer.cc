@@ -1,0 +1,63 @@
+#include "ir/printer.h"
+
+#include <cstdio>
+
+namespace tessel::ir {
+
+namespace {
+
+std::string Ref(const Value* v) {
+  if (!v) return "_";
+  return (v->is_constant() ? "@" : "%") + v->name;
+}
+
+std::string Type(const Value& v) {
+  return std::string(DTypeName(v.dtype)) + " " + (v.shape_known ? ShapeToString(v.shape) : "?");
+}
+
+}  // namespace
+
+GraphStats ComputeStats(const Graph& graph) {
+  GraphStats s;
+  s.num_nodes = static_cast<int64_t>(graph.nodes().size());
+  for (const auto& v : graph.values()) {
+    if (!v->is_constant()) continue;
+    s.num_parameters += v->constant.num_elements();
+    s.parameter_bytes += static_cast<int64_t>(v->constant.size_bytes());
+  }
+  return s;
+}
+
+void PrintGraph(const Graph& graph, std::ostream& os) {
+  const GraphStats s = ComputeStats(graph);
+  char mib[32];
+  std::snprintf(mib, sizeof mib, "%.1f MiB", static_cast<double>(s.parameter_bytes) / (1 << 20));
+  os << "graph '" << graph.name() << "' opset " << graph.opset_version() << ": " << s.num_nodes
+     << " nodes, " << s.num_parameters << " parameters (" << mib << ")\n";
+  for (const Value* in : graph.inputs()) os << "input  %" << in->name << ": " << Type(*in) << "\n";
+  for (const auto& n : graph.nodes()) {
+    std::string outs;
+    for (const Value* o : n->outputs) outs += (outs.empty() ? "" : ", ") + Ref(o);
+    std::string ins;
+    for (const Value* i : n->inputs) ins += (ins.empty() ? "" : ", ") + Ref(i);
+    os << outs << " = " << (n->domain.empty() ? "" : n->domain + ".") << n->op_type << "(" << ins
+       << ")";
+    if (!n->attrs.all().empty()) {
+      os << " {";
+      bool first = true;
+      for (const auto& [name, value] : n->attrs.all()) {
+        os << (first ? "" : ", ") << name << "=" << AttrValueToString(value);
+        first = false;
+      }
+      os << "}";
+    }
+    std::string types;
+    for (const Value* o : n->outputs) {
+      if (o) types += (types.empty() ? "" : ", ") + Type(*o);
+    }
+    os << " : " << types << "  # " << n->name << "\n";
+  }
+  for (const Value* o : graph.outputs()) os << "output " << Ref(o) << ": " << Type(*o) << "\n";
+}
+
+}  // namespace tessel::ir

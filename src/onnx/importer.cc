@@ -1,0 +1,260 @@
+#include "onnx/importer.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "onnx/checker.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/tensor_io.h"
+#include "ops/op_registry.h"
+
+namespace tessel::onnx_io {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+StatusOr<AttrValue> ConvertAttribute(const onnx::AttributeProto& a, const ir::Node& node,
+                                     const fs::path& base_dir) {
+  using AP = onnx::AttributeProto;
+  const std::string what = node.Describe() + " attribute '" + a.name() + "'";
+  switch (a.type()) {
+    case AP::FLOAT: return AttrValue(a.f());
+    case AP::INT: return AttrValue(static_cast<int64_t>(a.i()));
+    case AP::STRING: return AttrValue(a.s());
+    case AP::FLOATS: return AttrValue(std::vector<float>(a.floats().begin(), a.floats().end()));
+    case AP::INTS: return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case AP::STRINGS:
+      return AttrValue(std::vector<std::string>(a.strings().begin(), a.strings().end()));
+    case AP::TENSOR: {
+      TESSEL_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(a.t(), base_dir, what));
+      return AttrValue(std::move(t));
+    }
+    case AP::GRAPH:
+    case AP::GRAPHS:
+      return Unsupported(what + " is a subgraph (control flow); not supported");
+    default:
+      return Unsupported(what + " has attribute type " + AP::AttributeType_Name(a.type()) +
+                         "; not supported");
+  }
+}
+
+// dtype and static shape of a graph input from its ValueInfo.
+StatusOr<std::pair<DType, Shape>> InputType(const onnx::ValueInfoProto& info,
+                                            const ImportOptions& options) {
+  const std::string what = "graph input '" + info.name() + "'";
+  if (!info.type().has_tensor_type()) {
+    return Unsupported(what + " is not a tensor (sequence, map or optional); not supported");
+  }
+  const auto& tt = info.type().tensor_type();
+  TESSEL_ASSIGN_OR_RETURN(DType dtype, DTypeFromOnnx(tt.elem_type(), what));
+  auto given = options.input_shapes.find(info.name());
+  if (!tt.has_shape()) {
+    if (given == options.input_shapes.end()) {
+      return InvalidArgument(what + " has no shape; give one with --input-shape " + info.name() +
+                             "=D0,D1,...");
+    }
+    return std::make_pair(dtype, given->second);
+  }
+  Shape shape;
+  std::string symbolic;
+  for (const auto& d : tt.shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() >= 0) {
+      shape.push_back(d.dim_value());
+    } else {
+      shape.push_back(-1);
+      if (symbolic.empty()) symbolic = d.has_dim_param() ? d.dim_param() : "?";
+    }
+  }
+  if (given != options.input_shapes.end()) {
+    const Shape& g = given->second;
+    bool compatible = g.size() == shape.size();
+    for (size_t i = 0; compatible && i < g.size(); ++i) {
+      compatible = shape[i] < 0 || shape[i] == g[i];
+    }
+    if (!compatible) {
+      return InvalidArgument("--input-shape " + info.name() + "=" + ShapeToString(g) +
+                             " does not match the model's shape for it (" +
+                             ShapeToString(shape) + ", -1 = symbolic)");
+    }
+    return std::make_pair(dtype, g);
+  }
+  if (!symbolic.empty()) {
+    return InvalidArgument(what + " has symbolic dimension '" + symbolic +
+                           "'; give its shape with --input-shape " + info.name() + "=D0,D1,...");
+  }
+  return std::make_pair(dtype, shape);
+}
+
+int DefaultOpset(const onnx::ModelProto& model) {
+  for (const auto& o : model.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") return static_cast<int>(o.version());
+  }
+  return -1;
+}
+
+Status CheckSupportedOps(const onnx::GraphProto& g) {
+  // op type -> node names, in first-seen order for a stable message.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::string>> unsupported;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& n = g.node(i);
+    if (ops::OpRegistry::Global().Find(n.op_type(), n.domain())) continue;
+    std::string type = n.domain().empty() ? n.op_type() : n.domain() + "." + n.op_type();
+    if (!unsupported.count(type)) order.push_back(type);
+    unsupported[type].push_back(n.name().empty() ? "#" + std::to_string(i) : n.name());
+  }
+  if (order.empty()) return Status::Ok();
+  std::ostringstream msg;
+  msg << "unsupported ops: ";
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto& nodes = unsupported[order[k]];
+    msg << (k ? "; " : "") << order[k] << " (node" << (nodes.size() > 1 ? "s " : " ");
+    for (size_t j = 0; j < nodes.size() && j < 5; ++j) msg << (j ? ", '" : "'") << nodes[j] << "'";
+    if (nodes.size() > 5) msg << " and " << nodes.size() - 5 << " more";
+    msg << ")";
+  }
+  return Unsupported(msg.str());
+}
+
+}  // namespace
+
+StatusOr<std::pair<std::string, Shape>> ParseInputShape(const std::string& spec) {
+  const auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return InvalidArgument("--input-shape '" + spec + "': expected NAME=D0,D1,...");
+  }
+  Shape shape;
+  std::stringstream ss(spec.substr(eq + 1));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const long long d = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || d < 0) {
+      return InvalidArgument("--input-shape '" + spec + "': '" + item +
+                             "' is not a non-negative integer");
+    }
+    shape.push_back(d);
+  }
+  return std::make_pair(spec.substr(0, eq), shape);
+}
+
+StatusOr<std::unique_ptr<ir::Graph>> ImportModel(const fs::path& path,
+                                                 const ImportOptions& options) {
+  TESSEL_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
+  const std::string where = "'" + path.string() + "'";
+  if (bytes.empty()) return DataLoss(where + " is empty; not an ONNX model");
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    return DataLoss(where + " is not a valid ONNX model (truncated or not a protobuf file)");
+  }
+  bytes.clear();
+  bytes.shrink_to_fit();
+  if (!model.has_graph() || model.opset_import_size() == 0) {
+    return DataLoss(where + " is not a valid ONNX model (no graph or no opset)");
+  }
+  const int opset = DefaultOpset(model);
+  if (opset < kMinOpset || opset > kMaxOpset) {
+    return Unsupported(where + " uses opset " + std::to_string(opset) +
+                       " of the default domain; supported: " + std::to_string(kMinOpset) + " to " +
+                       std::to_string(kMaxOpset));
+  }
+  // Unsupported ops first: the checker would stop at the first unknown one,
+  // and users want the whole list.
+  TESSEL_RETURN_IF_ERROR(CheckSupportedOps(model.graph()));
+  try {
+    onnx::checker::check_model(path.string());
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    // The checker's messages can span lines; the first says what is wrong.
+    what = what.substr(0, what.find('\n'));
+    return InvalidArgument(where + " failed the ONNX checker: " + what);
+  }
+  const onnx::GraphProto& g = model.graph();
+
+  const fs::path base_dir = path.parent_path();
+  auto graph = std::make_unique<ir::Graph>();
+  graph->set_name(g.name());
+  graph->set_opset_version(opset);
+
+  std::set<std::string> initializer_names;
+  for (const auto& init : g.initializer()) {
+    TESSEL_ASSIGN_OR_RETURN(Tensor t,
+                            TensorFromProto(init, base_dir, "initializer '" + init.name() + "'"));
+    graph->AddConstant(init.name(), std::move(t));
+    initializer_names.insert(init.name());
+  }
+  if (g.sparse_initializer_size() > 0) {
+    return Unsupported(where + " has sparse initializers; not supported");
+  }
+  for (const auto& in : g.input()) {
+    // Before IR version 4, initializers were also listed as inputs.
+    if (initializer_names.count(in.name())) continue;
+    TESSEL_ASSIGN_OR_RETURN(auto type, InputType(in, options));
+    graph->inputs().push_back(graph->AddValue(in.name(), type.first, type.second, true));
+  }
+  for (const auto& [name, shape] : options.input_shapes) {
+    bool found = false;
+    for (ir::Value* v : graph->inputs()) found = found || v->name == name;
+    if (!found) {
+      std::string names;
+      for (ir::Value* v : graph->inputs()) names += (names.empty() ? "'" : ", '") + v->name + "'";
+      return InvalidArgument("--input-shape names '" + name + "', which is not a graph input (inputs: " +
+                             names + ")");
+    }
+  }
+
+  std::set<std::string> node_names;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& np = g.node(i);
+    std::string name = np.name();
+    if (name.empty() || node_names.count(name)) name = np.op_type() + "_" + std::to_string(i);
+    node_names.insert(name);
+    std::vector<ir::Value*> inputs;
+    for (const std::string& in : np.input()) {
+      if (in.empty()) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      ir::Value* v = graph->FindValue(in);
+      // The ONNX checker guarantees inputs are defined before use in a
+      // topologically sorted graph; an unsorted one is sorted below.
+      if (!v) v = graph->AddValue(in);
+      inputs.push_back(v);
+    }
+    std::vector<ir::Value*> outputs;
+    for (const std::string& out : np.output()) {
+      if (out.empty()) {
+        outputs.push_back(nullptr);
+        continue;
+      }
+      ir::Value* v = graph->FindValue(out);
+      if (v && (v->producer || v->is_constant())) {
+        return InvalidArgument("value '" + out + "' is produced twice (node '" + name + "')");
+      }
+      outputs.push_back(v ? v : graph->AddValue(out));
+    }
+    ir::Node* node = graph->AddNode(np.op_type(), name, inputs, outputs);
+    node->domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    for (const auto& a : np.attribute()) {
+      TESSEL_ASSIGN_OR_RETURN(AttrValue v, ConvertAttribute(a, *node, base_dir));
+      node->attrs.Set(a.name(), std::move(v));
+    }
+  }
+  for (const auto& out : g.output()) {
+    ir::Value* v = graph->FindValue(out.name());
+    if (!v) return InvalidArgument("graph output '" + out.name() + "' is not produced by any node");
+    graph->outputs().push_back(v);
+  }
+  for (const auto& v : graph->values()) {
+    if (!v->producer && !v->is_constant() &&
+        std::find(graph->inputs().begin(), graph->inputs().end(), v.get()) == graph->inputs().end()) {
+      return InvalidArgument("value '" + v->name + "' is used but never produced");
+    }
+  }
+  TESSEL_RETURN_IF_ERROR(graph->SortTopologically());
+  return graph;
+}
+
+}  // namespace tessel::onnx_io

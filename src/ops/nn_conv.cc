@@ -1,0 +1,433 @@
+// Conv and ConvTranspose: N-d direct convolution.
+//
+// Both kernels walk one (input plane, output plane, kernel tap) triple at a
+// time and accumulate whole rows along the last spatial axis, so the innermost
+// loop is a bounds-check-free axpy over contiguous memory (strided on one side
+// when stride > 1). Conv gathers (out[x] += w * in[x * s + off]); ConvTranspose
+// scatters (out[x * s + off] += w * in[x]). The row pairing and the valid x
+// range of each tap are computed once per op call.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ops/op_registry.h"
+#include "ops/op_util.h"
+
+namespace tessel::ops {
+
+// Shared with the other nn files; defined in nn.cc.
+std::string IntsToString(const std::vector<int64_t>& v);
+Status ReadSpatialInts(const ir::Node& node, const char* name, size_t n, int64_t fallback,
+                       int64_t min_value, std::vector<int64_t>* out);
+Status ReadAutoPad(const ir::Node& node, std::string* auto_pad);
+Status ReadPads(const ir::Node& node, size_t n, const std::string& auto_pad,
+                std::vector<int64_t>* pads);
+Status ResolveWindow(const ir::Node& node, const Shape& in_spatial,
+                     const std::vector<int64_t>& kernel, bool ceil_mode,
+                     std::vector<int64_t>* strides, std::vector<int64_t>* dilations,
+                     std::vector<int64_t>* pads, Shape* out_spatial);
+Status RunFloatKernel(KernelContext& ctx, KernelFn f32, KernelFn f64);
+
+namespace {
+
+// The resolved geometry of a Conv or ConvTranspose. `pads` holds the begin
+// pads and then the end pads, one per spatial axis.
+struct ConvGeometry {
+  int64_t batch = 0;
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;
+  int64_t group = 1;
+  Shape in_spatial, out_spatial, kernel;
+  std::vector<int64_t> strides, dilations, pads;
+};
+
+const std::string& InputName(const ir::Node& node, size_t i) { return node.input(i)->name; }
+
+// Checks what Conv and ConvTranspose share: dtypes, ranks, group and the
+// kernel_shape attribute.
+Status CheckConvInputs(const ir::Node& node, const Shape& x, const Shape& w, int64_t group) {
+  TESSEL_RETURN_IF_ERROR(RequireDType(node, 0, kFloatTypes));
+  TESSEL_RETURN_IF_ERROR(RequireSameDType(node, {0, 1, 2}));
+  if (x.size() < 3) {
+    return InvalidArgument(node.Describe() + ": input '" + InputName(node, 0) + "' has shape " +
+                           ShapeToString(x) + "; expected rank >= 3 (N x C x D1 ...)");
+  }
+  if (w.size() != x.size()) {
+    return InvalidArgument(node.Describe() + ": W '" + InputName(node, 1) + "' has shape " +
+                           ShapeToString(w) + "; expected rank " + std::to_string(x.size()) +
+                           " like input '" + InputName(node, 0) + "' (" + ShapeToString(x) + ")");
+  }
+  if (group < 1) {
+    return InvalidArgument(node.Describe() + ": group " + std::to_string(group) +
+                           " must be >= 1");
+  }
+  for (size_t i = 2; i < w.size(); ++i) {
+    if (w[i] < 1) {
+      return InvalidArgument(node.Describe() + ": W '" + InputName(node, 1) + "' has shape " +
+                             ShapeToString(w) + "; kernel dims must be >= 1");
+    }
+  }
+  if (node.attrs.Has("kernel_shape")) {
+    const std::vector<int64_t> ks = node.attrs.Ints("kernel_shape");
+    const std::vector<int64_t> from_w(w.begin() + 2, w.end());
+    if (ks != from_w) {
+      return InvalidArgument(node.Describe() + ": kernel_shape " + IntsToString(ks) +
+                             " does not match W '" + InputName(node, 1) + "' of shape " +
+                             ShapeToString(w));
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckBias(const ir::Node& node, const Shape* b, int64_t out_channels) {
+  if (b != nullptr && (b->size() != 1 || (*b)[0] != out_channels)) {
+    return InvalidArgument(node.Describe() + ": bias '" + InputName(node, 2) + "' has shape " +
+                           ShapeToString(*b) + "; expected " + std::to_string(out_channels) +
+                           " (one per output channel)");
+  }
+  return Status::Ok();
+}
+
+Status ResolveConv(const ir::Node& node, const Shape& x, const Shape& w, const Shape* b,
+                   ConvGeometry* g) {
+  g->group = node.attrs.Int("group", 1);
+  TESSEL_RETURN_IF_ERROR(CheckConvInputs(node, x, w, g->group));
+  if (x[1] != w[1] * g->group) {
+    return InvalidArgument(node.Describe() + ": input '" + InputName(node, 0) + "' has " +
+                           std::to_string(x[1]) + " channels but W '" + InputName(node, 1) +
+                           "' (" + ShapeToString(w) + ") expects " + std::to_string(w[1]) +
+                           " x group " + std::to_string(g->group));
+  }
+  if (w[0] % g->group != 0) {
+    return InvalidArgument(node.Describe() + ": W '" + InputName(node, 1) + "' has " +
+                           std::to_string(w[0]) + " output channels, not divisible by group " +
+                           std::to_string(g->group));
+  }
+  TESSEL_RETURN_IF_ERROR(CheckBias(node, b, w[0]));
+  g->batch = x[0];
+  g->in_channels = x[1];
+  g->out_channels = w[0];
+  g->in_spatial.assign(x.begin() + 2, x.end());
+  g->kernel.assign(w.begin() + 2, w.end());
+  return ResolveWindow(node, g->in_spatial, g->kernel, /*ceil_mode=*/false, &g->strides,
+                       &g->dilations, &g->pads, &g->out_spatial);
+}
+
+Status ResolveConvTranspose(const ir::Node& node, const Shape& x, const Shape& w,
+                            const Shape* b, ConvGeometry* g) {
+  g->group = node.attrs.Int("group", 1);
+  TESSEL_RETURN_IF_ERROR(CheckConvInputs(node, x, w, g->group));
+  if (x[1] != w[0]) {
+    return InvalidArgument(node.Describe() + ": input '" + InputName(node, 0) + "' has " +
+                           std::to_string(x[1]) + " channels but W '" + InputName(node, 1) +
+                           "' (" + ShapeToString(w) + ") expects " + std::to_string(w[0]));
+  }
+  if (x[1] % g->group != 0) {
+    return InvalidArgument(node.Describe() + ": input '" + InputName(node, 0) + "' has " +
+                           std::to_string(x[1]) + " channels, not divisible by group " +
+                           std::to_string(g->group));
+  }
+  const int64_t out_channels = w[1] * g->group;
+  TESSEL_RETURN_IF_ERROR(CheckBias(node, b, out_channels));
+  const size_t n = x.size() - 2;
+  g->batch = x[0];
+  g->in_channels = x[1];
+  g->out_channels = out_channels;
+  g->in_spatial.assign(x.begin() + 2, x.end());
+  g->kernel.assign(w.begin() + 2, w.end());
+
+  std::string auto_pad;
+  std::vector<int64_t> output_padding;
+  TESSEL_RETURN_IF_ERROR(ReadAutoPad(node, &auto_pad));
+  TESSEL_RETURN_IF_ERROR(ReadSpatialInts(node, "strides", n, 1, 1, &g->strides));
+  TESSEL_RETURN_IF_ERROR(ReadSpatialInts(node, "dilations", n, 1, 1, &g->dilations));
+  TESSEL_RETURN_IF_ERROR(ReadPads(node, n, auto_pad, &g->pads));
+  TESSEL_RETURN_IF_ERROR(ReadSpatialInts(node, "output_padding", n, 0, 0, &output_padding));
+  for (size_t i = 0; i < n; ++i) {
+    if (output_padding[i] >= std::max(g->strides[i], g->dilations[i])) {
+      return InvalidArgument(node.Describe() + ": output_padding " +
+                             IntsToString(output_padding) +
+                             " must be smaller than the stride or the dilation along each axis");
+    }
+  }
+  std::vector<int64_t> output_shape = node.attrs.Ints("output_shape");
+  // Some exporters spell output_shape with the batch and channel dims.
+  if (output_shape.size() == n + 2) {
+    output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  }
+  if (node.attrs.Has("output_shape") && output_shape.size() != n) {
+    return InvalidArgument(node.Describe() + ": output_shape " +
+                           IntsToString(node.attrs.Ints("output_shape")) + " has " +
+                           std::to_string(node.attrs.Ints("output_shape").size()) +
+                           " values; expected " + std::to_string(n) +
+                           ", one per spatial dimension");
+  }
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  g->out_spatial.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t in = g->in_spatial[i], s = g->strides[i];
+    const int64_t k_eff = g->dilations[i] * (g->kernel[i] - 1) + 1;
+    const int64_t full = s * (in - 1) + output_padding[i] + k_eff;
+    int64_t& pb = g->pads[i];
+    int64_t& pe = g->pads[i + n];
+    int64_t out = 0;
+    if (!output_shape.empty() || same) {
+      out = !output_shape.empty() ? output_shape[i] : in * s;
+      // A requested size beyond the full output leaves the extra trailing
+      // elements at the bias; only a smaller one crops.
+      const int64_t total = std::max<int64_t>(0, full - out);
+      pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe = total - pb;
+    } else {
+      if (auto_pad == "VALID") pb = pe = 0;
+      out = full - pb - pe;
+    }
+    if (out < 1) {
+      return InvalidArgument(node.Describe() + ": output size along axis " +
+                             std::to_string(i + 2) + " would be " + std::to_string(out) +
+                             " (input " + std::to_string(in) + ", stride " + std::to_string(s) +
+                             ", kernel " + std::to_string(g->kernel[i]) + ", pads " +
+                             std::to_string(pb) + "+" + std::to_string(pe) + ")");
+    }
+    g->out_spatial[i] = out;
+  }
+  return Status::Ok();
+}
+
+Shape OutputShape(const ConvGeometry& g) {
+  Shape out = {g.batch, g.out_channels};
+  out.insert(out.end(), g.out_spatial.begin(), g.out_spatial.end());
+  return out;
+}
+
+const Shape* OptionalShape(const ir::Node& node, size_t i) {
+  return node.input(i) ? &node.input(i)->shape : nullptr;
+}
+
+Status InferConv(ir::Node& node, int opset) {
+  ConvGeometry g;
+  TESSEL_RETURN_IF_ERROR(ResolveConv(node, node.input(0)->shape, node.input(1)->shape,
+                                     OptionalShape(node, 2), &g));
+  SetOutput(node, 0, node.input(0)->dtype, OutputShape(g));
+  return Status::Ok();
+}
+
+Status InferConvTranspose(ir::Node& node, int opset) {
+  ConvGeometry g;
+  TESSEL_RETURN_IF_ERROR(ResolveConvTranspose(node, node.input(0)->shape, node.input(1)->shape,
+                                              OptionalShape(node, 2), &g));
+  SetOutput(node, 0, node.input(0)->dtype, OutputShape(g));
+  return Status::Ok();
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
+
+// How the rows (all spatial axes but the last) of a "source" plane pair with
+// those of a "destination" plane for every kernel tap, and which x range of a
+// row each tap along the last axis touches. Index a on the source side meets
+// index a * stride + k * dilation - pad_begin on the destination side. For
+// Conv the source is the output (a gather); for ConvTranspose it is the
+// input (a scatter).
+struct RowPlan {
+  int64_t src_rows = 1;
+  int64_t kernel_rows = 1;  // taps over all axes but the last
+  int64_t src_x = 0, dst_x = 0, kernel_x = 0, stride_x = 1;
+  // row_map[kr * src_rows + sr] = destination row, or -1 when out of range.
+  std::vector<int64_t> row_map;
+  // For tap kx along x: source x in [x_begin, x_end) meets destination
+  // x * stride_x + x_offset.
+  std::vector<int64_t> x_begin, x_end, x_offset;
+};
+
+RowPlan MakeRowPlan(const Shape& src, const Shape& dst, const ConvGeometry& g) {
+  const size_t n = src.size();
+  Shape kernel = g.kernel;
+  std::vector<int64_t> strides = g.strides, dilations = g.dilations;
+  std::vector<int64_t> pad_begin(g.pads.begin(), g.pads.begin() + n);
+  Shape src_s = src, dst_s = dst;
+  // A 1x1 window with unit strides and no padding maps planes elementwise:
+  // treat them as one long row.
+  const bool pointwise = src == dst && std::all_of(kernel.begin(), kernel.end(),
+                                                   [](int64_t k) { return k == 1; }) &&
+                         std::all_of(strides.begin(), strides.end(),
+                                     [](int64_t s) { return s == 1; }) &&
+                         std::all_of(pad_begin.begin(), pad_begin.end(),
+                                     [](int64_t p) { return p == 0; });
+  if (pointwise && n > 1) {
+    src_s = dst_s = {NumElements(src)};
+    kernel = {1};
+    strides = dilations = {1};
+    pad_begin = {0};
+  }
+  const size_t m = src_s.size();
+  RowPlan p;
+  for (size_t d = 0; d + 1 < m; ++d) {
+    p.src_rows *= src_s[d];
+    p.kernel_rows *= kernel[d];
+  }
+  p.src_x = src_s[m - 1];
+  p.dst_x = dst_s[m - 1];
+  p.kernel_x = kernel[m - 1];
+  p.stride_x = strides[m - 1];
+
+  p.row_map.assign(static_cast<size_t>(p.kernel_rows * p.src_rows), -1);
+  std::vector<int64_t> k(m, 0), a(m, 0);
+  for (int64_t kr = 0; kr < p.kernel_rows; ++kr) {
+    std::fill(a.begin(), a.end(), 0);
+    for (int64_t sr = 0; sr < p.src_rows; ++sr) {
+      int64_t row = 0;
+      bool valid = true;
+      for (size_t d = 0; d + 1 < m; ++d) {
+        const int64_t i = a[d] * strides[d] + k[d] * dilations[d] - pad_begin[d];
+        if (i < 0 || i >= dst_s[d]) {
+          valid = false;
+          break;
+        }
+        row = row * dst_s[d] + i;
+      }
+      if (valid) p.row_map[kr * p.src_rows + sr] = row;
+      for (int64_t d = static_cast<int64_t>(m) - 2; d >= 0 && ++a[d] == src_s[d]; --d) a[d] = 0;
+    }
+    for (int64_t d = static_cast<int64_t>(m) - 2; d >= 0 && ++k[d] == kernel[d]; --d) k[d] = 0;
+  }
+  for (int64_t kx = 0; kx < p.kernel_x; ++kx) {
+    const int64_t off = kx * dilations[m - 1] - pad_begin[m - 1];
+    const int64_t begin = std::max<int64_t>(0, CeilDiv(-off, p.stride_x));
+    const int64_t end = std::min(p.src_x, CeilDiv(p.dst_x - off, p.stride_x));
+    p.x_begin.push_back(begin);
+    p.x_end.push_back(std::max(begin, end));
+    p.x_offset.push_back(off);
+  }
+  return p;
+}
+
+// Adds the contribution of one source/destination plane pair through the
+// kernel `w` (kernel_rows x kernel_x taps). `gather` selects the Conv
+// direction (source = output) over the ConvTranspose one.
+template <typename T, bool kGather>
+void AccumulatePlane(const RowPlan& p, const T* w, const T* in, T* out) {
+  const int64_t s = p.stride_x;
+  for (int64_t kr = 0; kr < p.kernel_rows; ++kr) {
+    const int64_t* rows = p.row_map.data() + kr * p.src_rows;
+    const T* wk = w + kr * p.kernel_x;
+    for (int64_t sr = 0; sr < p.src_rows; ++sr) {
+      const int64_t dr = rows[sr];
+      if (dr < 0) continue;
+      // In gather mode the output row is the source; in scatter mode the input.
+      T* dst_out = kGather ? out + sr * p.src_x : out + dr * p.dst_x;
+      const T* row_in = kGather ? in + dr * p.dst_x : in + sr * p.src_x;
+      for (int64_t kx = 0; kx < p.kernel_x; ++kx) {
+        const int64_t begin = p.x_begin[kx], len = p.x_end[kx] - begin;
+        if (len <= 0) continue;
+        const T wv = wk[kx];
+        const int64_t first = begin * s + p.x_offset[kx];
+        if (kGather) {
+          T* o = dst_out + begin;
+          const T* src = row_in + first;
+          if (s == 1) {
+            for (int64_t x = 0; x < len; ++x) o[x] += wv * src[x];
+          } else {
+            for (int64_t x = 0; x < len; ++x) o[x] += wv * src[x * s];
+          }
+        } else {
+          T* o = dst_out + first;
+          const T* src = row_in + begin;
+          if (s == 1) {
+            for (int64_t x = 0; x < len; ++x) o[x] += wv * src[x];
+          } else {
+            for (int64_t x = 0; x < len; ++x) o[x * s] += wv * src[x];
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void FillBias(KernelContext& ctx, const ConvGeometry& g, T* y, int64_t out_plane) {
+  if (!ctx.has_in(2)) return;
+  const T* b = ctx.in(2).data<T>();
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t m = 0; m < g.out_channels; ++m) {
+      T* plane = y + (n * g.out_channels + m) * out_plane;
+      std::fill(plane, plane + out_plane, b[m]);
+    }
+  }
+}
+
+template <typename T>
+Status RunConvT(KernelContext& ctx) {
+  ConvGeometry g;
+  const Shape* b_shape = ctx.has_in(2) ? &ctx.in(2).shape() : nullptr;
+  TESSEL_RETURN_IF_ERROR(ResolveConv(ctx.node, ctx.in(0).shape(), ctx.in(1).shape(), b_shape, &g));
+  const T* x = ctx.in(0).data<T>();
+  const T* w = ctx.in(1).data<T>();
+  T* y = ctx.out(0).data<T>();
+  const int64_t in_plane = NumElements(g.in_spatial), out_plane = NumElements(g.out_spatial);
+  const int64_t taps = NumElements(g.kernel);
+  const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
+  const RowPlan plan = MakeRowPlan(g.out_spatial, g.in_spatial, g);
+  FillBias(ctx, g, y, out_plane);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t m = 0; m < g.out_channels; ++m) {
+      const int64_t group = m / mg;
+      T* out = y + (n * g.out_channels + m) * out_plane;
+      for (int64_t c = 0; c < cg; ++c) {
+        const T* in = x + (n * g.in_channels + group * cg + c) * in_plane;
+        AccumulatePlane<T, true>(plan, w + (m * cg + c) * taps, in, out);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status RunConvTransposeT(KernelContext& ctx) {
+  ConvGeometry g;
+  const Shape* b_shape = ctx.has_in(2) ? &ctx.in(2).shape() : nullptr;
+  TESSEL_RETURN_IF_ERROR(
+      ResolveConvTranspose(ctx.node, ctx.in(0).shape(), ctx.in(1).shape(), b_shape, &g));
+  const T* x = ctx.in(0).data<T>();
+  const T* w = ctx.in(1).data<T>();
+  T* y = ctx.out(0).data<T>();
+  const int64_t in_plane = NumElements(g.in_spatial), out_plane = NumElements(g.out_spatial);
+  const int64_t taps = NumElements(g.kernel);
+  const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
+  const RowPlan plan = MakeRowPlan(g.in_spatial, g.out_spatial, g);
+  FillBias(ctx, g, y, out_plane);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t m = 0; m < g.out_channels; ++m) {
+      const int64_t group = m / mg;
+      T* out = y + (n * g.out_channels + m) * out_plane;
+      for (int64_t c = 0; c < cg; ++c) {
+        const int64_t ci = group * cg + c;
+        const T* in = x + (n * g.in_channels + ci) * in_plane;
+        // W is C x M/group x k...: input channel major.
+        AccumulatePlane<T, false>(plan, w + (ci * mg + m % mg) * taps, in, out);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status RunConv(KernelContext& ctx) {
+  return RunFloatKernel(ctx, RunConvT<float>, RunConvT<double>);
+}
+
+Status RunConvTranspose(KernelContext& ctx) {
+  return RunFloatKernel(ctx, RunConvTransposeT<float>, RunConvTransposeT<double>);
+}
+
+}  // namespace
+
+void RegisterConvOps(OpRegistry& r) {
+  r.Register({.op_type = "Conv", .domain = "", .op_class = OpClass::kOpaque,
+              .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
+              .infer = InferConv, .run = RunConv});
+  r.Register({.op_type = "ConvTranspose", .domain = "", .op_class = OpClass::kOpaque,
+              .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
+              .infer = InferConvTranspose, .run = RunConvTranspose});
+}
+
+}  // namespace tessel::ops

@@ -1,0 +1,45 @@
+#include "passes/infer_shapes.h"
+
+#include "ops/op_registry.h"
+
+namespace tessel::passes {
+
+namespace {
+
+bool AllInputsConstant(const ir::Node& node) {
+  for (const ir::Value* in : node.inputs) {
+    if (in && !in->is_constant()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status InferShapes(ir::Graph& graph, const InferShapesOptions& options) {
+  const int opset = graph.opset_version();
+  for (const auto& node_ptr : graph.nodes()) {
+    ir::Node& node = *node_ptr;
+    TESSEL_RETURN_IF_ERROR(ops::InferNode(node, opset));
+    bool all_outputs_known = true;
+    int64_t out_bytes = 0;
+    for (const ir::Value* o : node.outputs) {
+      if (!o) continue;
+      all_outputs_known = all_outputs_known && o->is_constant();
+      out_bytes += static_cast<int64_t>(o->size_bytes());
+    }
+    const ops::OpSchema* schema = ops::OpRegistry::Global().Find(node.op_type, node.domain);
+    if (all_outputs_known || !schema->foldable || !AllInputsConstant(node) ||
+        out_bytes > options.max_folded_bytes) {
+      continue;
+    }
+    std::vector<const Tensor*> inputs;
+    for (const ir::Value* in : node.inputs) inputs.push_back(in ? &in->constant : nullptr);
+    TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, ops::EvaluateNode(node, opset, inputs));
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i]) node.outputs[i]->constant = std::move(outputs[i]);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessel::passes

@@ -1,0 +1,87 @@
+#include "targets/cpu/executor.h"
+
+#include "ops/op_registry.h"
+
+namespace tessel::cpu {
+
+Status ValidateInputs(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
+  const auto& expected = graph.inputs();
+  if (inputs.size() != expected.size()) {
+    return InvalidArgument("the model takes " + std::to_string(expected.size()) +
+                           " inputs; got " + std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Value& v = *expected[i];
+    if (!inputs[i].defined()) return InvalidArgument("input '" + v.name + "' is missing");
+    if (inputs[i].dtype() != v.dtype) {
+      return InvalidArgument("input '" + v.name + "' has dtype " + DTypeName(inputs[i].dtype()) +
+                             "; the model expects " + DTypeName(v.dtype));
+    }
+    if (inputs[i].shape() != v.shape) {
+      return InvalidArgument("input '" + v.name + "' has shape " +
+                             ShapeToString(inputs[i].shape()) + "; the model expects " +
+                             ShapeToString(v.shape));
+    }
+  }
+  return Status::Ok();
+}
+
+CpuExecutor::CpuExecutor(const ir::Graph& graph)
+    : graph_(graph), opset_(graph.opset_version()), last_use_(graph.values().size(), 0) {
+  const auto& nodes = graph.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const ir::Value* in : nodes[i]->inputs) {
+      if (in) last_use_[static_cast<size_t>(in->id)] = i;
+    }
+  }
+  // Graph outputs live to the end.
+  for (const ir::Value* o : graph.outputs()) last_use_[static_cast<size_t>(o->id)] = nodes.size();
+}
+
+StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::vector<Tensor>& inputs) {
+  TESSEL_RETURN_IF_ERROR(ValidateInputs(graph_, inputs));
+  std::vector<Tensor> values(graph_.values().size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    values[static_cast<size_t>(graph_.inputs()[i]->id)] = inputs[i];
+  }
+  int64_t live_bytes = 0;
+  stats_.peak_activation_bytes = 0;
+  const auto& nodes = graph_.nodes();
+  std::vector<const Tensor*> in_ptrs;
+  for (size_t step = 0; step < nodes.size(); ++step) {
+    const ir::Node& node = *nodes[step];
+    in_ptrs.clear();
+    for (const ir::Value* in : node.inputs) {
+      if (!in) {
+        in_ptrs.push_back(nullptr);
+      } else if (in->is_constant()) {
+        in_ptrs.push_back(&in->constant);
+      } else {
+        in_ptrs.push_back(&values[static_cast<size_t>(in->id)]);
+      }
+    }
+    TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> outs, ops::EvaluateNode(node, opset_, in_ptrs));
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const ir::Value* o = node.outputs[k];
+      if (!o) continue;
+      live_bytes += static_cast<int64_t>(outs[k].size_bytes());
+      values[static_cast<size_t>(o->id)] = std::move(outs[k]);
+    }
+    stats_.peak_activation_bytes = std::max(stats_.peak_activation_bytes, live_bytes);
+    for (const ir::Value* in : node.inputs) {
+      if (!in || in->is_constant()) continue;
+      const size_t id = static_cast<size_t>(in->id);
+      if (last_use_[id] == step && values[id].defined() && in->producer) {
+        live_bytes -= static_cast<int64_t>(values[id].size_bytes());
+        values[id] = Tensor();
+      }
+    }
+  }
+  std::vector<Tensor> outputs;
+  for (const ir::Value* o : graph_.outputs()) {
+    outputs.push_back(o->is_constant() ? o->constant.Clone() : values[static_cast<size_t>(o->id)]);
+  }
+  return outputs;
+}
+
+}  // namespace tessel::cpu
