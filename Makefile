@@ -7,6 +7,7 @@ BUILD ?= build
 BUILD_ASAN ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps build demo test test-sanitize clean
 
@@ -20,7 +21,9 @@ build: deps
 	@cmake --build $(BUILD) -j$(JOBS)
 
 demo: build
-	@echo "== tessel compile (the demo: a MobileNetV2-style network, seeded weights) =="
+	@echo "== the demo model: a MobileNetV2-style network with seeded weights =="
+	@$(BUILD)/tessel show --summary $(BUILD)/demo/mobilenet_demo.onnx
+	@echo "== tessel compile =="
 	@$(BUILD)/tessel compile $(BUILD)/demo/mobilenet_demo.onnx -o $(BUILD)/demo/mobilenet_demo.tsl
 	@echo "== tessel run =="
 	@$(BUILD)/tessel run $(BUILD)/demo/mobilenet_demo.tsl --repeat 10

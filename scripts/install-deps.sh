@@ -8,6 +8,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libonnx-testdata
 )
 
 missing=()

@@ -47,7 +47,7 @@ TEST(Demo, Compiles_and_runs_the_bundled_model) {
 }
 
 TEST(Cli, Help_is_available_on_every_subcommand) {
-  for (const char* cmd : {"", "run", "check", "show", "compile", "bench"}) {
+  for (const char* cmd : {"", "run", "check", "show", "compile", "bench", "conformance"}) {
     CliResult r = RunTessel(std::string(cmd) + " --help");
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd << ": " << r.out;

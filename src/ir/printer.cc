@@ -1,5 +1,6 @@
 #include "ir/printer.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace tessel::ir {
@@ -28,13 +29,43 @@ GraphStats ComputeStats(const Graph& graph) {
   return s;
 }
 
-void PrintGraph(const Graph& graph, std::ostream& os) {
+namespace {
+
+void PrintHeader(const Graph& graph, std::ostream& os) {
   const GraphStats s = ComputeStats(graph);
   char mib[32];
   std::snprintf(mib, sizeof mib, "%.1f MiB", static_cast<double>(s.parameter_bytes) / (1 << 20));
   os << "graph '" << graph.name() << "' opset " << graph.opset_version() << ": " << s.num_nodes
      << " nodes, " << s.num_parameters << " parameters (" << mib << ")\n";
   for (const Value* in : graph.inputs()) os << "input  %" << in->name << ": " << Type(*in) << "\n";
+}
+
+}  // namespace
+
+void PrintSummary(const Graph& graph, std::ostream& os) {
+  PrintHeader(graph, os);
+  std::vector<std::pair<std::string, int>> counts;
+  for (const auto& n : graph.nodes()) {
+    auto it = std::find_if(counts.begin(), counts.end(),
+                           [&](const auto& c) { return c.first == n->op_type; });
+    if (it == counts.end()) {
+      counts.emplace_back(n->op_type, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::stable_sort(counts.begin(), counts.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  os << "ops    ";
+  for (size_t i = 0; i < counts.size(); ++i) {
+    os << (i ? ", " : "") << counts[i].first << " x" << counts[i].second;
+  }
+  os << "\n";
+  for (const Value* o : graph.outputs()) os << "output " << Ref(o) << ": " << Type(*o) << "\n";
+}
+
+void PrintGraph(const Graph& graph, std::ostream& os) {
+  PrintHeader(graph, os);
   for (const auto& n : graph.nodes()) {
     std::string outs;
     for (const Value* o : n->outputs) outs += (outs.empty() ? "" : ", ") + Ref(o);

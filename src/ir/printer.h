@@ -16,6 +16,10 @@ namespace tessel::ir {
 
 void PrintGraph(const Graph& graph, std::ostream& os);
 
+// The header line, inputs, outputs and how many nodes of each op type:
+//   ops    Conv x52, BatchNormalization x52, Clip x35, ...
+void PrintSummary(const Graph& graph, std::ostream& os);
+
 // Totals used by the printer and the CLI.
 struct GraphStats {
   int64_t num_nodes = 0;

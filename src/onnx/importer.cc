@@ -1,5 +1,6 @@
 #include "onnx/importer.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -87,6 +88,43 @@ StatusOr<std::pair<DType, Shape>> InputType(const onnx::ValueInfoProto& info,
   return std::make_pair(dtype, shape);
 }
 
+// A value bound with ImportOptions::constant_inputs must have the input's
+// declared dtype and fit its declared shape; symbolic or unknown dims accept
+// any size, since binding is how a user fixes them.
+Status CheckBoundValue(const onnx::ValueInfoProto& info, const Tensor& value) {
+  const std::string what = "graph input '" + info.name() + "'";
+  if (!info.type().has_tensor_type()) {
+    return Unsupported(what + " is not a tensor (sequence, map or optional); not supported");
+  }
+  const auto& tt = info.type().tensor_type();
+  TESSEL_ASSIGN_OR_RETURN(DType dtype, DTypeFromOnnx(tt.elem_type(), what));
+  const std::string bind = "--bind " + info.name() + ": the value has ";
+  if (value.dtype() != dtype) {
+    return InvalidArgument(bind + "dtype " + DTypeName(value.dtype()) + "; the model declares " +
+                           DTypeName(dtype));
+  }
+  if (!tt.has_shape()) return Status::Ok();
+  Shape declared;
+  bool fits = tt.shape().dim_size() == static_cast<int>(value.shape().size());
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto& d = tt.shape().dim(i);
+    const bool fixed = d.has_dim_value() && d.dim_value() >= 0;
+    declared.push_back(fixed ? d.dim_value() : -1);
+    if (fits && fixed) fits = value.shape()[static_cast<size_t>(i)] == d.dim_value();
+  }
+  if (!fits) {
+    return InvalidArgument(bind + "shape " + ShapeToString(value.shape()) +
+                           "; the model declares " + ShapeToString(declared) + " (-1 = symbolic)");
+  }
+  return Status::Ok();
+}
+
+std::string JoinQuoted(const std::vector<std::string>& names) {
+  std::string all;
+  for (const std::string& n : names) all += (all.empty() ? "'" : ", '") + n + "'";
+  return all;
+}
+
 int DefaultOpset(const onnx::ModelProto& model) {
   for (const auto& o : model.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx") return static_cast<int>(o.version());
@@ -140,6 +178,27 @@ StatusOr<std::pair<std::string, Shape>> ParseInputShape(const std::string& spec)
   return std::make_pair(spec.substr(0, eq), shape);
 }
 
+StatusOr<std::pair<std::string, Tensor>> ParseBinding(const std::string& spec) {
+  const auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+    return InvalidArgument("--bind '" + spec + "': expected NAME=FILE.pb");
+  }
+  TESSEL_ASSIGN_OR_RETURN(Tensor value, ReadTensorFile(spec.substr(eq + 1)));
+  return std::make_pair(spec.substr(0, eq), std::move(value));
+}
+
+StatusOr<std::vector<std::string>> ReadNodeOpTypes(const fs::path& path) {
+  TESSEL_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
+  onnx::ModelProto model;
+  if (bytes.empty() || !model.ParseFromString(bytes)) {
+    return DataLoss("'" + path.string() +
+                    "' is not a valid ONNX model (truncated or not a protobuf file)");
+  }
+  std::vector<std::string> op_types;
+  for (const auto& n : model.graph().node()) op_types.push_back(n.op_type());
+  return op_types;
+}
+
 StatusOr<std::unique_ptr<ir::Graph>> ImportModel(const fs::path& path,
                                                  const ImportOptions& options) {
   TESSEL_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
@@ -155,6 +214,14 @@ StatusOr<std::unique_ptr<ir::Graph>> ImportModel(const fs::path& path,
     return DataLoss(where + " is not a valid ONNX model (no graph or no opset)");
   }
   const int opset = DefaultOpset(model);
+  if (opset < 0) {
+    // Without a default-domain opset every node is of another domain (e.g.
+    // ai.onnx.ml, ai.onnx.preview.training): naming those ops says more than
+    // naming the missing opset.
+    TESSEL_RETURN_IF_ERROR(CheckSupportedOps(model.graph()));
+    return Unsupported(where + " imports no opset of the default domain (ai.onnx); supported: " +
+                       std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+  }
   if (opset < kMinOpset || opset > kMaxOpset) {
     return Unsupported(where + " uses opset " + std::to_string(opset) +
                        " of the default domain; supported: " + std::to_string(kMinOpset) + " to " +
@@ -188,20 +255,38 @@ StatusOr<std::unique_ptr<ir::Graph>> ImportModel(const fs::path& path,
   if (g.sparse_initializer_size() > 0) {
     return Unsupported(where + " has sparse initializers; not supported");
   }
+  std::vector<std::string> input_names;
   for (const auto& in : g.input()) {
     // Before IR version 4, initializers were also listed as inputs.
     if (initializer_names.count(in.name())) continue;
+    input_names.push_back(in.name());
+    auto bound = options.constant_inputs.find(in.name());
+    if (bound != options.constant_inputs.end()) {
+      TESSEL_RETURN_IF_ERROR(CheckBoundValue(in, bound->second));
+      graph->AddConstant(in.name(), bound->second.Clone());
+      continue;
+    }
     TESSEL_ASSIGN_OR_RETURN(auto type, InputType(in, options));
     graph->inputs().push_back(graph->AddValue(in.name(), type.first, type.second, true));
   }
+  auto is_input = [&](const std::string& name) {
+    return std::find(input_names.begin(), input_names.end(), name) != input_names.end();
+  };
+  for (const auto& [name, value] : options.constant_inputs) {
+    if (!is_input(name)) {
+      return InvalidArgument("--bind names '" + name + "', which is not a graph input (inputs: " +
+                             JoinQuoted(input_names) + ")");
+    }
+    if (options.input_shapes.count(name)) {
+      return InvalidArgument("--input-shape and --bind both name '" + name +
+                             "'; a bound input takes the shape of its value");
+    }
+  }
   for (const auto& [name, shape] : options.input_shapes) {
-    bool found = false;
-    for (ir::Value* v : graph->inputs()) found = found || v->name == name;
-    if (!found) {
-      std::string names;
-      for (ir::Value* v : graph->inputs()) names += (names.empty() ? "'" : ", '") + v->name + "'";
-      return InvalidArgument("--input-shape names '" + name + "', which is not a graph input (inputs: " +
-                             names + ")");
+    if (!is_input(name)) {
+      return InvalidArgument("--input-shape names '" + name +
+                             "', which is not a graph input (inputs: " + JoinQuoted(input_names) +
+                             ")");
     }
   }
 

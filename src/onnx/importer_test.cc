@@ -65,13 +65,13 @@ TEST_F(ImporterTest, Decodes_every_initializer_encoding_alike) {
     ModelBuilder b(13);
     b.Input("x", DType::kFloat32, {3});
     int k = 0;
-    for (const Tensor* t : {&f, &i64, &i8, &h, &d, &u64}) b.Initializer("c" + std::to_string(k++), *t, enc);
+    for (const Tensor* t : std::initializer_list<const Tensor*>{&f, &i64, &i8, &h, &d, &u64}) b.Initializer("c" + std::to_string(k++), *t, enc);
     b.Node("Identity", {"x"}, {"y"});
     b.Output("y");
     auto g = SaveAndImport(b);
     ASSERT_TRUE(g.ok()) << g.status().message();
     k = 0;
-    for (const Tensor* t : {&f, &i64, &i8, &h, &d, &u64}) {
+    for (const Tensor* t : std::initializer_list<const Tensor*>{&f, &i64, &i8, &h, &d, &u64}) {
       const ir::Value* v = (*g)->FindValue("c" + std::to_string(k++));
       ASSERT_NE(v, nullptr);
       ASSERT_EQ(v->constant.dtype(), t->dtype());
@@ -117,6 +117,69 @@ TEST_F(ImporterTest, Import_rejects_input_shape_that_contradicts_the_model) {
   auto g = SaveAndImport(b, opts);
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.status().message().find("does not match"), std::string::npos) << g.status().message();
+}
+
+TEST_F(ImporterTest, Binds_constant_inputs_as_constants) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {2, 3});
+  b.Input("shape", DType::kInt64, {-1});
+  b.Node("Reshape", {"x", "shape"}, {"y"});
+  b.Output("y");
+  ImportOptions opts;
+  opts.constant_inputs["shape"] = Tensor::FromVector<int64_t>({3, 2}, {2});
+  auto g = SaveAndImport(b, opts);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ASSERT_EQ((*g)->inputs().size(), 1u);
+  EXPECT_EQ((*g)->inputs()[0]->name, "x");
+  const ir::Value* shape = (*g)->FindValue("shape");
+  ASSERT_NE(shape, nullptr);
+  ASSERT_TRUE(shape->is_constant());
+  EXPECT_EQ(shape->constant.shape(), (Shape{2}));
+  EXPECT_EQ(shape->constant.GetAsDouble(1), 2.0);
+}
+
+TEST_F(ImporterTest, Import_rejects_bindings_that_do_not_fit) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {2, 3});
+  b.Input("shape", DType::kInt64, {2});
+  b.Node("Reshape", {"x", "shape"}, {"y"});
+  b.Output("y");
+  struct Case {
+    std::string name;
+    Tensor value;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {.name = "shape",
+       .value = Tensor::FromVector<int32_t>({3, 2}, {2}),
+       .message = "--bind shape: the value has dtype int32; the model declares int64"},
+      {.name = "shape",
+       .value = Tensor::FromVector<int64_t>({6}, {1}),
+       .message = "--bind shape: the value has shape 1; the model declares 2"},
+      {.name = "nope",
+       .value = Tensor::FromVector<int64_t>({6}, {1}),
+       .message = "--bind names 'nope', which is not a graph input (inputs: 'x', 'shape')"},
+  };
+  for (const Case& c : cases) {
+    ImportOptions opts;
+    opts.constant_inputs[c.name] = c.value;
+    auto g = SaveAndImport(b, opts);
+    ASSERT_FALSE(g.ok()) << c.message;
+    EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument) << g.status().message();
+    EXPECT_NE(g.status().message().find(c.message), std::string::npos) << g.status().message();
+  }
+}
+
+TEST_F(ImporterTest, Reads_node_op_types_without_importing) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {3});
+  b.Node("Relu", {"x"}, {"a"});
+  b.Node("Frobnicate", {"a"}, {"y"});
+  b.Output("y");
+  ASSERT_TRUE(b.Save(dir_ / "model.onnx").ok());
+  auto ops = ReadNodeOpTypes(dir_ / "model.onnx");
+  ASSERT_TRUE(ops.ok()) << ops.status().message();
+  EXPECT_EQ(*ops, (std::vector<std::string>{"Relu", "Frobnicate"}));
 }
 
 TEST_F(ImporterTest, Import_rejects_unsupported_ops_listing_all_of_them) {

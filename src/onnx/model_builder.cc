@@ -28,8 +28,14 @@ void ModelBuilder::Input(const std::string& name, DType dtype, const Shape& shap
   }
 }
 
-void ModelBuilder::Output(const std::string& name) {
-  model_.mutable_graph()->add_output()->set_name(name);
+void ModelBuilder::Output(const std::string& name, DType dtype) {
+  auto* info = model_.mutable_graph()->add_output();
+  info->set_name(name);
+  auto* tt = info->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(DTypeToOnnx(dtype));
+  // The ONNX checker wants a shape field; tessel infers output shapes itself
+  // and ignores this one.
+  tt->mutable_shape();
 }
 
 void ModelBuilder::Initializer(const std::string& name, const Tensor& t,

@@ -31,8 +31,8 @@ class ModelBuilder {
 
   // A graph input; a negative dim becomes a symbolic one named "N<index>".
   void Input(const std::string& name, DType dtype, const Shape& shape);
-  // A graph output (its type is left for the compiler to infer).
-  void Output(const std::string& name);
+  // A graph output; its shape is left for the compiler to infer.
+  void Output(const std::string& name, DType dtype = DType::kFloat32);
   void Initializer(const std::string& name, const Tensor& t,
                    TensorEncoding encoding = TensorEncoding::kRaw);
   onnx::NodeProto& Node(const std::string& op_type, const std::vector<std::string>& inputs,

@@ -134,6 +134,16 @@ bool IsNaN(C v) {
   }
 }
 
+// Max/Min propagate NaN, as numpy's maximum/minimum do.
+template <typename C>
+C Max(C a, C b) {
+  return IsNaN(a) ? a : (IsNaN(b) || b > a) ? b : a;
+}
+template <typename C>
+C Min(C a, C b) {
+  return IsNaN(a) ? a : (IsNaN(b) || b < a) ? b : a;
+}
+
 // ---------------------------------------------------------------------------
 // Broadcast iteration
 
@@ -721,16 +731,6 @@ void Binary(OpRegistry& r, const char* op_type, F) {
   Binary<Fn<Ts, kPred, F>>(r, op_type);
 }
 
-// Max/Min propagate NaN, as numpy's maximum/minimum do.
-template <typename C>
-C Max(C a, C b) {
-  return IsNaN(a) ? a : (IsNaN(b) || b > a) ? b : a;
-}
-template <typename C>
-C Min(C a, C b) {
-  return IsNaN(a) ? a : (IsNaN(b) || b < a) ? b : a;
-}
-
 template <bool kMean = false, typename Ts, typename F>
 void Variadic(OpRegistry& r, const char* op_type, Ts, F) {
   using Op = Fn<Ts, false, F>;
@@ -774,10 +774,11 @@ void RegisterElementwiseOps(OpRegistry& r) {
   for (const MathFn& m : kMathFns) Unary<MathOp>(r, m.op_type);
   Unary<BoolTs>(r, "Not", [](bool x) { return !x; });
   Unary<NumericTs>(r, "Abs", [](auto x) {
-    if constexpr (std::is_floating_point_v<decltype(x)>)
+    if constexpr (std::is_floating_point_v<decltype(x)>) {
       return std::abs(x);
-    else
+    } else {
       return IsNegative(x) ? Negate(x) : x;
+    }
   });
   Unary<SignedTs>(r, "Neg", [](auto x) { return Negate(x); });
   // Keeps zero's sign and NaN for floats.

@@ -1,6 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <random>
 #include <string>
@@ -172,13 +171,11 @@ TEST(MatMulTest, Float64AndFloat16) {
   ExpectValues(yh, {2, 2}, {-0.25, 4.5, 0.5, 12});
 }
 
-TEST(MatMulTest, LargeProductIsCorrectAndFast) {
+// Large enough to cross the kernel's blocking; timing belongs in bench/.
+TEST(MatMulTest, LargeProductIsCorrect) {
   std::mt19937 rng(3);
   Tensor a = RandomF32({128, 256}, rng), b = RandomF32({256, 1024}, rng);
-  const auto start = std::chrono::steady_clock::now();
   Tensor y = RunOne("MatMul", {}, {a, b});
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(y.defined());
   ASSERT_EQ(y.shape(), (Shape{128, 1024}));
   const float* pa = a.data<float>();
@@ -190,11 +187,6 @@ TEST(MatMulTest, LargeProductIsCorrectAndFast) {
       EXPECT_NEAR(y.GetAsDouble(i * 1024 + j), sum, 1e-4) << i << "," << j;
     }
   }
-  RecordProperty("milliseconds", std::to_string(ms));
-  // Only an optimized build without sanitizers is held to the time budget.
-#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
-  EXPECT_LT(ms, 100.0);
-#endif
 }
 
 TEST(MatMulTest, MatMul_rejects_inner_dimension_mismatch) {

@@ -6,14 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "ops/nn_internal.h"
 #include "ops/op_registry.h"
 #include "ops/op_util.h"
 
 namespace tessel::ops {
-
-void RegisterConvOps(OpRegistry& r);  // nn_conv.cc
-void RegisterPoolOps(OpRegistry& r);  // nn_pool.cc
-void RegisterNormOps(OpRegistry& r);  // nn_norm.cc
 
 std::string IntsToString(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -30,8 +27,8 @@ Status ReadSpatialInts(const ir::Node& node, const char* name, size_t n, int64_t
   *out = node.attrs.Ints(name);
   if (out->size() != n) {
     return InvalidArgument(node.Describe() + ": " + name + " " + IntsToString(*out) + " has " +
-                           std::to_string(out->size()) + " values; expected " +
-                           std::to_string(n) + ", one per spatial dimension");
+                           std::to_string(out->size()) + " values; expected " + std::to_string(n) +
+                           ", one per spatial dimension");
   }
   for (int64_t v : *out) {
     if (v < min_value) {
@@ -56,9 +53,8 @@ Status ReadPads(const ir::Node& node, size_t n, const std::string& auto_pad,
                 std::vector<int64_t>* pads) {
   TESSEL_RETURN_IF_ERROR(ReadSpatialInts(node, "pads", 2 * n, 0, 0, pads));
   // Exporters often write zero pads next to auto_pad; only real ones conflict.
-  if (auto_pad != "NOTSET" && std::any_of(pads->begin(), pads->end(), [](int64_t p) {
-        return p != 0;
-      })) {
+  if (auto_pad != "NOTSET" &&
+      std::any_of(pads->begin(), pads->end(), [](int64_t p) { return p != 0; })) {
     return InvalidArgument(node.Describe() + ": pads " + IntsToString(*pads) +
                            " cannot be combined with auto_pad " + auto_pad);
   }

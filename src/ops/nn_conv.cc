@@ -10,23 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "ops/nn_internal.h"
 #include "ops/op_registry.h"
 #include "ops/op_util.h"
 
 namespace tessel::ops {
-
-// Shared with the other nn files; defined in nn.cc.
-std::string IntsToString(const std::vector<int64_t>& v);
-Status ReadSpatialInts(const ir::Node& node, const char* name, size_t n, int64_t fallback,
-                       int64_t min_value, std::vector<int64_t>* out);
-Status ReadAutoPad(const ir::Node& node, std::string* auto_pad);
-Status ReadPads(const ir::Node& node, size_t n, const std::string& auto_pad,
-                std::vector<int64_t>* pads);
-Status ResolveWindow(const ir::Node& node, const Shape& in_spatial,
-                     const std::vector<int64_t>& kernel, bool ceil_mode,
-                     std::vector<int64_t>* strides, std::vector<int64_t>* dilations,
-                     std::vector<int64_t>* pads, Shape* out_spatial);
-Status RunFloatKernel(KernelContext& ctx, KernelFn f32, KernelFn f64);
 
 namespace {
 
@@ -58,8 +46,7 @@ Status CheckConvInputs(const ir::Node& node, const Shape& x, const Shape& w, int
                            " like input '" + InputName(node, 0) + "' (" + ShapeToString(x) + ")");
   }
   if (group < 1) {
-    return InvalidArgument(node.Describe() + ": group " + std::to_string(group) +
-                           " must be >= 1");
+    return InvalidArgument(node.Describe() + ": group " + std::to_string(group) + " must be >= 1");
   }
   for (size_t i = 2; i < w.size(); ++i) {
     if (w[i] < 1) {
@@ -94,9 +81,9 @@ Status ResolveConv(const ir::Node& node, const Shape& x, const Shape& w, const S
   TESSEL_RETURN_IF_ERROR(CheckConvInputs(node, x, w, g->group));
   if (x[1] != w[1] * g->group) {
     return InvalidArgument(node.Describe() + ": input '" + InputName(node, 0) + "' has " +
-                           std::to_string(x[1]) + " channels but W '" + InputName(node, 1) +
-                           "' (" + ShapeToString(w) + ") expects " + std::to_string(w[1]) +
-                           " x group " + std::to_string(g->group));
+                           std::to_string(x[1]) + " channels but W '" + InputName(node, 1) + "' (" +
+                           ShapeToString(w) + ") expects " + std::to_string(w[1]) + " x group " +
+                           std::to_string(g->group));
   }
   if (w[0] % g->group != 0) {
     return InvalidArgument(node.Describe() + ": W '" + InputName(node, 1) + "' has " +
@@ -113,14 +100,14 @@ Status ResolveConv(const ir::Node& node, const Shape& x, const Shape& w, const S
                        &g->dilations, &g->pads, &g->out_spatial);
 }
 
-Status ResolveConvTranspose(const ir::Node& node, const Shape& x, const Shape& w,
-                            const Shape* b, ConvGeometry* g) {
+Status ResolveConvTranspose(const ir::Node& node, const Shape& x, const Shape& w, const Shape* b,
+                            ConvGeometry* g) {
   g->group = node.attrs.Int("group", 1);
   TESSEL_RETURN_IF_ERROR(CheckConvInputs(node, x, w, g->group));
   if (x[1] != w[0]) {
     return InvalidArgument(node.Describe() + ": input '" + InputName(node, 0) + "' has " +
-                           std::to_string(x[1]) + " channels but W '" + InputName(node, 1) +
-                           "' (" + ShapeToString(w) + ") expects " + std::to_string(w[0]));
+                           std::to_string(x[1]) + " channels but W '" + InputName(node, 1) + "' (" +
+                           ShapeToString(w) + ") expects " + std::to_string(w[0]));
   }
   if (x[1] % g->group != 0) {
     return InvalidArgument(node.Describe() + ": input '" + InputName(node, 0) + "' has " +
@@ -145,8 +132,7 @@ Status ResolveConvTranspose(const ir::Node& node, const Shape& x, const Shape& w
   TESSEL_RETURN_IF_ERROR(ReadSpatialInts(node, "output_padding", n, 0, 0, &output_padding));
   for (size_t i = 0; i < n; ++i) {
     if (output_padding[i] >= std::max(g->strides[i], g->dilations[i])) {
-      return InvalidArgument(node.Describe() + ": output_padding " +
-                             IntsToString(output_padding) +
+      return InvalidArgument(node.Describe() + ": output_padding " + IntsToString(output_padding) +
                              " must be smaller than the stride or the dilation along each axis");
     }
   }
@@ -156,11 +142,10 @@ Status ResolveConvTranspose(const ir::Node& node, const Shape& x, const Shape& w
     output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
   }
   if (node.attrs.Has("output_shape") && output_shape.size() != n) {
-    return InvalidArgument(node.Describe() + ": output_shape " +
-                           IntsToString(node.attrs.Ints("output_shape")) + " has " +
-                           std::to_string(node.attrs.Ints("output_shape").size()) +
-                           " values; expected " + std::to_string(n) +
-                           ", one per spatial dimension");
+    return InvalidArgument(
+        node.Describe() + ": output_shape " + IntsToString(node.attrs.Ints("output_shape")) +
+        " has " + std::to_string(node.attrs.Ints("output_shape").size()) + " values; expected " +
+        std::to_string(n) + ", one per spatial dimension");
   }
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
   g->out_spatial.assign(n, 0);
@@ -183,11 +168,11 @@ Status ResolveConvTranspose(const ir::Node& node, const Shape& x, const Shape& w
       out = full - pb - pe;
     }
     if (out < 1) {
-      return InvalidArgument(node.Describe() + ": output size along axis " +
-                             std::to_string(i + 2) + " would be " + std::to_string(out) +
-                             " (input " + std::to_string(in) + ", stride " + std::to_string(s) +
-                             ", kernel " + std::to_string(g->kernel[i]) + ", pads " +
-                             std::to_string(pb) + "+" + std::to_string(pe) + ")");
+      return InvalidArgument(node.Describe() + ": output size along axis " + std::to_string(i + 2) +
+                             " would be " + std::to_string(out) + " (input " + std::to_string(in) +
+                             ", stride " + std::to_string(s) + ", kernel " +
+                             std::to_string(g->kernel[i]) + ", pads " + std::to_string(pb) + "+" +
+                             std::to_string(pe) + ")");
     }
     g->out_spatial[i] = out;
   }
@@ -206,8 +191,8 @@ const Shape* OptionalShape(const ir::Node& node, size_t i) {
 
 Status InferConv(ir::Node& node, int opset) {
   ConvGeometry g;
-  TESSEL_RETURN_IF_ERROR(ResolveConv(node, node.input(0)->shape, node.input(1)->shape,
-                                     OptionalShape(node, 2), &g));
+  TESSEL_RETURN_IF_ERROR(
+      ResolveConv(node, node.input(0)->shape, node.input(1)->shape, OptionalShape(node, 2), &g));
   SetOutput(node, 0, node.input(0)->dtype, OutputShape(g));
   return Status::Ok();
 }
@@ -248,12 +233,10 @@ RowPlan MakeRowPlan(const Shape& src, const Shape& dst, const ConvGeometry& g) {
   Shape src_s = src, dst_s = dst;
   // A 1x1 window with unit strides and no padding maps planes elementwise:
   // treat them as one long row.
-  const bool pointwise = src == dst && std::all_of(kernel.begin(), kernel.end(),
-                                                   [](int64_t k) { return k == 1; }) &&
-                         std::all_of(strides.begin(), strides.end(),
-                                     [](int64_t s) { return s == 1; }) &&
-                         std::all_of(pad_begin.begin(), pad_begin.end(),
-                                     [](int64_t p) { return p == 0; });
+  const bool pointwise =
+      src == dst && std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k == 1; }) &&
+      std::all_of(strides.begin(), strides.end(), [](int64_t s) { return s == 1; }) &&
+      std::all_of(pad_begin.begin(), pad_begin.end(), [](int64_t p) { return p == 0; });
   if (pointwise && n > 1) {
     src_s = dst_s = {NumElements(src)};
     kernel = {1};
@@ -302,9 +285,9 @@ RowPlan MakeRowPlan(const Shape& src, const Shape& dst, const ConvGeometry& g) {
   return p;
 }
 
-// Adds the contribution of one source/destination plane pair through the
-// kernel `w` (kernel_rows x kernel_x taps). `gather` selects the Conv
-// direction (source = output) over the ConvTranspose one.
+// Adds the contribution of one input plane to one output plane through the
+// kernel `w` (kernel_rows x kernel_x taps). kGather is the Conv direction
+// (the plan's source is the output), otherwise the ConvTranspose one.
 template <typename T, bool kGather>
 void AccumulatePlane(const RowPlan& p, const T* w, const T* in, T* out) {
   const int64_t s = p.stride_x;
@@ -314,25 +297,24 @@ void AccumulatePlane(const RowPlan& p, const T* w, const T* in, T* out) {
     for (int64_t sr = 0; sr < p.src_rows; ++sr) {
       const int64_t dr = rows[sr];
       if (dr < 0) continue;
-      // In gather mode the output row is the source; in scatter mode the input.
-      T* dst_out = kGather ? out + sr * p.src_x : out + dr * p.dst_x;
-      const T* row_in = kGather ? in + dr * p.dst_x : in + sr * p.src_x;
+      T* out_row = kGather ? out + sr * p.src_x : out + dr * p.dst_x;
+      const T* in_row = kGather ? in + dr * p.dst_x : in + sr * p.src_x;
       for (int64_t kx = 0; kx < p.kernel_x; ++kx) {
         const int64_t begin = p.x_begin[kx], len = p.x_end[kx] - begin;
         if (len <= 0) continue;
         const T wv = wk[kx];
         const int64_t first = begin * s + p.x_offset[kx];
-        if (kGather) {
-          T* o = dst_out + begin;
-          const T* src = row_in + first;
+        if constexpr (kGather) {
+          T* o = out_row + begin;
+          const T* src = in_row + first;
           if (s == 1) {
             for (int64_t x = 0; x < len; ++x) o[x] += wv * src[x];
           } else {
             for (int64_t x = 0; x < len; ++x) o[x] += wv * src[x * s];
           }
         } else {
-          T* o = dst_out + first;
-          const T* src = row_in + begin;
+          T* o = out_row + first;
+          const T* src = in_row + begin;
           if (s == 1) {
             for (int64_t x = 0; x < len; ++x) o[x] += wv * src[x];
           } else {
@@ -422,12 +404,24 @@ Status RunConvTranspose(KernelContext& ctx) {
 }  // namespace
 
 void RegisterConvOps(OpRegistry& r) {
-  r.Register({.op_type = "Conv", .domain = "", .op_class = OpClass::kOpaque,
-              .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-              .infer = InferConv, .run = RunConv});
-  r.Register({.op_type = "ConvTranspose", .domain = "", .op_class = OpClass::kOpaque,
-              .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-              .infer = InferConvTranspose, .run = RunConvTranspose});
+  r.Register({.op_type = "Conv",
+              .domain = "",
+              .op_class = OpClass::kOpaque,
+              .min_inputs = 2,
+              .max_inputs = 3,
+              .min_outputs = 1,
+              .max_outputs = 1,
+              .infer = InferConv,
+              .run = RunConv});
+  r.Register({.op_type = "ConvTranspose",
+              .domain = "",
+              .op_class = OpClass::kOpaque,
+              .min_inputs = 2,
+              .max_inputs = 3,
+              .min_outputs = 1,
+              .max_outputs = 1,
+              .infer = InferConvTranspose,
+              .run = RunConvTranspose});
 }
 
 }  // namespace tessel::ops

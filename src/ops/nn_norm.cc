@@ -8,14 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "ops/nn_internal.h"
 #include "ops/op_registry.h"
 #include "ops/op_util.h"
 
 namespace tessel::ops {
-
-// Shared with the other nn files; defined in nn.cc.
-std::string IntsToString(const std::vector<int64_t>& v);
-Status RunFloatKernel(KernelContext& ctx, KernelFn f32, KernelFn f64);
 
 namespace {
 
@@ -23,8 +20,8 @@ Status RequireMinRank(const ir::Node& node, size_t i, size_t rank, const char* l
   const ir::Value* v = node.input(i);
   if (v->shape.size() >= rank) return Status::Ok();
   return InvalidArgument(node.Describe() + ": input '" + v->name + "' has shape " +
-                         ShapeToString(v->shape) + "; expected rank >= " +
-                         std::to_string(rank) + " (" + layout + ")");
+                         ShapeToString(v->shape) + "; expected rank >= " + std::to_string(rank) +
+                         " (" + layout + ")");
 }
 
 // Input i must have shape `expected`; `what` says what it holds.
@@ -33,8 +30,8 @@ Status RequireShape(const ir::Node& node, size_t i, const char* role, const Shap
   const ir::Value* v = node.input(i);
   if (v->shape == expected) return Status::Ok();
   return InvalidArgument(node.Describe() + ": " + role + " '" + v->name + "' has shape " +
-                         ShapeToString(v->shape) + "; expected " + ShapeToString(expected) +
-                         " (" + what + ")");
+                         ShapeToString(v->shape) + "; expected " + ShapeToString(expected) + " (" +
+                         what + ")");
 }
 
 // Per-channel parameters are small; reading them as double lets them have
@@ -312,8 +309,8 @@ Status ResolveMvnAxes(const ir::Node& node, int64_t rank, std::vector<bool>* red
   for (int64_t a : axes) {
     TESSEL_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(node, a, rank, "axes entry"));
     if ((*reduced)[axis]) {
-      return InvalidArgument(node.Describe() + ": axes " + IntsToString(axes) +
-                             " names axis " + std::to_string(axis) + " twice");
+      return InvalidArgument(node.Describe() + ": axes " + IntsToString(axes) + " names axis " +
+                             std::to_string(axis) + " twice");
     }
     (*reduced)[axis] = true;
   }
@@ -377,8 +374,7 @@ Status InferLrn(ir::Node& node, int opset) {
   }
   const int64_t size = node.attrs.Int("size", 0);
   if (size < 1) {
-    return InvalidArgument(node.Describe() + ": size " + std::to_string(size) +
-                           " must be >= 1");
+    return InvalidArgument(node.Describe() + ": size " + std::to_string(size) + " must be >= 1");
   }
   SetOutput(node, 0, node.input(0)->dtype, node.input(0)->shape);
   return Status::Ok();
@@ -457,9 +453,15 @@ void RegisterNormOps(OpRegistry& r) {
       {"LRN", 1, 1, 1, InferLrn, RunLrn},
   };
   for (const Entry& e : entries) {
-    r.Register({.op_type = e.op_type, .domain = "", .op_class = OpClass::kOpaque,
-                .min_inputs = e.min_inputs, .max_inputs = e.max_inputs, .min_outputs = 1,
-                .max_outputs = e.max_outputs, .infer = e.infer, .run = e.run});
+    r.Register({.op_type = e.op_type,
+                .domain = "",
+                .op_class = OpClass::kOpaque,
+                .min_inputs = e.min_inputs,
+                .max_inputs = e.max_inputs,
+                .min_outputs = 1,
+                .max_outputs = e.max_outputs,
+                .infer = e.infer,
+                .run = e.run});
   }
 }
 

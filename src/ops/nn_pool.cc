@@ -5,20 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "ops/nn_internal.h"
 #include "ops/op_registry.h"
 #include "ops/op_util.h"
 
 namespace tessel::ops {
-
-// Shared with the other nn files; defined in nn.cc.
-std::string IntsToString(const std::vector<int64_t>& v);
-Status ReadSpatialInts(const ir::Node& node, const char* name, size_t n, int64_t fallback,
-                       int64_t min_value, std::vector<int64_t>* out);
-Status ResolveWindow(const ir::Node& node, const Shape& in_spatial,
-                     const std::vector<int64_t>& kernel, bool ceil_mode,
-                     std::vector<int64_t>* strides, std::vector<int64_t>* dilations,
-                     std::vector<int64_t>* pads, Shape* out_spatial);
-Status RunFloatKernel(KernelContext& ctx, KernelFn f32, KernelFn f64);
 
 namespace {
 
@@ -55,8 +46,8 @@ Status ResolvePool(const ir::Node& node, const Shape& x, PoolGeometry* g) {
   TESSEL_RETURN_IF_ERROR(ReadFlag(node, "ceil_mode", &ceil_mode));
   g->planes = x[0] * x[1];
   g->in_spatial.assign(x.begin() + 2, x.end());
-  TESSEL_RETURN_IF_ERROR(ResolveWindow(node, g->in_spatial, g->kernel, ceil_mode != 0,
-                                       &g->strides, &g->dilations, &g->pads, &g->out_spatial));
+  TESSEL_RETURN_IF_ERROR(ResolveWindow(node, g->in_spatial, g->kernel, ceil_mode != 0, &g->strides,
+                                       &g->dilations, &g->pads, &g->out_spatial));
   // A window may not lie entirely in the padding.
   for (size_t i = 0; i < n; ++i) {
     if (g->pads[i] >= g->kernel[i] || g->pads[i + n] >= g->kernel[i]) {
@@ -135,8 +126,7 @@ AxisTaps MakeAxisTaps(const PoolGeometry& g, size_t axis) {
 // current one, the input elements under its window as offsets within a plane.
 class WindowWalker {
  public:
-  explicit WindowWalker(const PoolGeometry& g)
-      : in_(g.in_spatial), out_(g.out_spatial.size(), 0) {
+  explicit WindowWalker(const PoolGeometry& g) : in_(g.in_spatial), out_(g.out_spatial.size(), 0) {
     for (size_t d = 0; d < in_.size(); ++d) axes_.push_back(MakeAxisTaps(g, d));
     Load();
   }
@@ -215,8 +205,7 @@ Status RunMaxPoolT(KernelContext& ctx) {
       }
       y[p * out_plane + o] = best;
       if (indices != nullptr && !offs.empty()) {
-        indices[p * out_plane + o] =
-            p * in_plane + (col_major ? w.col_offsets()[arg] : offs[arg]);
+        indices[p * out_plane + o] = p * in_plane + (col_major ? w.col_offsets()[arg] : offs[arg]);
       }
     }
   }
@@ -236,8 +225,7 @@ Status RunSumPoolT(KernelContext& ctx) {
   WindowWalker w(g);
   for (int64_t o = 0; o < out_plane; ++o, w.Next()) {
     const std::vector<int64_t>& offs = w.offsets();
-    const int64_t divisor =
-        include_pad ? w.padded_count() : static_cast<int64_t>(offs.size());
+    const int64_t divisor = include_pad ? w.padded_count() : static_cast<int64_t>(offs.size());
     for (int64_t pl = 0; pl < g.planes; ++pl) {
       const T* plane = x + pl * in_plane;
       double acc = 0;
@@ -343,9 +331,15 @@ void RegisterPoolOps(OpRegistry& r) {
       {"GlobalLpPool", 1, InferGlobalPool, RunGlobalLpPool},
   };
   for (const Entry& e : entries) {
-    r.Register({.op_type = e.op_type, .domain = "", .op_class = OpClass::kOpaque,
-                .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
-                .max_outputs = e.max_outputs, .infer = e.infer, .run = e.run});
+    r.Register({.op_type = e.op_type,
+                .domain = "",
+                .op_class = OpClass::kOpaque,
+                .min_inputs = 1,
+                .max_inputs = 1,
+                .min_outputs = 1,
+                .max_outputs = e.max_outputs,
+                .infer = e.infer,
+                .run = e.run});
   }
 }
 

@@ -1,5 +1,7 @@
 #include "ops/op_registry.h"
 
+#include <limits>
+
 #include "core/check.h"
 
 namespace tessel::ops {
@@ -54,11 +56,14 @@ Status InferNode(ir::Node& node, int opset) {
   int present_inputs = static_cast<int>(node.inputs.size());
   while (present_inputs > 0 && node.inputs[present_inputs - 1] == nullptr) --present_inputs;
   if (present_inputs < schema->min_inputs || present_inputs > schema->max_inputs) {
+    std::string expected = std::to_string(schema->min_inputs);
+    if (schema->max_inputs == std::numeric_limits<int>::max()) {
+      expected = "at least " + expected;
+    } else if (schema->max_inputs != schema->min_inputs) {
+      expected += " to " + std::to_string(schema->max_inputs);
+    }
     return InvalidArgument(node.Describe() + ": has " + std::to_string(present_inputs) +
-                           " inputs; expected " + std::to_string(schema->min_inputs) +
-                           (schema->max_inputs != schema->min_inputs
-                                ? " to " + std::to_string(schema->max_inputs)
-                                : std::string()));
+                           " inputs; expected " + expected);
   }
   const int num_outputs = static_cast<int>(node.outputs.size());
   if (num_outputs < schema->min_outputs || num_outputs > schema->max_outputs) {

@@ -129,23 +129,33 @@ double FloatInit() {
 template <ReduceKind K>
 double FloatCombine(double acc, double x) {
   switch (K) {
-    case ReduceKind::kMax: return (x > acc || std::isnan(x)) ? x : acc;
-    case ReduceKind::kMin: return (x < acc || std::isnan(x)) ? x : acc;
-    case ReduceKind::kProd: return acc * x;
-    case ReduceKind::kL1: return acc + std::fabs(x);
+    case ReduceKind::kMax:
+      return (x > acc || std::isnan(x)) ? x : acc;
+    case ReduceKind::kMin:
+      return (x < acc || std::isnan(x)) ? x : acc;
+    case ReduceKind::kProd:
+      return acc * x;
+    case ReduceKind::kL1:
+      return acc + std::fabs(x);
     case ReduceKind::kL2:
-    case ReduceKind::kSumSquare: return acc + x * x;
-    default: return acc + x;
+    case ReduceKind::kSumSquare:
+      return acc + x * x;
+    default:
+      return acc + x;
   }
 }
 
 template <ReduceKind K>
 double FloatFinish(double acc, int64_t count) {
   switch (K) {
-    case ReduceKind::kMean: return acc / static_cast<double>(count);
-    case ReduceKind::kL2: return std::sqrt(acc);
-    case ReduceKind::kLogSum: return std::log(acc);
-    default: return acc;
+    case ReduceKind::kMean:
+      return acc / static_cast<double>(count);
+    case ReduceKind::kL2:
+      return std::sqrt(acc);
+    case ReduceKind::kLogSum:
+      return std::log(acc);
+    default:
+      return acc;
   }
 }
 
@@ -195,10 +205,18 @@ void ReduceInt(const T* in, int64_t n_in, BroadcastWalker w, T* out, int64_t n_o
       const uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(in[i]));
       uint64_t& a = acc[w.offset(0)];
       switch (K) {
-        case ReduceKind::kProd: a *= x; break;
-        case ReduceKind::kL1: a += in[i] < 0 ? 0 - x : x; break;
-        case ReduceKind::kSumSquare: a += x * x; break;
-        default: a += x; break;
+        case ReduceKind::kProd:
+          a *= x;
+          break;
+        case ReduceKind::kL1:
+          a += in[i] < 0 ? 0 - x : x;
+          break;
+        case ReduceKind::kSumSquare:
+          a += x * x;
+          break;
+        default:
+          a += x;
+          break;
       }
     }
     for (int64_t o = 0; o < n_out; ++o) {
@@ -242,17 +260,22 @@ Status RunReduce(KernelContext& ctx) {
     return Status::Ok();
   };
   switch (x.dtype()) {
-    case DType::kFloat32: return run(float{});
-    case DType::kFloat16: return run(Half{});
-    case DType::kBFloat16: return run(BFloat16{});
-    case DType::kFloat64: return run(double{});
+    case DType::kFloat32:
+      return run(float{});
+    case DType::kFloat16:
+      return run(Half{});
+    case DType::kBFloat16:
+      return run(BFloat16{});
+    case DType::kFloat64:
+      return run(double{});
     case DType::kInt32:
       if constexpr (AllowsIntegers(K)) return run(int32_t{});
       break;
     case DType::kInt64:
       if constexpr (AllowsIntegers(K)) return run(int64_t{});
       break;
-    default: break;
+    default:
+      break;
   }
   return Internal(ctx.node.Describe() + ": no kernel for dtype " + DTypeName(x.dtype()));
 }
@@ -404,11 +427,20 @@ Status RunSoftmax(KernelContext& ctx) {
   const AxisSplit s = SplitAt(x.shape(), axis, ctx.opset < 13);
   Tensor& y = ctx.out(0);
   switch (x.dtype()) {
-    case DType::kFloat32: SoftmaxTyped<K>(x.data<float>(), y.data<float>(), s); break;
-    case DType::kFloat16: SoftmaxTyped<K>(x.data<Half>(), y.data<Half>(), s); break;
-    case DType::kBFloat16: SoftmaxTyped<K>(x.data<BFloat16>(), y.data<BFloat16>(), s); break;
-    case DType::kFloat64: SoftmaxTyped<K>(x.data<double>(), y.data<double>(), s); break;
-    default: return Internal(ctx.node.Describe() + ": no kernel for dtype " + DTypeName(x.dtype()));
+    case DType::kFloat32:
+      SoftmaxTyped<K>(x.data<float>(), y.data<float>(), s);
+      break;
+    case DType::kFloat16:
+      SoftmaxTyped<K>(x.data<Half>(), y.data<Half>(), s);
+      break;
+    case DType::kBFloat16:
+      SoftmaxTyped<K>(x.data<BFloat16>(), y.data<BFloat16>(), s);
+      break;
+    case DType::kFloat64:
+      SoftmaxTyped<K>(x.data<double>(), y.data<double>(), s);
+      break;
+    default:
+      return Internal(ctx.node.Describe() + ": no kernel for dtype " + DTypeName(x.dtype()));
   }
   return Status::Ok();
 }

@@ -66,12 +66,12 @@ Status CheckShape(const ir::Node& node, const Shape& shape, const char* what) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) {
-      return NodeError(node, std::string(what) + " " + ListToString(shape) +
-                                 " has a negative dimension");
+      return NodeError(node,
+                       std::string(what) + " " + ListToString(shape) + " has a negative dimension");
     }
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
-      return NodeError(node, std::string(what) + " " + ListToString(shape) +
-                                 " has too many elements");
+      return NodeError(node,
+                       std::string(what) + " " + ListToString(shape) + " has too many elements");
     }
     n *= d;
   }
@@ -99,11 +99,16 @@ void CopyStrided(const Tensor& in, int64_t base, const Shape& walk,
   const uint8_t* src = Bytes(in);
   uint8_t* dst = Bytes(out);
   switch (ElemSize(in)) {
-    case 1: return CopyStridedImpl<1>(src, base, walk, strides, dst);
-    case 2: return CopyStridedImpl<2>(src, base, walk, strides, dst);
-    case 4: return CopyStridedImpl<4>(src, base, walk, strides, dst);
-    case 8: return CopyStridedImpl<8>(src, base, walk, strides, dst);
-    default: TESSEL_CHECK_MSG(false, DTypeName(in.dtype()));
+    case 1:
+      return CopyStridedImpl<1>(src, base, walk, strides, dst);
+    case 2:
+      return CopyStridedImpl<2>(src, base, walk, strides, dst);
+    case 4:
+      return CopyStridedImpl<4>(src, base, walk, strides, dst);
+    case 8:
+      return CopyStridedImpl<8>(src, base, walk, strides, dst);
+    default:
+      TESSEL_CHECK_MSG(false, DTypeName(in.dtype()));
   }
 }
 

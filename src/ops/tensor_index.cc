@@ -1,7 +1,7 @@
 // Data-indexed movement ops: Gather*, Scatter*, OneHot, NonZero, CumSum,
 // TopK. Index values are data, so an out-of-range index is a run-time
-// InvalidArgument (reported at compile time too when the indices are
-// constant).
+// InvalidArgument (Gather also reports it at compile time when its indices
+// are constant).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -227,11 +227,21 @@ void ApplyUpdates(Tensor& out, const Tensor& updates, const std::vector<int64_t>
         T& x = o[dst[j] + i];
         const T y = u[static_cast<int64_t>(j) * block + i];
         switch (reduction) {
-          case Reduction::kNone: x = y; break;
-          case Reduction::kAdd: x = Add(x, y); break;
-          case Reduction::kMul: x = Mul(x, y); break;
-          case Reduction::kMax: if (Above(OrderKey(y), OrderKey(x))) x = y; break;
-          case Reduction::kMin: if (Above(OrderKey(x), OrderKey(y))) x = y; break;
+          case Reduction::kNone:
+            x = y;
+            break;
+          case Reduction::kAdd:
+            x = Add(x, y);
+            break;
+          case Reduction::kMul:
+            x = Mul(x, y);
+            break;
+          case Reduction::kMax:
+            if (Above(OrderKey(y), OrderKey(x))) x = y;
+            break;
+          case Reduction::kMin:
+            if (Above(OrderKey(x), OrderKey(y))) x = y;
+            break;
         }
       }
     }
@@ -341,8 +351,7 @@ Status InferGatherND(ir::Node& node, int opset) {
 Status RunGatherND(KernelContext& ctx) {
   const Tensor& data = ctx.in(0);
   const int64_t b = ctx.node.attrs.Int("batch_dims", 0);
-  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> offsets,
-                          TupleOffsets(ctx.node, data, ctx.in(1), b));
+  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, TupleOffsets(ctx.node, data, ctx.in(1), b));
   const int64_t k = ctx.in(1).shape().back();
   const size_t block = DimProduct(data.shape(), b + k, data.shape().size()) * ElemSize(data);
   if (block == 0) return Status::Ok();
@@ -362,9 +371,9 @@ Status InferScatterND(ir::Node& node, int opset) {
   Shape expected(is.begin(), is.end() - 1);
   expected.insert(expected.end(), ds.begin() + is.back(), ds.end());
   if (In(node, 2).shape != expected) {
-    return NodeError(node, "updates shape " + ShapeToString(In(node, 2).shape) +
-                               " must be " + ShapeToString(expected) + " for data " +
-                               ShapeToString(ds) + " and indices " + ShapeToString(is));
+    return NodeError(node, "updates shape " + ShapeToString(In(node, 2).shape) + " must be " +
+                               ShapeToString(expected) + " for data " + ShapeToString(ds) +
+                               " and indices " + ShapeToString(is));
   }
   TESSEL_RETURN_IF_ERROR(GetReduction(node).status());
   SetOutput(node, 0, In(node, 0).dtype, ds);
@@ -387,8 +396,8 @@ Status RunScatterND(KernelContext& ctx) {
 
 StatusOr<int64_t> OneHotDepth(const ir::Node& node, const Tensor& depth) {
   if (depth.num_elements() != 1) {
-    return NodeError(node, "depth must have one element; got shape " +
-                               ShapeToString(depth.shape()));
+    return NodeError(node,
+                     "depth must have one element; got shape " + ShapeToString(depth.shape()));
   }
   const double d = depth.GetAsDouble(0);
   if (!(d >= 1 && d <= static_cast<double>(std::numeric_limits<int32_t>::max()))) {
@@ -487,9 +496,10 @@ Status RunNonZero(KernelContext& ctx) {
 // CumSum
 
 Status InferCumSum(ir::Node& node, int opset) {
-  TESSEL_RETURN_IF_ERROR(RequireDType(node, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                                                DType::kBFloat16, DType::kInt32, DType::kInt64,
-                                                DType::kUInt32, DType::kUInt64}));
+  TESSEL_RETURN_IF_ERROR(
+      RequireDType(node, 0,
+                   {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+                    DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64}));
   TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> axis, ConstantInts(node, 1, "axis"));
   if (axis.size() != 1) {
     return NodeError(node, "axis must be a scalar; got " + ListToString(axis));
@@ -538,8 +548,8 @@ Status RunCumSum(KernelContext& ctx) {
 StatusOr<int64_t> TopKCount(const ir::Node& node, int opset, const Tensor* k_input) {
   if (opset >= 10) {
     if (k_input->num_elements() != 1) {
-      return NodeError(node, "K must have one element; got shape " +
-                                 ShapeToString(k_input->shape()));
+      return NodeError(node,
+                       "K must have one element; got shape " + ShapeToString(k_input->shape()));
     }
     return k_input->GetAsInt64(0);
   }
@@ -600,8 +610,8 @@ Status RunTopK(KernelContext& ctx) {
         std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
         for (int64_t t = 0; t < k; ++t) {
           const int64_t dst = (b * k + t) * inner + i;
-          std::memcpy(Bytes(ctx.out(0)) + dst * es, Bytes(x) + ((b * dim + order[t]) * inner + i) * es,
-                      es);
+          std::memcpy(Bytes(ctx.out(0)) + dst * es,
+                      Bytes(x) + ((b * dim + order[t]) * inner + i) * es, es);
           indices[dst] = order[t];
         }
       }
@@ -615,26 +625,76 @@ Status RunTopK(KernelContext& ctx) {
 void RegisterTensorIndexOps(OpRegistry& r) {
   const OpClass kInj = OpClass::kInjective;
   const OpClass kOpq = OpClass::kOpaque;
-  r.Register({.op_type = "Gather", .op_class = kInj, .min_inputs = 2, .max_inputs = 2,
-              .infer = InferGather, .run = RunGather});
-  r.Register({.op_type = "GatherElements", .op_class = kInj, .min_inputs = 2, .max_inputs = 2,
-              .infer = InferGatherElements, .run = RunGatherElements});
-  r.Register({.op_type = "GatherND", .op_class = kInj, .min_inputs = 2, .max_inputs = 2,
-              .infer = InferGatherND, .run = RunGatherND});
-  r.Register({.op_type = "ScatterElements", .op_class = kOpq, .min_inputs = 3, .max_inputs = 3,
-              .infer = InferScatterElements, .run = RunScatterElements});
+  r.Register({.op_type = "Gather",
+              .domain = "",
+              .op_class = kInj,
+              .min_inputs = 2,
+              .max_inputs = 2,
+              .infer = InferGather,
+              .run = RunGather});
+  r.Register({.op_type = "GatherElements",
+              .domain = "",
+              .op_class = kInj,
+              .min_inputs = 2,
+              .max_inputs = 2,
+              .infer = InferGatherElements,
+              .run = RunGatherElements});
+  r.Register({.op_type = "GatherND",
+              .domain = "",
+              .op_class = kInj,
+              .min_inputs = 2,
+              .max_inputs = 2,
+              .infer = InferGatherND,
+              .run = RunGatherND});
+  r.Register({.op_type = "ScatterElements",
+              .domain = "",
+              .op_class = kOpq,
+              .min_inputs = 3,
+              .max_inputs = 3,
+              .infer = InferScatterElements,
+              .run = RunScatterElements});
   // Scatter (opsets 9-10) is ScatterElements under its old name.
-  r.Register({.op_type = "Scatter", .op_class = kOpq, .min_inputs = 3, .max_inputs = 3,
-              .infer = InferScatterElements, .run = RunScatterElements});
-  r.Register({.op_type = "ScatterND", .op_class = kOpq, .min_inputs = 3, .max_inputs = 3,
-              .infer = InferScatterND, .run = RunScatterND});
-  r.Register({.op_type = "OneHot", .op_class = kOpq, .min_inputs = 3, .max_inputs = 3,
-              .infer = InferOneHot, .run = RunOneHot});
-  r.Register({.op_type = "NonZero", .op_class = kOpq, .infer = InferNonZero, .run = RunNonZero});
-  r.Register({.op_type = "CumSum", .op_class = kOpq, .min_inputs = 2, .max_inputs = 2,
-              .infer = InferCumSum, .run = RunCumSum});
-  r.Register({.op_type = "TopK", .op_class = kOpq, .max_inputs = 2, .min_outputs = 2,
-              .max_outputs = 2, .infer = InferTopK, .run = RunTopK});
+  r.Register({.op_type = "Scatter",
+              .domain = "",
+              .op_class = kOpq,
+              .min_inputs = 3,
+              .max_inputs = 3,
+              .infer = InferScatterElements,
+              .run = RunScatterElements});
+  r.Register({.op_type = "ScatterND",
+              .domain = "",
+              .op_class = kOpq,
+              .min_inputs = 3,
+              .max_inputs = 3,
+              .infer = InferScatterND,
+              .run = RunScatterND});
+  r.Register({.op_type = "OneHot",
+              .domain = "",
+              .op_class = kOpq,
+              .min_inputs = 3,
+              .max_inputs = 3,
+              .infer = InferOneHot,
+              .run = RunOneHot});
+  r.Register({.op_type = "NonZero",
+              .domain = "",
+              .op_class = kOpq,
+              .infer = InferNonZero,
+              .run = RunNonZero});
+  r.Register({.op_type = "CumSum",
+              .domain = "",
+              .op_class = kOpq,
+              .min_inputs = 2,
+              .max_inputs = 2,
+              .infer = InferCumSum,
+              .run = RunCumSum});
+  r.Register({.op_type = "TopK",
+              .domain = "",
+              .op_class = kOpq,
+              .max_inputs = 2,
+              .min_outputs = 2,
+              .max_outputs = 2,
+              .infer = InferTopK,
+              .run = RunTopK});
 }
 
 }  // namespace tessel::ops::tensor_internal

@@ -1,5 +1,5 @@
-// Helpers shared by the tensor op family (tensor.cc, tensor_index.cc,
-// tensor_spatial.cc). Not part of the ops API: other families use op_util.h.
+// Helpers shared by the tensor op family (the tensor*.cc files). Not part of
+// the ops API: other families use op_util.h.
 #pragma once
 
 #include <cstdint>
@@ -64,7 +64,8 @@ void FillBytes(Tensor& out, const void* value, size_t size);
 int64_t DimProduct(const Shape& shape, size_t begin, size_t end);
 
 // Registration of the ops in the other tensor_*.cc files.
-void RegisterTensorIndexOps(OpRegistry& r);    // tensor_index.cc
-void RegisterTensorSpatialOps(OpRegistry& r);  // tensor_spatial.cc
+void RegisterTensorGenerateOps(OpRegistry& r);  // tensor_generate.cc
+void RegisterTensorIndexOps(OpRegistry& r);     // tensor_index.cc
+void RegisterTensorSpatialOps(OpRegistry& r);   // tensor_spatial.cc
 
 }  // namespace tessel::ops::tensor_internal

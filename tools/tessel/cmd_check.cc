@@ -21,32 +21,14 @@ struct CheckArgs {
   ModelOptions model_options;
 };
 
-// Orders a data set's inputs as the graph's: by proto name where it names a
-// graph input, by position otherwise.
-StatusOr<std::vector<Tensor>> OrderInputs(const ir::Graph& graph,
-                                          const std::vector<onnx_io::NamedTensor>& given,
-                                          const std::string& where) {
-  if (given.size() != graph.inputs().size()) {
-    return InvalidArgument(where + " has " + std::to_string(given.size()) +
-                           " inputs; the model takes " + std::to_string(graph.inputs().size()));
-  }
-  std::vector<Tensor> inputs(given.size());
-  for (size_t k = 0; k < given.size(); ++k) {
-    size_t index = k;
-    for (size_t i = 0; i < graph.inputs().size(); ++i) {
-      if (!given[k].name.empty() && graph.inputs()[i]->name == given[k].name) index = i;
-    }
-    inputs[index] = given[k].tensor;
-  }
-  return inputs;
-}
-
 StatusOr<bool> Check(const CheckArgs& args) {
   TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
   const std::filesystem::path dir(args.dir);
   TESSEL_ASSIGN_OR_RETURN(auto sets, onnx_io::ReadTestDataSets(dir));
   if (sets.empty()) return NotFound("'" + args.dir + "' has no test_data_set_* folder");
   TESSEL_ASSIGN_OR_RETURN(CompiledModel model, LoadOrCompile(dir / "model.onnx", copts));
+  std::set<std::string> bound;
+  for (const auto& [input, value] : copts.import.constant_inputs) bound.insert(input);
   cpu::CpuExecutor executor(*model.graph);
   bool all_ok = true;
   nlohmann::json report;
@@ -55,7 +37,8 @@ StatusOr<bool> Check(const CheckArgs& args) {
   report["atol"] = args.atol;
   for (const auto& set : sets) {
     const std::string name = set.dir.filename().string();
-    TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, OrderInputs(*model.graph, set.inputs, name));
+    TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,
+                            OrderInputs(*model.graph, set.inputs, name, bound));
     const auto t0 = std::chrono::steady_clock::now();
     TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executor.Run(inputs));
     const double ms =

@@ -9,14 +9,20 @@ namespace tessel::cli {
 void AddShowCommand(CLI::App& app, int& exit_code) {
   auto model = std::make_shared<std::string>();
   auto mopts = std::make_shared<ModelOptions>();
+  auto summary = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("show", "Print a model's graph after compilation");
   cmd->add_option("model", *model, "Model file: .onnx or compiled")->required();
+  cmd->add_flag("--summary", *summary, "Only the header, inputs, outputs and op counts");
   AddModelOptions(*cmd, *mopts);
-  cmd->callback([model, mopts, &exit_code] {
+  cmd->callback([model, mopts, summary, &exit_code] {
     auto run = [&]() -> Status {
       TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(*mopts));
       TESSEL_ASSIGN_OR_RETURN(CompiledModel m, LoadOrCompile(*model, copts));
-      ir::PrintGraph(*m.graph, std::cout);
+      if (*summary) {
+        ir::PrintSummary(*m.graph, std::cout);
+      } else {
+        ir::PrintGraph(*m.graph, std::cout);
+      }
       return Status::Ok();
     };
     Status s = run();

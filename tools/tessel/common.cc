@@ -13,6 +13,8 @@ namespace tessel::cli {
 void AddModelOptions(CLI::App& app, ModelOptions& opts) {
   app.add_option("--input-shape", opts.input_shapes,
                  "Static shape for an input with symbolic dims: NAME=D0,D1,... (repeatable)");
+  app.add_option("--bind", opts.bindings,
+                 "Bind a graph input to a constant at compile time: NAME=FILE.pb (repeatable)");
 }
 
 StatusOr<CompileOptions> MakeCompileOptions(const ModelOptions& opts) {
@@ -21,7 +23,37 @@ StatusOr<CompileOptions> MakeCompileOptions(const ModelOptions& opts) {
     TESSEL_ASSIGN_OR_RETURN(auto parsed, onnx_io::ParseInputShape(spec));
     options.import.input_shapes[parsed.first] = parsed.second;
   }
+  for (const std::string& spec : opts.bindings) {
+    TESSEL_ASSIGN_OR_RETURN(auto parsed, onnx_io::ParseBinding(spec));
+    if (options.import.constant_inputs.count(parsed.first)) {
+      return InvalidArgument("--bind '" + spec + "': input '" + parsed.first + "' is bound twice");
+    }
+    options.import.constant_inputs[parsed.first] = std::move(parsed.second);
+  }
   return options;
+}
+
+StatusOr<std::vector<Tensor>> OrderInputs(const ir::Graph& graph,
+                                          const std::vector<onnx_io::NamedTensor>& given_all,
+                                          const std::string& where,
+                                          const std::set<std::string>& bound) {
+  std::vector<const onnx_io::NamedTensor*> given;
+  for (const auto& nt : given_all) {
+    if (nt.name.empty() || !bound.count(nt.name)) given.push_back(&nt);
+  }
+  if (given.size() != graph.inputs().size()) {
+    return InvalidArgument(where + " has " + std::to_string(given.size()) +
+                           " inputs; the model takes " + std::to_string(graph.inputs().size()));
+  }
+  std::vector<Tensor> inputs(given.size());
+  for (size_t k = 0; k < given.size(); ++k) {
+    size_t index = k;
+    for (size_t i = 0; i < graph.inputs().size(); ++i) {
+      if (!given[k]->name.empty() && graph.inputs()[i]->name == given[k]->name) index = i;
+    }
+    inputs[index] = given[k]->tensor;
+  }
+  return inputs;
 }
 
 std::vector<Tensor> RandomInputs(const ir::Graph& graph, uint32_t seed) {

@@ -2,20 +2,32 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "compiler/compile.h"
 #include "core/status.h"
+#include "onnx/test_data.h"
 
 namespace tessel::cli {
 
 // Options every model-loading subcommand takes.
 struct ModelOptions {
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
+  std::vector<std::string> bindings;      // NAME=FILE.pb: input bound at compile time
 };
 void AddModelOptions(CLI::App& app, ModelOptions& opts);
 StatusOr<CompileOptions> MakeCompileOptions(const ModelOptions& opts);
+
+// Orders a data set's inputs as the graph's: by proto name where it names a
+// graph input, by position otherwise. Tensors named after an input in `bound`
+// (bound to a constant at compile time) are dropped first. `where` names the
+// data set in messages.
+StatusOr<std::vector<Tensor>> OrderInputs(const ir::Graph& graph,
+                                          const std::vector<onnx_io::NamedTensor>& given,
+                                          const std::string& where,
+                                          const std::set<std::string>& bound = {});
 
 // Seeded random inputs for every graph input: floats in [-1, 1), integers in
 // [0, 8), booleans 0/1.
@@ -43,6 +55,7 @@ void AddCheckCommand(CLI::App& app, int& exit_code);
 void AddShowCommand(CLI::App& app, int& exit_code);
 void AddCompileCommand(CLI::App& app, int& exit_code);
 void AddBenchCommand(CLI::App& app, int& exit_code);
+void AddConformanceCommand(CLI::App& app, int& exit_code);
 
 // Prints "tessel: error: <message>" and returns 2.
 int ReportError(const Status& status);

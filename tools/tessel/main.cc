@@ -13,6 +13,19 @@ int main(int argc, char** argv) {
   tessel::cli::AddShowCommand(app, exit_code);
   tessel::cli::AddCompileCommand(app, exit_code);
   tessel::cli::AddBenchCommand(app, exit_code);
+  tessel::cli::AddConformanceCommand(app, exit_code);
+  // CLI11 would only say "a subcommand is required"; name the culprit.
+  const auto subcommands = app.get_subcommands([](const CLI::App*) { return true; });
+  bool known = argc < 2 || argv[1][0] == '-';
+  std::string names;
+  for (const CLI::App* sub : subcommands) {
+    known = known || sub->get_name() == argv[1];
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  if (!known) {
+    std::cerr << "tessel: error: unknown command '" << argv[1] << "' (commands: " << names << ")\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,580 @@
+// Spatial movement ops: Pad, DepthToSpace, SpaceToDepth, Resize, Upsample.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "ops/tensor_internal.h"
+
+namespace tessel::ops::tensor_internal {
+namespace {
+
+const ir::Value& In(const ir::Node& node, size_t i) { return *node.input(i); }
+
+// ---------------------------------------------------------------------------
+// Pad
+
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
+
+struct PadPlan {
+  PadMode mode = PadMode::kConstant;
+  std::vector<int64_t> begin;  // per input dim; negative crops
+  Shape out;
+};
+
+// pads (2 * n values: all begins, then all ends) and the optional axes they
+// apply to (opset 18; default every dim). Opset < 11 takes pads from the
+// attribute; from 11 on `pads` is input 1 and `axes` input 3.
+StatusOr<PadPlan> PlanPad(const ir::Node& node, const Shape& in, const std::vector<int64_t>& pads,
+                          const std::optional<std::vector<int64_t>>& axes_given) {
+  const std::string mode = node.attrs.String("mode", "constant");
+  PadPlan plan;
+  if (mode == "constant") {
+    plan.mode = PadMode::kConstant;
+  } else if (mode == "reflect") {
+    plan.mode = PadMode::kReflect;
+  } else if (mode == "edge") {
+    plan.mode = PadMode::kEdge;
+  } else if (mode == "wrap") {
+    plan.mode = PadMode::kWrap;
+  } else {
+    return NodeUnsupported(node,
+                           "mode '" + mode + "' is not supported (constant, reflect, edge, wrap)");
+  }
+  const int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> axes;
+  if (axes_given) {
+    for (int64_t a : *axes_given) {
+      TESSEL_ASSIGN_OR_RETURN(int64_t n, NormalizeAxis(node, a, rank));
+      axes.push_back(n);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  const size_t n = axes.size();
+  if (pads.size() != 2 * n) {
+    return NodeError(node, "pads " + ListToString(pads) + " must have " + std::to_string(2 * n) +
+                               " values for input shape " + ShapeToString(in));
+  }
+  plan.begin.assign(in.size(), 0);
+  std::vector<int64_t> end(in.size(), 0);
+  for (size_t i = 0; i < n; ++i) {
+    plan.begin[axes[i]] = pads[i];
+    end[axes[i]] = pads[n + i];
+  }
+  plan.out = in;
+  for (size_t d = 0; d < in.size(); ++d) {
+    const int64_t limit = std::numeric_limits<int32_t>::max();
+    if (plan.begin[d] < -limit || plan.begin[d] > limit || end[d] < -limit || end[d] > limit) {
+      return NodeError(node, "pads " + ListToString(pads) + " are too large");
+    }
+    plan.out[d] = in[d] + plan.begin[d] + end[d];
+    if (plan.out[d] < 0) {
+      return NodeError(node, "pads " + ListToString(pads) + " crop axis " + std::to_string(d) +
+                                 " of input shape " + ShapeToString(in) + " below size 0");
+    }
+    if (plan.mode != PadMode::kConstant && in[d] == 0 && plan.out[d] > 0) {
+      return NodeError(node,
+                       "mode '" + mode + "' cannot pad axis " + std::to_string(d) + " of size 0");
+    }
+  }
+  TESSEL_RETURN_IF_ERROR(CheckShape(node, plan.out, "output shape"));
+  return plan;
+}
+
+Status InferPad(ir::Node& node, int opset) {
+  std::vector<int64_t> pads;
+  std::optional<std::vector<int64_t>> axes;
+  if (opset >= 11) {
+    if (!node.input(1)) return NodeError(node, "input pads is required since opset 11");
+    TESSEL_ASSIGN_OR_RETURN(pads, ConstantInts(node, 1, "pads"));
+    if (node.input(2)) {
+      TESSEL_RETURN_IF_ERROR(RequireSameDType(node, {0, 2}));
+      if (NumElements(In(node, 2).shape) > 1) {
+        return NodeError(
+            node, "constant_value must be a scalar; got shape " + ShapeToString(In(node, 2).shape));
+      }
+    }
+    if (node.input(3)) {
+      TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> a, ConstantInts(node, 3, "axes"));
+      axes = std::move(a);
+    }
+  } else {
+    if (node.input(1)) return NodeError(node, "pads is an attribute before opset 11");
+    if (!node.attrs.Has("pads")) return NodeError(node, "attribute pads is required");
+    pads = node.attrs.Ints("pads");
+  }
+  TESSEL_ASSIGN_OR_RETURN(PadPlan plan, PlanPad(node, In(node, 0).shape, pads, axes));
+  SetOutput(node, 0, In(node, 0).dtype, plan.out);
+  return Status::Ok();
+}
+
+// Maps an index outside [0, n) back inside it, per mode (n > 0).
+int64_t FoldIndex(int64_t s, int64_t n, PadMode mode) {
+  switch (mode) {
+    case PadMode::kEdge:
+      return s < 0 ? 0 : n - 1;
+    case PadMode::kWrap:
+      return ((s % n) + n) % n;
+    case PadMode::kReflect: {
+      // Mirror without repeating the edge: period 2(n - 1), like numpy.
+      if (n == 1) return 0;
+      const int64_t period = 2 * (n - 1);
+      const int64_t m = ((s % period) + period) % period;
+      return m < n ? m : period - m;
+    }
+    case PadMode::kConstant:
+      break;
+  }
+  return s;
+}
+
+Status RunPad(KernelContext& ctx) {
+  const Tensor& in = ctx.in(0);
+  Tensor& out = ctx.out(0);
+  std::vector<int64_t> pads;
+  std::optional<std::vector<int64_t>> axes;
+  if (ctx.opset >= 11) {
+    pads = ctx.in(1).ToInt64Vector();
+    if (ctx.has_in(3)) axes = ctx.in(3).ToInt64Vector();
+  } else {
+    pads = ctx.node.attrs.Ints("pads");
+  }
+  TESSEL_ASSIGN_OR_RETURN(PadPlan plan, PlanPad(ctx.node, in.shape(), pads, axes));
+
+  const size_t es = ElemSize(in);
+  // The padding value as one element of the output's dtype.
+  Tensor fill(in.dtype(), {});
+  if (ctx.opset >= 11) {
+    if (ctx.has_in(2) && ctx.in(2).num_elements() == 1) {
+      std::memcpy(fill.raw_data(), ctx.in(2).raw_data(), es);
+    }
+  } else {
+    StoreDouble(fill, 0, ctx.node.attrs.Float("value", 0.0f));
+  }
+
+  const Shape& shape = in.shape();
+  const std::vector<int64_t> strides = StridesOf(shape);
+  std::vector<int64_t> pos(shape.size(), 0);
+  for (int64_t j = 0; j < out.num_elements(); ++j, NextIndex(pos, out.shape())) {
+    int64_t offset = 0;
+    bool inside = true;
+    for (size_t d = 0; d < shape.size() && inside; ++d) {
+      int64_t s = pos[d] - plan.begin[d];
+      if (s < 0 || s >= shape[d]) {
+        if (plan.mode == PadMode::kConstant) {
+          inside = false;
+          break;
+        }
+        s = FoldIndex(s, shape[d], plan.mode);
+      }
+      offset += s * strides[d];
+    }
+    const uint8_t* src = inside ? Bytes(in) + offset * es : Bytes(fill);
+    std::memcpy(Bytes(out) + j * es, src, es);
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// DepthToSpace, SpaceToDepth
+
+StatusOr<int64_t> BlockSize(const ir::Node& node) {
+  if (!node.attrs.Has("blocksize")) return NodeError(node, "attribute blocksize is required");
+  const int64_t b = node.attrs.Int("blocksize", 0);
+  if (b < 1 || b > std::numeric_limits<int32_t>::max()) {
+    return NodeError(node, "blocksize " + std::to_string(b) + " must be positive");
+  }
+  return b;
+}
+
+Status InferDepthToSpace(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(RequireRank(node, 0, 4));
+  TESSEL_ASSIGN_OR_RETURN(int64_t b, BlockSize(node));
+  const std::string mode = node.attrs.String("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") {
+    return NodeError(node, "mode '" + mode + "' must be DCR or CRD");
+  }
+  const Shape& s = In(node, 0).shape;
+  if (s[1] % (b * b) != 0) {
+    return NodeError(node, "channels " + std::to_string(s[1]) + " of input shape " +
+                               ShapeToString(s) +
+                               " are not a multiple of blocksize^2 = " + std::to_string(b * b));
+  }
+  SetOutput(node, 0, In(node, 0).dtype, {s[0], s[1] / (b * b), s[2] * b, s[3] * b});
+  return Status::Ok();
+}
+
+Status RunDepthToSpace(KernelContext& ctx) {
+  // Viewing the output as N x C' x H x b x W x b, each dim reads one dim of
+  // the input viewed as N x b x b x C' x H x W (DCR) or N x C' x b x b x H x W
+  // (CRD).
+  const Tensor& in = ctx.in(0);
+  const int64_t b = ctx.node.attrs.Int("blocksize", 1);
+  const int64_t n = in.dim(0), c = in.dim(1) / (b * b), h = in.dim(2), w = in.dim(3);
+  const bool crd = ctx.node.attrs.String("mode", "DCR") == "CRD";
+  const Shape view = crd ? Shape{n, c, b, b, h, w} : Shape{n, b, b, c, h, w};
+  const std::vector<int64_t> s = StridesOf(view);
+  const std::vector<int64_t> strides =
+      crd ? std::vector<int64_t>{s[0], s[1], s[4], s[2], s[5], s[3]}
+          : std::vector<int64_t>{s[0], s[3], s[4], s[1], s[5], s[2]};
+  CopyStrided(in, 0, {n, c, h, b, w, b}, strides, ctx.out(0));
+  return Status::Ok();
+}
+
+Status InferSpaceToDepth(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(RequireRank(node, 0, 4));
+  TESSEL_ASSIGN_OR_RETURN(int64_t b, BlockSize(node));
+  const Shape& s = In(node, 0).shape;
+  if (s[2] % b != 0 || s[3] % b != 0) {
+    return NodeError(node, "height and width of input shape " + ShapeToString(s) +
+                               " are not multiples of blocksize " + std::to_string(b));
+  }
+  SetOutput(node, 0, In(node, 0).dtype, {s[0], s[1] * b * b, s[2] / b, s[3] / b});
+  return Status::Ok();
+}
+
+Status RunSpaceToDepth(KernelContext& ctx) {
+  // Output N x b x b x C x H' x W' reads input N x C x H' x b x W' x b.
+  const Tensor& in = ctx.in(0);
+  const int64_t b = ctx.node.attrs.Int("blocksize", 1);
+  const int64_t n = in.dim(0), c = in.dim(1), h = in.dim(2) / b, w = in.dim(3) / b;
+  const std::vector<int64_t> s = StridesOf({n, c, h, b, w, b});
+  CopyStrided(in, 0, {n, b, b, c, h, w}, {s[0], s[3], s[5], s[1], s[2], s[4]}, ctx.out(0));
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Resize, Upsample
+
+enum class CoordMode { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixel };
+// kSimple: Upsample and Resize-10 (truncate when enlarging, ceil when
+// shrinking, as onnxruntime does for those opsets).
+enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
+
+struct ResizePlan {
+  bool linear = false;
+  CoordMode coord = CoordMode::kHalfPixel;
+  NearestMode nearest = NearestMode::kRoundPreferFloor;
+  std::vector<double> scales;  // output / input, per dim
+  Shape out;
+};
+
+// The interpolation attributes of Resize (opset >= 11) or, for Upsample
+// and Resize-10, their fixed asymmetric/simple behaviour.
+Status ReadResizeModes(const ir::Node& node, bool legacy, ResizePlan& plan) {
+  const std::string mode = node.attrs.String("mode", "nearest");
+  if (mode == "linear" || (legacy && mode == "bilinear")) {
+    plan.linear = true;
+  } else if (mode == "cubic") {
+    return NodeUnsupported(node, "mode 'cubic' is not supported (nearest, linear)");
+  } else if (mode != "nearest") {
+    return NodeError(node, "mode '" + mode + "' must be nearest or linear");
+  }
+  if (legacy) {
+    plan.coord = CoordMode::kAsymmetric;
+    plan.nearest = NearestMode::kSimple;
+    return Status::Ok();
+  }
+  // Opset 18 additions, beyond the opsets tessel targets.
+  if (node.attrs.Has("axes") || node.attrs.Int("antialias", 0) != 0 ||
+      node.attrs.String("keep_aspect_ratio_policy", "stretch") != "stretch") {
+    return NodeUnsupported(node,
+                           "attributes axes, antialias and keep_aspect_ratio_policy are "
+                           "not supported");
+  }
+  const std::string coord = node.attrs.String("coordinate_transformation_mode", "half_pixel");
+  if (coord == "half_pixel") {
+    plan.coord = CoordMode::kHalfPixel;
+  } else if (coord == "pytorch_half_pixel") {
+    plan.coord = CoordMode::kPytorchHalfPixel;
+  } else if (coord == "align_corners") {
+    plan.coord = CoordMode::kAlignCorners;
+  } else if (coord == "asymmetric") {
+    plan.coord = CoordMode::kAsymmetric;
+  } else if (coord == "tf_half_pixel_for_nn") {
+    plan.coord = CoordMode::kTfHalfPixel;
+  } else {
+    return NodeUnsupported(node, "coordinate_transformation_mode '" + coord +
+                                     "' is not supported (half_pixel, pytorch_half_pixel, "
+                                     "align_corners, asymmetric, tf_half_pixel_for_nn)");
+  }
+  const std::string nearest = node.attrs.String("nearest_mode", "round_prefer_floor");
+  if (nearest == "round_prefer_floor") {
+    plan.nearest = NearestMode::kRoundPreferFloor;
+  } else if (nearest == "round_prefer_ceil") {
+    plan.nearest = NearestMode::kRoundPreferCeil;
+  } else if (nearest == "floor") {
+    plan.nearest = NearestMode::kFloor;
+  } else if (nearest == "ceil") {
+    plan.nearest = NearestMode::kCeil;
+  } else {
+    return NodeError(node, "nearest_mode '" + nearest +
+                               "' is not one of round_prefer_floor, "
+                               "round_prefer_ceil, floor, ceil");
+  }
+  return Status::Ok();
+}
+
+// Output shape and per-dim scales from `scales` (floor(in * scale)) or
+// `sizes` (scale = size / in); exactly one is given.
+Status ResizeShape(const ir::Node& node, const Shape& in, const std::vector<float>* scales,
+                   const std::vector<int64_t>* sizes, ResizePlan& plan) {
+  const size_t rank = in.size();
+  if ((scales == nullptr) == (sizes == nullptr)) {
+    return NodeError(node, "exactly one of scales and sizes must be given");
+  }
+  const size_t given = scales ? scales->size() : sizes->size();
+  if (given != rank) {
+    return NodeError(node, std::string(scales ? "scales" : "sizes") + " have " +
+                               std::to_string(given) + " values; input shape " + ShapeToString(in) +
+                               " has rank " + std::to_string(rank));
+  }
+  plan.out.resize(rank);
+  plan.scales.resize(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    if (scales) {
+      const double s = (*scales)[d];
+      if (!(s > 0) || !std::isfinite(s)) {
+        return NodeError(node, "scale " + std::to_string(s) + " of axis " + std::to_string(d) +
+                                   " must be positive");
+      }
+      const double size = std::floor(static_cast<double>(in[d]) * s);
+      if (size > static_cast<double>(std::numeric_limits<int32_t>::max())) {
+        return NodeError(
+            node, "scale " + std::to_string(s) + " makes axis " + std::to_string(d) + " too large");
+      }
+      plan.scales[d] = s;
+      plan.out[d] = static_cast<int64_t>(size);
+    } else {
+      const int64_t size = (*sizes)[d];
+      if (size < 0 || size > std::numeric_limits<int32_t>::max()) {
+        return NodeError(node, "sizes " + ListToString(*sizes) + " are out of range");
+      }
+      if (in[d] == 0) {
+        return NodeError(node, "cannot resize axis " + std::to_string(d) + " of size 0");
+      }
+      plan.scales[d] = static_cast<double>(size) / static_cast<double>(in[d]);
+      plan.out[d] = size;
+    }
+  }
+  return CheckShape(node, plan.out, "output shape");
+}
+
+// Resize's inputs: (X, scales) at opset 10, (X, roi, scales, sizes) from 11.
+// An input with no elements counts as absent (opset 11-12 require scales to
+// be present, and models pass an empty one alongside sizes).
+StatusOr<ResizePlan> PlanResize(const ir::Node& node, int opset, const Shape& in,
+                                const Tensor* scales_t, const Tensor* sizes_t) {
+  ResizePlan plan;
+  TESSEL_RETURN_IF_ERROR(ReadResizeModes(node, opset < 11, plan));
+  std::vector<float> scales;
+  std::vector<int64_t> sizes;
+  const bool has_scales = scales_t && scales_t->num_elements() > 0;
+  const bool has_sizes = sizes_t && sizes_t->num_elements() > 0;
+  if (has_scales) scales = scales_t->ToFloatVector();
+  if (has_sizes) sizes = sizes_t->ToInt64Vector();
+  TESSEL_RETURN_IF_ERROR(
+      ResizeShape(node, in, has_scales ? &scales : nullptr, has_sizes ? &sizes : nullptr, plan));
+  return plan;
+}
+
+// Upsample: scales from the attribute (opset 7) or input 1 (opset 9).
+StatusOr<ResizePlan> PlanUpsample(const ir::Node& node, int opset, const Shape& in,
+                                  const Tensor* scales_t) {
+  ResizePlan plan;
+  TESSEL_RETURN_IF_ERROR(ReadResizeModes(node, true, plan));
+  std::vector<float> scales = scales_t ? scales_t->ToFloatVector() : node.attrs.Floats("scales");
+  TESSEL_RETURN_IF_ERROR(ResizeShape(node, in, &scales, nullptr, plan));
+  return plan;
+}
+
+// Input coordinate of output coordinate x along one axis.
+double SourceCoord(CoordMode mode, double x, double scale, int64_t in_len, int64_t out_len) {
+  switch (mode) {
+    case CoordMode::kHalfPixel:
+      return (x + 0.5) / scale - 0.5;
+    case CoordMode::kPytorchHalfPixel:
+      return out_len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case CoordMode::kAlignCorners:
+      return out_len == 1 ? 0.0
+                          : x * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
+    case CoordMode::kAsymmetric:
+      return x / scale;
+    case CoordMode::kTfHalfPixel:
+      return (x + 0.5) / scale;
+  }
+  return x;
+}
+
+int64_t NearestIndex(NearestMode mode, double x, double scale, int64_t in_len) {
+  double r = x;
+  switch (mode) {
+    case NearestMode::kRoundPreferFloor:
+      r = x == std::floor(x) + 0.5 ? std::floor(x) : std::round(x);
+      break;
+    case NearestMode::kRoundPreferCeil:
+      r = x == std::floor(x) + 0.5 ? std::ceil(x) : std::round(x);
+      break;
+    case NearestMode::kFloor:
+      r = std::floor(x);
+      break;
+    case NearestMode::kCeil:
+      r = std::ceil(x);
+      break;
+    case NearestMode::kSimple:
+      r = scale < 1 ? std::ceil(x) : std::trunc(x);
+      break;
+  }
+  return static_cast<int64_t>(std::clamp(r, 0.0, static_cast<double>(in_len - 1)));
+}
+
+Status RunResizeNearest(const ResizePlan& plan, const Tensor& in, Tensor& out) {
+  const Shape& shape = in.shape();
+  const size_t rank = shape.size();
+  const std::vector<int64_t> strides = StridesOf(shape);
+  // Per axis, the input element offset each output coordinate reads.
+  std::vector<std::vector<int64_t>> src(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    for (int64_t x = 0; x < plan.out[d]; ++x) {
+      const double c =
+          SourceCoord(plan.coord, static_cast<double>(x), plan.scales[d], shape[d], plan.out[d]);
+      src[d].push_back(NearestIndex(plan.nearest, c, plan.scales[d], shape[d]) * strides[d]);
+    }
+  }
+  const size_t es = ElemSize(in);
+  std::vector<int64_t> pos(rank, 0);
+  for (int64_t j = 0; j < out.num_elements(); ++j, NextIndex(pos, out.shape())) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) offset += src[d][pos[d]];
+    std::memcpy(Bytes(out) + j * es, Bytes(in) + offset * es, es);
+  }
+  return Status::Ok();
+}
+
+Status RunResizeLinear(const ResizePlan& plan, const Tensor& in, Tensor& out) {
+  // N-linear interpolation is separable: interpolate one axis at a time, in
+  // double so the order of axes does not change the result.
+  Shape shape = in.shape();
+  std::vector<double> cur(static_cast<size_t>(in.num_elements()));
+  for (int64_t i = 0; i < in.num_elements(); ++i) cur[i] = in.GetAsDouble(i);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t in_len = shape[d], out_len = plan.out[d];
+    if (in_len == out_len && plan.scales[d] == 1.0) continue;
+    const int64_t outer = DimProduct(shape, 0, d), inner = DimProduct(shape, d + 1, shape.size());
+    std::vector<double> next(static_cast<size_t>(outer * out_len * inner));
+    for (int64_t x = 0; x < out_len; ++x) {
+      double c = SourceCoord(plan.coord, static_cast<double>(x), plan.scales[d], in_len, out_len);
+      c = std::clamp(c, 0.0, static_cast<double>(in_len - 1));
+      const int64_t i0 = static_cast<int64_t>(std::floor(c));
+      const int64_t i1 = std::min(i0 + 1, in_len - 1);
+      const double w = c - static_cast<double>(i0);
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < inner; ++i) {
+          const double a = cur[(o * in_len + i0) * inner + i];
+          const double b = cur[(o * in_len + i1) * inner + i];
+          next[(o * out_len + x) * inner + i] = a + (b - a) * w;
+        }
+      }
+    }
+    cur = std::move(next);
+    shape[d] = out_len;
+  }
+  const bool integral = !IsFloat(out.dtype());
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    StoreDouble(out, i, integral ? std::nearbyint(cur[i]) : cur[i]);
+  }
+  return Status::Ok();
+}
+
+Status RunResizePlan(const ResizePlan& plan, const Tensor& in, Tensor& out) {
+  return plan.linear ? RunResizeLinear(plan, in, out) : RunResizeNearest(plan, in, out);
+}
+
+Status InferResize(ir::Node& node, int opset) {
+  const size_t scales_at = opset >= 11 ? 2 : 1;
+  const Tensor* scales = nullptr;
+  const Tensor* sizes = nullptr;
+  if (node.input(scales_at)) {
+    TESSEL_RETURN_IF_ERROR(RequireDType(node, scales_at, {DType::kFloat32}));
+    TESSEL_ASSIGN_OR_RETURN(scales, RequireConstantInput(node, scales_at, "scales"));
+  }
+  if (opset >= 11 && node.input(3)) {
+    TESSEL_RETURN_IF_ERROR(RequireDType(node, 3, {DType::kInt64}));
+    TESSEL_ASSIGN_OR_RETURN(sizes, RequireConstantInput(node, 3, "sizes"));
+  } else if (opset < 11 && node.inputs.size() > 2) {
+    return NodeError(node, "takes inputs X and scales before opset 11");
+  }
+  TESSEL_ASSIGN_OR_RETURN(ResizePlan plan,
+                          PlanResize(node, opset, In(node, 0).shape, scales, sizes));
+  SetOutput(node, 0, In(node, 0).dtype, plan.out);
+  return Status::Ok();
+}
+
+Status RunResize(KernelContext& ctx) {
+  const size_t scales_at = ctx.opset >= 11 ? 2 : 1;
+  const Tensor* scales = ctx.has_in(scales_at) ? &ctx.in(scales_at) : nullptr;
+  const Tensor* sizes = ctx.opset >= 11 && ctx.has_in(3) ? &ctx.in(3) : nullptr;
+  TESSEL_ASSIGN_OR_RETURN(ResizePlan plan,
+                          PlanResize(ctx.node, ctx.opset, ctx.in(0).shape(), scales, sizes));
+  return RunResizePlan(plan, ctx.in(0), ctx.out(0));
+}
+
+Status InferUpsample(ir::Node& node, int opset) {
+  const Tensor* scales = nullptr;
+  if (opset >= 9) {
+    if (!node.input(1)) return NodeError(node, "input scales is required since opset 9");
+    TESSEL_RETURN_IF_ERROR(RequireDType(node, 1, {DType::kFloat32}));
+    TESSEL_ASSIGN_OR_RETURN(scales, RequireConstantInput(node, 1, "scales"));
+  } else {
+    if (node.input(1)) return NodeError(node, "scales is an attribute before opset 9");
+    if (!node.attrs.Has("scales")) return NodeError(node, "attribute scales is required");
+  }
+  TESSEL_ASSIGN_OR_RETURN(ResizePlan plan, PlanUpsample(node, opset, In(node, 0).shape, scales));
+  SetOutput(node, 0, In(node, 0).dtype, plan.out);
+  return Status::Ok();
+}
+
+Status RunUpsample(KernelContext& ctx) {
+  const Tensor* scales = ctx.opset >= 9 ? &ctx.in(1) : nullptr;
+  TESSEL_ASSIGN_OR_RETURN(ResizePlan plan,
+                          PlanUpsample(ctx.node, ctx.opset, ctx.in(0).shape(), scales));
+  return RunResizePlan(plan, ctx.in(0), ctx.out(0));
+}
+
+}  // namespace
+
+void RegisterTensorSpatialOps(OpRegistry& r) {
+  const OpClass kInj = OpClass::kInjective;
+  const OpClass kOpq = OpClass::kOpaque;
+  r.Register({.op_type = "Pad",
+              .domain = "",
+              .op_class = kInj,
+              .max_inputs = 4,
+              .infer = InferPad,
+              .run = RunPad});
+  r.Register({.op_type = "DepthToSpace",
+              .domain = "",
+              .op_class = kInj,
+              .infer = InferDepthToSpace,
+              .run = RunDepthToSpace});
+  r.Register({.op_type = "SpaceToDepth",
+              .domain = "",
+              .op_class = kInj,
+              .infer = InferSpaceToDepth,
+              .run = RunSpaceToDepth});
+  r.Register({.op_type = "Resize",
+              .domain = "",
+              .op_class = kOpq,
+              .max_inputs = 4,
+              .infer = InferResize,
+              .run = RunResize});
+  r.Register({.op_type = "Upsample",
+              .domain = "",
+              .op_class = kOpq,
+              .max_inputs = 2,
+              .infer = InferUpsample,
+              .run = RunUpsample});
+}
+
+}  // namespace tessel::ops::tensor_internal

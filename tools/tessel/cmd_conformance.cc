@@ -1,0 +1,548 @@
+// tessel conformance DIR...: runs every test directory (model.onnx +
+// test_data_set_N/) below the given paths through import and the reference
+// executor, and sorts each into exactly one outcome:
+//
+//   passed   every output of every data set matches (dtype, shape, values)
+//   failed   ran but gave wrong numbers or shapes, failed to run, or tessel
+//            rejected a valid model with an error other than Unsupported
+//   skipped  rejected at compile time as unsupported (op, dtype, attribute,
+//            sequence/optional/string types), with the reason
+//
+// Prints a per-op table, the failed tests with one-line reasons, and last the
+// line "N passed, N failed, N skipped". Exit 0: nothing failed; 1: a test
+// failed; 2: bad input (a path that does not exist, a bad regex, no tests).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "common.h"
+#include "onnx/importer.h"
+#include "onnx/tensor_io.h"
+#include "onnx/test_data.h"
+#include "targets/cpu/executor.h"
+
+namespace tessel::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ConformanceArgs {
+  std::vector<std::string> paths;
+  double rtol = 1e-3;  // the ONNX backend test defaults
+  double atol = 1e-7;
+  std::string filter;
+  std::string json;
+  std::string markdown;
+};
+
+enum class Outcome { kPassed, kFailed, kSkipped };
+
+const char* OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kPassed:
+      return "passed";
+    case Outcome::kFailed:
+      return "failed";
+    case Outcome::kSkipped:
+      return "skipped";
+  }
+  return "?";
+}
+
+struct TestCase {
+  fs::path dir;
+  std::string suite;  // the parent folder: node, pytorch-converted, ...
+  std::string name;   // the test folder: test_abs
+  std::string id() const { return suite + "/" + name; }
+};
+
+struct TestResult {
+  TestCase test;
+  std::string op;  // the row of the per-op table
+  Outcome outcome = Outcome::kFailed;
+  std::string reason;
+  std::vector<std::string> bound_inputs;  // inputs bound to constants to compile
+  double ms = 0;
+};
+
+// Node tests are grouped by the op they test; the model-level suites
+// (pytorch-*, simple) test no single op, so their suite is their group.
+std::string OpOf(const TestCase& test) {
+  if (test.suite != "node") return test.suite;
+  auto ops = onnx_io::ReadNodeOpTypes(test.dir / "model.onnx");
+  if (!ops.ok() || ops->empty()) return "(unreadable)";
+  for (const std::string& op : *ops) {
+    if (op != "Constant") return op;
+  }
+  return ops->front();
+}
+
+std::string OneLine(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+// Every folder holding a model.onnx at or below `path`, without descending
+// into a test folder (its data sets are not tests).
+Status FindTests(const fs::path& path, std::vector<TestCase>& tests) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return NotFound("'" + path.string() + "' does not exist");
+  if (!fs::is_directory(path, ec))
+    return InvalidArgument("'" + path.string() + "' is not a directory");
+  auto add = [&](const fs::path& dir) {
+    const fs::path canonical = fs::weakly_canonical(dir, ec);
+    tests.push_back(
+        {canonical, canonical.parent_path().filename().string(), canonical.filename().string()});
+  };
+  if (fs::exists(path / "model.onnx", ec)) {
+    add(path);
+    return Status::Ok();
+  }
+  fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
+  if (ec) return Internal("cannot list '" + path.string() + "': " + ec.message());
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) return Internal("cannot list '" + path.string() + "': " + ec.message());
+    if (!it->is_directory(ec)) continue;
+    if (fs::exists(it->path() / "model.onnx", ec)) {
+      add(it->path());
+      it.disable_recursion_pending();
+    }
+  }
+  return Status::Ok();
+}
+
+// The ONNX test data store bfloat16 tensors as uint16 (numpy has no
+// bfloat16): read those bits as the bfloat16 the model declares.
+Tensor AsDeclaredDType(const Tensor& t, DType declared) {
+  if (t.dtype() != DType::kUInt16 || declared != DType::kBFloat16) return t;
+  Tensor bf(DType::kBFloat16, t.shape());
+  std::memcpy(bf.raw_data(), t.raw_data(), t.size_bytes());
+  return bf;
+}
+
+// Compares one data set's outputs; an empty string means they all match.
+std::string CompareOutputs(const ir::Graph& graph, const std::vector<Tensor>& actual,
+                           const onnx_io::TestDataSet& set, const ConformanceArgs& args) {
+  const std::string where = set.dir.filename().string();
+  if (actual.size() != set.outputs.size()) {
+    return where + ": the model has " + std::to_string(actual.size()) + " outputs; expected " +
+           std::to_string(set.outputs.size());
+  }
+  for (size_t k = 0; k < actual.size(); ++k) {
+    const Tensor expected = AsDeclaredDType(set.outputs[k].tensor, graph.outputs()[k]->dtype);
+    const auto c = onnx_io::CompareTensors(actual[k], expected, args.rtol, args.atol);
+    if (c.ok) continue;
+    const std::string out = where + " output '" + graph.outputs()[k]->name + "': ";
+    if (!c.problem.empty()) return out + c.problem;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%lld of %lld elements off, max abs err %.3g, max rel err %.3g",
+                  static_cast<long long>(c.mismatches),
+                  static_cast<long long>(actual[k].num_elements()), c.max_abs_error,
+                  c.max_rel_error);
+    return out + buf;
+  }
+  return "";
+}
+
+// A data set's inputs in graph-input order, typed as the graph declares them.
+StatusOr<std::vector<Tensor>> GraphInputs(const ir::Graph& graph, const onnx_io::TestDataSet& set) {
+  TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,
+                          OrderInputs(graph, set.inputs, set.dir.filename().string()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i] = AsDeclaredDType(inputs[i], graph.inputs()[i]->dtype);
+  }
+  return inputs;
+}
+
+void Fail(TestResult& r, std::string reason) {
+  r.outcome = Outcome::kFailed;
+  r.reason = OneLine(std::move(reason));
+}
+
+void Skip(TestResult& r, std::string reason) {
+  r.outcome = Outcome::kSkipped;
+  r.reason = OneLine(std::move(reason));
+}
+
+// Sorts a compile error: Unsupported is a skip; anything else means tessel
+// rejected a model of the official suite, which is a failure.
+void CompileFailed(TestResult& r, const Status& s) {
+  if (s.code() == StatusCode::kUnsupported) {
+    Skip(r, s.message());
+  } else {
+    Fail(r, std::string("compile: ") + StatusCodeName(s.code()) + ": " + s.message());
+  }
+}
+
+// Shape inference asks for a value it needs at compile time (tessel compiles
+// static shapes).
+bool NeedsCompileTimeValue(const Status& s) {
+  return s.code() == StatusCode::kUnsupported &&
+         s.message().find("known at compile time") != std::string::npos;
+}
+
+// Runs every data set on one compiled model; false (with the reason) on the
+// first failure.
+bool RunDataSets(const CompiledModel& model, const std::vector<onnx_io::TestDataSet>& sets,
+                 const ConformanceArgs& args, TestResult& r) {
+  cpu::CpuExecutor executor(*model.graph);
+  for (const auto& set : sets) {
+    auto inputs = GraphInputs(*model.graph, set);
+    if (!inputs.ok()) {
+      Fail(r, inputs.status().message());
+      return false;
+    }
+    auto outputs = executor.Run(*inputs);
+    if (!outputs.ok()) {
+      Fail(r, "run " + set.dir.filename().string() + ": " + outputs.status().message());
+      return false;
+    }
+    const std::string mismatch = CompareOutputs(*model.graph, *outputs, set, args);
+    if (!mismatch.empty()) {
+      Fail(r, mismatch);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool IsIntegerOrBool(DType t) { return !IsFloat(t) && t != DType::kUndefined; }
+
+// The model needs some inputs at compile time (they decide output shapes), so
+// binds them to each data set's values as a user would with --bind: first
+// every integer and boolean input, then any other input that compilation
+// still names as needed, and compiles once per data set.
+void RunWithBindings(const TestCase& test, const std::vector<onnx_io::TestDataSet>& sets,
+                     const Status& first_error, const ConformanceArgs& args, TestResult& r) {
+  const fs::path model_path = test.dir / "model.onnx";
+  auto unbound = onnx_io::ImportModel(model_path);
+  if (!unbound.ok()) {
+    CompileFailed(r, unbound.status());
+    return;
+  }
+  const auto& graph_inputs = (*unbound)->inputs();
+  for (const auto& set : sets) {
+    auto values = GraphInputs(**unbound, set);
+    if (!values.ok()) {
+      Fail(r, values.status().message());
+      return;
+    }
+    CompileOptions copts;
+    std::vector<bool> bound(graph_inputs.size(), false);
+    r.bound_inputs.clear();
+    auto bind = [&](size_t i) {
+      bound[i] = true;
+      copts.import.constant_inputs[graph_inputs[i]->name] = (*values)[i];
+      r.bound_inputs.push_back(graph_inputs[i]->name);
+    };
+    for (size_t i = 0; i < graph_inputs.size(); ++i) {
+      if (IsIntegerOrBool(graph_inputs[i]->dtype)) bind(i);
+    }
+    Status error = first_error;
+    StatusOr<CompiledModel> model = error;
+    for (bool first = true;; first = false) {
+      const size_t before = r.bound_inputs.size();
+      for (size_t i = 0; i < graph_inputs.size(); ++i) {
+        if (!bound[i] &&
+            error.message().find("('" + graph_inputs[i]->name + "')") != std::string::npos) {
+          bind(i);
+        }
+      }
+      if (r.bound_inputs.empty() || (!first && r.bound_inputs.size() == before)) {
+        r.bound_inputs.clear();
+        Skip(r, error.message());
+        return;
+      }
+      model = Compile(model_path, copts);
+      if (model.ok()) break;
+      if (!NeedsCompileTimeValue(model.status())) {
+        CompileFailed(r, model.status());
+        return;
+      }
+      error = model.status();
+    }
+    onnx_io::TestDataSet runtime{set.dir, {}, set.outputs};
+    for (size_t i = 0; i < graph_inputs.size(); ++i) {
+      if (!bound[i]) runtime.inputs.push_back({graph_inputs[i]->name, (*values)[i]});
+    }
+    if (!RunDataSets(*model, {runtime}, args, r)) return;
+  }
+  r.outcome = Outcome::kPassed;
+}
+
+void RunTest(const TestCase& test, const ConformanceArgs& args, TestResult& r) {
+  const fs::path model_path = test.dir / "model.onnx";
+  auto model = Compile(model_path);
+  const bool needs_binding = !model.ok() && NeedsCompileTimeValue(model.status());
+  if (!model.ok() && !needs_binding) {
+    CompileFailed(r, model.status());
+    return;
+  }
+  auto sets = onnx_io::ReadTestDataSets(test.dir);
+  if (!sets.ok()) {
+    if (sets.status().code() == StatusCode::kUnsupported) {
+      Skip(r, sets.status().message());
+    } else {
+      Fail(r, "test data: " + sets.status().message());
+    }
+    return;
+  }
+  if (sets->empty()) {
+    Fail(r, "no test_data_set_* folder");
+    return;
+  }
+  if (needs_binding) {
+    RunWithBindings(test, *sets, model.status(), args, r);
+    return;
+  }
+  if (RunDataSets(*model, *sets, args, r)) r.outcome = Outcome::kPassed;
+}
+
+// A test never ends the run: exceptions become failures naming what was thrown.
+TestResult RunTestSafely(const TestCase& test, const ConformanceArgs& args) {
+  TestResult r;
+  r.test = test;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    r.op = OpOf(test);
+    RunTest(test, args, r);
+  } catch (const std::exception& e) {
+    r.bound_inputs.clear();
+    Fail(r, std::string("exception: ") + e.what());
+  } catch (...) {
+    r.bound_inputs.clear();
+    Fail(r, "exception of unknown type");
+  }
+  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+// "[=====>    ] 412/1100 test_conv_..." on one line, redrawn in place.
+void DrawProgress(size_t done, size_t total, const std::string& name) {
+  constexpr size_t kWidth = 30;
+  const size_t filled = total ? done * kWidth / total : kWidth;
+  std::string bar(kWidth, ' ');
+  std::fill(bar.begin(), bar.begin() + static_cast<std::ptrdiff_t>(filled), '=');
+  if (filled < kWidth) bar[filled] = '>';
+  std::fprintf(stderr, "\r\033[K[%s] %zu/%zu %s", bar.c_str(), done, total, name.c_str());
+  std::fflush(stderr);
+}
+
+struct Counts {
+  int passed = 0, failed = 0, skipped = 0;
+  void Add(Outcome o) {
+    passed += o == Outcome::kPassed;
+    failed += o == Outcome::kFailed;
+    skipped += o == Outcome::kSkipped;
+  }
+};
+
+struct Summary {
+  std::map<std::string, Counts> by_op;
+  std::map<std::string, Counts> by_suite;
+  Counts total;
+  int bound = 0;
+};
+
+Summary Tally(const std::vector<TestResult>& results) {
+  Summary s;
+  for (const TestResult& r : results) {
+    s.by_op[r.op].Add(r.outcome);
+    s.by_suite[r.test.suite].Add(r.outcome);
+    s.total.Add(r.outcome);
+    s.bound += r.outcome == Outcome::kPassed && !r.bound_inputs.empty();
+  }
+  return s;
+}
+
+std::string TotalsLine(const Counts& c) {
+  return std::to_string(c.passed) + " passed, " + std::to_string(c.failed) + " failed, " +
+         std::to_string(c.skipped) + " skipped";
+}
+
+// The command line that reproduces a report, for the JSON and Markdown files.
+std::string CommandLine(const ConformanceArgs& args) {
+  std::string cmd = "tessel conformance";
+  for (const std::string& p : args.paths) cmd += " " + p;
+  if (args.rtol != ConformanceArgs{}.rtol) cmd += " --rtol " + std::to_string(args.rtol);
+  if (args.atol != ConformanceArgs{}.atol) cmd += " --atol " + std::to_string(args.atol);
+  if (!args.filter.empty()) cmd += " --filter '" + args.filter + "'";
+  return cmd;
+}
+
+std::string TodayUtc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+void PrintText(const std::vector<TestResult>& results, const Summary& s) {
+  size_t width = 2;
+  for (const auto& [op, c] : s.by_op) width = std::max(width, op.size());
+  const int w = static_cast<int>(width);
+  std::printf("%-*s  %6s  %6s  %7s\n", w, "op", "passed", "failed", "skipped");
+  for (const auto& [op, c] : s.by_op) {
+    std::printf("%-*s  %6d  %6d  %7d\n", w, op.c_str(), c.passed, c.failed, c.skipped);
+  }
+  std::printf("\n");
+  for (const auto& [suite, c] : s.by_suite) {
+    std::printf("suite %s: %s\n", suite.c_str(), TotalsLine(c).c_str());
+  }
+  if (s.total.failed > 0) {
+    std::printf("\nfailed tests:\n");
+    for (const TestResult& r : results) {
+      if (r.outcome != Outcome::kFailed) continue;
+      std::printf("  %s [%s]: %s\n", r.test.id().c_str(), r.op.c_str(), r.reason.c_str());
+    }
+  }
+  std::printf("\n%d passed test(s) had inputs bound at compile time\n", s.bound);
+  std::printf("%s\n", TotalsLine(s.total).c_str());
+}
+
+Status WriteJson(const std::string& path, const ConformanceArgs& args,
+                 const std::vector<TestResult>& results, const Summary& s) {
+  nlohmann::json j;
+  j["command"] = CommandLine(args);
+  j["rtol"] = args.rtol;
+  j["atol"] = args.atol;
+  j["totals"] = {
+      {"passed", s.total.passed}, {"failed", s.total.failed}, {"skipped", s.total.skipped}};
+  j["tests"] = nlohmann::json::array();
+  for (const TestResult& r : results) {
+    j["tests"].push_back({{"name", r.test.name},
+                          {"suite", r.test.suite},
+                          {"path", r.test.dir.string()},
+                          {"op", r.op},
+                          {"outcome", OutcomeName(r.outcome)},
+                          {"reason", r.reason},
+                          {"needed_binding", !r.bound_inputs.empty()},
+                          {"bound_inputs", r.bound_inputs},
+                          {"ms", r.ms}});
+  }
+  return onnx_io::WriteFileAtomically(path, j.dump(2) + "\n");
+}
+
+Status WriteMarkdown(const std::string& path, const ConformanceArgs& args,
+                     const std::vector<TestResult>& results, const Summary& s) {
+  std::ostringstream md;
+  md << "# ONNX conformance\n\n"
+     << "Outcome of every test of the ONNX backend test suite (Debian package\n"
+     << "`libonnx-testdata`) through import and the reference executor.\n"
+     << "Generated on " << TodayUtc() << " by `scripts/conformance-report.sh`, which runs:\n\n"
+     << "```sh\n"
+     << CommandLine(args) << "\n```\n\n"
+     << "- **passed**: every output of every data set matches in dtype, shape and values\n"
+     << "  (rtol " << args.rtol << ", atol " << args.atol << ").\n"
+     << "- **failed**: wrong numbers or shapes, a run error, or a valid model rejected\n"
+     << "  with an error other than *unsupported*.\n"
+     << "- **skipped**: rejected at compile time as unsupported (op, dtype, attribute,\n"
+     << "  sequence/optional/string types).\n\n"
+     << "Inputs that decide output shapes are bound to their test values at compile time\n"
+     << "where the model feeds them as graph inputs (`--bind`); " << s.bound
+     << " passed tests needed that.\n\n"
+     << "## Totals\n\n| suite | passed | failed | skipped |\n|---|---:|---:|---:|\n";
+  for (const auto& [suite, c] : s.by_suite) {
+    md << "| " << suite << " | " << c.passed << " | " << c.failed << " | " << c.skipped << " |\n";
+  }
+  md << "| **all** | **" << s.total.passed << "** | **" << s.total.failed << "** | **"
+     << s.total.skipped << "** |\n\n"
+     << "## Per op\n\nNode tests are grouped by the op they test; the model suites by suite.\n\n"
+     << "| op | passed | failed | skipped |\n|---|---:|---:|---:|\n";
+  for (const auto& [op, c] : s.by_op) {
+    md << "| " << op << " | " << c.passed << " | " << c.failed << " | " << c.skipped << " |\n";
+  }
+  if (s.total.failed > 0) {
+    md << "\n## Failed tests\n\n";
+    for (const TestResult& r : results) {
+      if (r.outcome != Outcome::kFailed) continue;
+      std::string reason = r.reason;
+      std::replace(reason.begin(), reason.end(), '|', '/');
+      md << "- `" << r.test.id() << "` (" << r.op << "): " << reason << "\n";
+    }
+  }
+  return onnx_io::WriteFileAtomically(path, md.str());
+}
+
+StatusOr<bool> Conformance(const ConformanceArgs& args) {
+  std::vector<TestCase> tests;
+  for (const std::string& p : args.paths) TESSEL_RETURN_IF_ERROR(FindTests(p, tests));
+  std::sort(tests.begin(), tests.end(),
+            [](const TestCase& a, const TestCase& b) { return a.dir < b.dir; });
+  tests.erase(std::unique(tests.begin(), tests.end(),
+                          [](const TestCase& a, const TestCase& b) { return a.dir == b.dir; }),
+              tests.end());
+  if (!args.filter.empty()) {
+    std::regex re;
+    try {
+      re = std::regex(args.filter);
+    } catch (const std::regex_error& e) {
+      return InvalidArgument("--filter '" + args.filter + "': not a valid regular expression (" +
+                             e.what() + ")");
+    }
+    std::erase_if(tests, [&](const TestCase& t) { return !std::regex_search(t.id(), re); });
+  }
+  if (tests.empty()) {
+    std::string where;
+    for (const std::string& p : args.paths) where += (where.empty() ? "'" : ", '") + p + "'";
+    return NotFound("no test folder (model.onnx with test_data_set_N/) under " + where +
+                    (args.filter.empty() ? "" : " matching --filter '" + args.filter + "'"));
+  }
+
+  const bool progress = ::isatty(STDERR_FILENO) == 1;
+  std::vector<TestResult> results;
+  results.reserve(tests.size());
+  for (size_t i = 0; i < tests.size(); ++i) {
+    if (progress) DrawProgress(i, tests.size(), tests[i].name);
+    results.push_back(RunTestSafely(tests[i], args));
+  }
+  if (progress) std::fprintf(stderr, "\r\033[K");
+
+  const Summary summary = Tally(results);
+  if (!args.json.empty()) TESSEL_RETURN_IF_ERROR(WriteJson(args.json, args, results, summary));
+  if (!args.markdown.empty()) {
+    TESSEL_RETURN_IF_ERROR(WriteMarkdown(args.markdown, args, results, summary));
+  }
+  PrintText(results, summary);
+  return summary.total.failed == 0;
+}
+
+}  // namespace
+
+void AddConformanceCommand(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ConformanceArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "conformance",
+      "Run every ONNX backend test folder below the given paths and sort each into "
+      "passed, failed or skipped");
+  cmd->add_option("paths", args->paths,
+                  "Folders holding test folders (model.onnx + test_data_set_N/)")
+      ->required();
+  cmd->add_option("--rtol", args->rtol, "Relative tolerance")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--atol", args->atol, "Absolute tolerance")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--filter", args->filter,
+                  "Run only tests whose SUITE/NAME (e.g. node/test_abs) matches this regex");
+  cmd->add_option("--json", args->json, "Write every test's outcome and reason to this file");
+  cmd->add_option("--markdown", args->markdown,
+                  "Write the outcome tables as Markdown to this file (docs/conformance.md)");
+  cmd->callback([args, &exit_code] {
+    StatusOr<bool> ok = Conformance(*args);
+    exit_code = !ok.ok() ? ReportError(ok.status()) : (*ok ? 0 : 1);
+  });
+}
+
+}  // namespace tessel::cli
