@@ -37,7 +37,9 @@ TEST(OnnxBackendSuite, No_test_fails_and_the_passed_count_does_not_drop) {
   for (const char* s : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
     suites += " " + (kTestData / s).string();
   }
-  CliResult r = RunTessel("conformance" + suites + " --json " + json.string());
+  const fs::path faults = fs::path(TESSEL_SOURCE_DIR) / "tests/conformance/suite_faults.txt";
+  CliResult r = RunTessel("conformance" + suites + " --suite-faults " + faults.string() +
+                          " --json " + json.string());
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << "\n" << r.err;
   const nlohmann::json report = nlohmann::json::parse(ReadAll(json), nullptr, false);
   fs::remove(json);
@@ -154,6 +156,32 @@ TEST_F(ConformanceCommand, Sorts_tests_into_passed_failed_and_skipped) {
   EXPECT_EQ(ok["op"], "Reshape");
   EXPECT_EQ(ok["needed_binding"], true);
   EXPECT_EQ(ok["bound_inputs"], nlohmann::json::array({"shape"}));
+}
+
+TEST_F(ConformanceCommand, Suite_faults_turn_listed_mismatches_into_cited_skips) {
+  AddReshapeTest("test_reshape_ok", Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {3, 2}));
+  AddReshapeTest("test_reshape_bad_data", Tensor::FromVector<float>({1, 2, 3, 4, 5, 7}, {3, 2}));
+  AddReshapeTest("test_reshape_unlisted", Tensor::FromVector<float>({0, 2, 3, 4, 5, 6}, {3, 2}));
+  const fs::path faults = dir_.parent_path() / "faults.txt";
+  {
+    std::ofstream f(faults);
+    f << "# comment\nnode/test_reshape_bad_data\tthe expected output is wrong\n"
+      << "node/test_reshape_ok\tlisted but fine\n";
+  }
+  CliResult r = RunTessel("conformance " + dir_.string() + " --suite-faults " + faults.string());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // the unlisted mismatch still fails
+  EXPECT_EQ(LastLine(r.out), "1 passed, 1 failed, 1 skipped") << r.out;
+  EXPECT_NE(r.err.find("node/test_reshape_ok is listed in --suite-faults but passed"),
+            std::string::npos)
+      << r.err;
+
+  {
+    std::ofstream f(faults);
+    f << "no tab here\n";
+  }
+  CliResult bad = RunTessel("conformance " + dir_.string() + " --suite-faults " + faults.string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("line 1: expected SUITE/NAME<TAB>reason"), std::string::npos) << bad.err;
 }
 
 TEST_F(ConformanceCommand, Filter_selects_tests_by_suite_and_name) {
