@@ -1,7 +1,6 @@
 #include "memory/conflict_graph.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace tessel::memory {
 

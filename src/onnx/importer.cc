@@ -132,14 +132,46 @@ int DefaultOpset(const onnx::ModelProto& model) {
   return -1;
 }
 
-Status CheckSupportedOps(const onnx::GraphProto& g) {
+// Registered ops whose oldest form tessel does not implement: below
+// `first_opset` the op had other inputs or attributes, or was experimental (the
+// ONNX checker knows no schema for it). Every other op handles its old forms in
+// its own infer and run (src/ops/).
+struct OldForm {
+  const char* op_type;
+  int first_opset;
+  const char* what;
+};
+constexpr OldForm kUnsupportedOldForms[] = {
+    {"Pad", 2, "attribute 'paddings'"},
+    {"Upsample", 7, "attributes 'height_scale' and 'width_scale'"},
+    {"MeanVarianceNormalization", 9, "experimental"},
+    {"ThresholdedRelu", 10, "experimental"},
+};
+
+// Why the default-domain op `op_type` is not supported at `opset`, or "" if it
+// is.
+std::string OldFormReason(const std::string& op_type, int opset) {
+  for (const OldForm& f : kUnsupportedOldForms) {
+    if (op_type == f.op_type && opset < f.first_opset) {
+      return " before opset " + std::to_string(f.first_opset) + " (" + f.what + ")";
+    }
+  }
+  return "";
+}
+
+// `opset` is the model's default-domain opset, or -1 when it has none.
+Status CheckSupportedOps(const onnx::GraphProto& g, int opset) {
   // op type -> node names, in first-seen order for a stable message.
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::string>> unsupported;
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
-    if (ops::OpRegistry::Global().Find(n.op_type(), n.domain())) continue;
-    std::string type = n.domain().empty() ? n.op_type() : n.domain() + "." + n.op_type();
+    const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
+    const std::string old_form =
+        default_domain && opset >= 0 ? OldFormReason(n.op_type(), opset) : "";
+    if (old_form.empty() && ops::OpRegistry::Global().Find(n.op_type(), n.domain())) continue;
+    std::string type =
+        (n.domain().empty() ? n.op_type() : n.domain() + "." + n.op_type()) + old_form;
     if (!unsupported.count(type)) order.push_back(type);
     unsupported[type].push_back(n.name().empty() ? "#" + std::to_string(i) : n.name());
   }
@@ -218,7 +250,7 @@ StatusOr<std::unique_ptr<ir::Graph>> ImportModel(const fs::path& path,
     // Without a default-domain opset every node is of another domain (e.g.
     // ai.onnx.ml, ai.onnx.preview.training): naming those ops says more than
     // naming the missing opset.
-    TESSEL_RETURN_IF_ERROR(CheckSupportedOps(model.graph()));
+    TESSEL_RETURN_IF_ERROR(CheckSupportedOps(model.graph(), -1));
     return Unsupported(where + " imports no opset of the default domain (ai.onnx); supported: " +
                        std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
   }
@@ -229,7 +261,7 @@ StatusOr<std::unique_ptr<ir::Graph>> ImportModel(const fs::path& path,
   }
   // Unsupported ops first: the checker would stop at the first unknown one,
   // and users want the whole list.
-  TESSEL_RETURN_IF_ERROR(CheckSupportedOps(model.graph()));
+  TESSEL_RETURN_IF_ERROR(CheckSupportedOps(model.graph(), opset));
   try {
     onnx::checker::check_model(path.string());
   } catch (const std::exception& e) {

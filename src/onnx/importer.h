@@ -4,8 +4,9 @@
 // What the importer guarantees to the passes after it:
 //   - the model parsed, passed the ONNX checker, and has a default-domain
 //     opset in [kMinOpset, kMaxOpset];
-//   - every node's op is registered in ops::OpRegistry (otherwise ONE message
-//     lists every unsupported op type and the nodes that use it);
+//   - every node's op is registered in ops::OpRegistry, in a form tessel
+//     implements at the model's opset (otherwise ONE message lists every
+//     unsupported op type and the nodes that use it);
 //   - graph inputs have dtype and static shape (symbolic dims come from
 //     ImportOptions::input_shapes or are an error naming the input);
 //   - graph inputs named in ImportOptions::constant_inputs are constants, not
@@ -25,7 +26,7 @@
 
 namespace tessel::onnx_io {
 
-inline constexpr int kMinOpset = 7;
+inline constexpr int kMinOpset = 1;
 inline constexpr int kMaxOpset = 17;
 
 struct ImportOptions {

@@ -235,6 +235,34 @@ TEST_F(ImporterTest, Import_rejects_missing_file_and_unsupported_opset) {
   EXPECT_NE(g.status().message().find("opset 18"), std::string::npos) << g.status().message();
 }
 
+TEST_F(ImporterTest, Imports_opset_1_models) {
+  ModelBuilder b(1, 3);
+  b.Input("x", DType::kFloat32, {2, 3});
+  b.Input("y", DType::kFloat32, {3});
+  ModelBuilder::SetAttr(b.Node("Add", {"x", "y"}, {"z"}, "add"), "broadcast", int64_t{1});
+  b.Output("z");
+  auto g = SaveAndImport(b);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ((*g)->opset_version(), 1);
+}
+
+TEST_F(ImporterTest, Import_rejects_old_forms_tessel_does_not_implement) {
+  ModelBuilder b(1, 3);
+  b.Input("x", DType::kFloat32, {1, 1, 2, 2});
+  auto& pad = b.Node("Pad", {"x"}, {"p"}, "pad");
+  ModelBuilder::SetAttr(pad, "paddings", std::vector<int64_t>{0, 0, 1, 1, 0, 0, 1, 1});
+  auto& up = b.Node("Upsample", {"p"}, {"u"}, "up");
+  ModelBuilder::SetAttr(up, "height_scale", 2.0f);
+  ModelBuilder::SetAttr(up, "width_scale", 2.0f);
+  b.Output("u");
+  auto g = SaveAndImport(b);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kUnsupported);
+  EXPECT_EQ(g.status().message(),
+            "unsupported ops: Pad before opset 2 (attribute 'paddings') (node 'pad'); Upsample "
+            "before opset 7 (attributes 'height_scale' and 'width_scale') (node 'up')");
+}
+
 TEST_F(ImporterTest, Import_rejects_a_model_that_fails_the_checker) {
   ModelBuilder b(13);
   b.Input("x", DType::kFloat32, {3});

@@ -190,12 +190,17 @@ template <typename Ts, bool kPred = false>
 struct OpBase {
   using Types = Ts;
   static constexpr bool kPredicate = kPred;
+  // Input B is a slope that stretches to A, never the other way round
+  // (PRelu); other binary ops broadcast both ways.
+  static constexpr bool kSlope = false;
   static Status Check(const ir::Node&, int) { return Status::Ok(); }
 };
 
 template <typename Op>
-Op MakeOp(const ir::Node& node) {
-  if constexpr (std::is_constructible_v<Op, const ir::Node&>) {
+Op MakeOp(const ir::Node& node, int opset) {
+  if constexpr (std::is_constructible_v<Op, const ir::Node&, int>) {
+    return Op(node, opset);
+  } else if constexpr (std::is_constructible_v<Op, const ir::Node&>) {
     return Op(node);
   } else {
     return Op{};
@@ -240,17 +245,7 @@ struct ModOp : OpBase<NumericTs> {
 };
 
 struct PReluOp : OpBase<PReluTs> {
-  // The slope broadcasts to X, never the other way round.
-  static Status Check(const ir::Node& node, int) {
-    const Shape& x = node.input(0)->shape;
-    const Shape& slope = node.input(1)->shape;
-    TESSEL_ASSIGN_OR_RETURN(Shape out, BroadcastShapes(node, {x, slope}));
-    if (out != x) {
-      return InvalidArgument(node.Describe() + ": slope shape " + ShapeToString(slope) +
-                             " does not broadcast to X shape " + ShapeToString(x));
-    }
-    return Status::Ok();
-  }
+  static constexpr bool kSlope = true;
   template <typename C>
   C operator()(C x, C slope) const {
     return IsNegative(x) ? Arith(x, slope, std::multiplies<>()) : x;
@@ -379,12 +374,18 @@ constexpr MathFn kMathFns[] = {
 };
 
 struct MathOp : OpBase<FloatTs> {
-  explicit MathOp(const ir::Node& node) {
+  MathOp(const ir::Node& node, int opset) {
     for (const MathFn& m : kMathFns) {
       if (node.op_type == m.op_type) fn = &m;
     }
-    a = node.attrs.Float(fn->attr_a, fn->default_a);
-    b = node.attrs.Float(fn->attr_b, fn->default_b);
+    float default_a = fn->default_a, default_b = fn->default_b;
+    // Selu-1 (opsets 1-5) rounded its defaults to 1.6732 and 1.0507.
+    if (opset < 6 && node.op_type == "Selu") {
+      default_a = 1.6732f;
+      default_b = 1.0507f;
+    }
+    a = node.attrs.Float(fn->attr_a, default_a);
+    b = node.attrs.Float(fn->attr_b, default_b);
   }
   float operator()(float x) const { return fn->f32(x, a, b); }
   double operator()(double x) const { return fn->f64(x, a, b); }
@@ -408,7 +409,7 @@ Status InferUnary(ir::Node& node, int opset) {
 
 template <typename Op>
 Status RunUnary(KernelContext& ctx) {
-  const Op op = MakeOp<Op>(ctx.node);
+  const Op op = MakeOp<Op>(ctx.node, ctx.opset);
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   Dispatch(typename Op::Types{}, x.dtype(), [&](auto tag) {
@@ -422,26 +423,99 @@ Status RunUnary(KernelContext& ctx) {
   return Status::Ok();
 }
 
-// Checks that all inputs are present, accepted and of one dtype, and returns
-// their broadcast shape.
+// Checks that all inputs are present, accepted and of one dtype.
 template <typename Types>
-StatusOr<Shape> InferBroadcastInputs(const ir::Node& node) {
-  std::vector<Shape> shapes;
+Status CheckBroadcastInputs(const ir::Node& node) {
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (!node.input(i)) {
       return InvalidArgument(node.Describe() + ": input " + std::to_string(i) + " is missing");
     }
     TESSEL_RETURN_IF_ERROR(RequireTypes(Types{}, node, i));
     TESSEL_RETURN_IF_ERROR(RequireSameDType(node, {0, i}));
-    shapes.push_back(node.input(i)->shape);
   }
-  return BroadcastShapes(node, shapes);
+  return Status::Ok();
 }
 
-// Binary and variadic ops share this infer.
+// Before opset 7 a binary op broadcasts only B towards A, and only with
+// broadcast=1: B's dims then line up with a contiguous run of A's dims that
+// starts at `axis` (by default, A's trailing dims). Returns the shape to read B
+// with under numpy rules: B's dims at that run, 1 elsewhere. A size-1 dim of B
+// stretches too; the spec of that time left it out, but PyTorch's exporter
+// emitted it (B 2x1 against A 2x3, axis=0).
+StatusOr<Shape> LegacyBroadcastShapeOfB(const ir::Node& node, int opset, const Shape& a,
+                                        const Shape& b) {
+  const std::string before = "; before opset 7 (model opset " + std::to_string(opset) + ")";
+  if (node.attrs.Int("broadcast", 0) == 0) {
+    if (a == b) return b;
+    return InvalidArgument(node.Describe() + ": input shapes " + ShapeToString(a) + " and " +
+                           ShapeToString(b) + " differ" + before +
+                           " that needs attribute broadcast=1");
+  }
+  const int64_t rank_a = static_cast<int64_t>(a.size()), rank_b = static_cast<int64_t>(b.size());
+  int64_t axis = rank_a - rank_b;
+  if (node.attrs.Has("axis")) {
+    TESSEL_ASSIGN_OR_RETURN(axis, NormalizeAxis(node, node.attrs.Int("axis", 0), rank_a));
+  }
+  bool fits = axis >= 0 && axis + rank_b <= rank_a;
+  Shape aligned(a.size(), 1);
+  for (int64_t i = 0; fits && i < rank_b; ++i) {
+    fits = b[i] == a[axis + i] || b[i] == 1;
+    aligned[axis + i] = b[i];
+  }
+  if (!fits) {
+    return InvalidArgument(node.Describe() + ": B shape " + ShapeToString(b) +
+                           " does not match A shape " + ShapeToString(a) + " from axis " +
+                           std::to_string(axis) + before + " only B broadcasts, to A");
+  }
+  return aligned;
+}
+
+// PRelu before opset 7 followed Caffe2: a one-element slope is shared, and a
+// 1-D slope as long as X's channel dim (axis 1) applies per channel. Any other
+// slope is read as from opset 7 on.
+Shape LegacySlopeShape(const Shape& x, const Shape& slope) {
+  if (NumElements(slope) == 1) return {};
+  if (slope.size() == 1 && x.size() >= 2 && slope[0] == x[1]) {
+    Shape per_channel(x.size() - 1, 1);
+    per_channel[0] = slope[0];
+    return per_channel;
+  }
+  return slope;
+}
+
+// The shape a binary op reads B with when it broadcasts B against A.
 template <typename Op>
-Status InferBroadcast(ir::Node& node, int opset) {
-  TESSEL_ASSIGN_OR_RETURN(Shape shape, InferBroadcastInputs<typename Op::Types>(node));
+StatusOr<Shape> ShapeOfB(const ir::Node& node, int opset, const Shape& a, const Shape& b) {
+  if (opset >= 7) return b;
+  if constexpr (Op::kSlope) {
+    return LegacySlopeShape(a, b);
+  } else {
+    return LegacyBroadcastShapeOfB(node, opset, a, b);
+  }
+}
+
+template <typename Op>
+Status InferBinary(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(CheckBroadcastInputs<typename Op::Types>(node));
+  const Shape& a = node.input(0)->shape;
+  const Shape& b = node.input(1)->shape;
+  TESSEL_ASSIGN_OR_RETURN(Shape b_read, ShapeOfB<Op>(node, opset, a, b));
+  TESSEL_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(node, {a, b_read}));
+  if (Op::kSlope && shape != a) {
+    return InvalidArgument(node.Describe() + ": slope shape " + ShapeToString(b) +
+                           " does not broadcast to X shape " + ShapeToString(a));
+  }
+  TESSEL_RETURN_IF_ERROR(Op::Check(node, opset));
+  SetOutput(node, 0, OutDType(Op::kPredicate, node.input(0)->dtype), std::move(shape));
+  return Status::Ok();
+}
+
+template <typename Op>
+Status InferVariadic(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(CheckBroadcastInputs<typename Op::Types>(node));
+  std::vector<Shape> shapes;
+  for (const ir::Value* v : node.inputs) shapes.push_back(v->shape);
+  TESSEL_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(node, shapes));
   TESSEL_RETURN_IF_ERROR(Op::Check(node, opset));
   SetOutput(node, 0, OutDType(Op::kPredicate, node.input(0)->dtype), std::move(shape));
   return Status::Ok();
@@ -449,17 +523,19 @@ Status InferBroadcast(ir::Node& node, int opset) {
 
 template <typename Op>
 Status RunBinary(KernelContext& ctx) {
-  const Op op = MakeOp<Op>(ctx.node);
+  const Op op = MakeOp<Op>(ctx.node, ctx.opset);
   const Tensor& a = ctx.in(0);
   const Tensor& b = ctx.in(1);
   Tensor& y = ctx.out(0);
+  TESSEL_ASSIGN_OR_RETURN(const Shape b_shape,
+                          ShapeOfB<Op>(ctx.node, ctx.opset, a.shape(), b.shape()));
   Dispatch(typename Op::Types{}, a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using R = std::conditional_t<Op::kPredicate, bool, T>;
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     R* out = y.data<R>();
-    BroadcastLoop<2>(y.shape(), {&a.shape(), &b.shape()}, [&](int64_t i, const auto& o) {
+    BroadcastLoop<2>(y.shape(), {&a.shape(), &b_shape}, [&](int64_t i, const auto& o) {
       out[i] = Convert<R>(op(Load(pa[o[0]]), Load(pb[o[1]])));
     });
   });
@@ -470,7 +546,7 @@ Status RunBinary(KernelContext& ctx) {
 // round once. Mean divides the sum by the input count.
 template <typename Op, bool kMean = false>
 Status RunVariadic(KernelContext& ctx) {
-  const Op op = MakeOp<Op>(ctx.node);
+  const Op op = MakeOp<Op>(ctx.node, ctx.opset);
   Tensor& y = ctx.out(0);
   Dispatch(typename Op::Types{}, y.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -539,11 +615,15 @@ B IntPow(B base, E e) {
   return static_cast<B>(result);
 }
 
-Status InferPow(ir::Node& node, int) {
+// Pow reads its exponent as the other binary ops read B.
+using PowOp = OpBase<PowBaseTs>;
+
+Status InferPow(ir::Node& node, int opset) {
   TESSEL_RETURN_IF_ERROR(RequireTypes(PowBaseTs{}, node, 0));
   TESSEL_RETURN_IF_ERROR(RequireTypes(NumericTs{}, node, 1));
-  TESSEL_ASSIGN_OR_RETURN(Shape shape,
-                          BroadcastShapes(node, {node.input(0)->shape, node.input(1)->shape}));
+  const Shape& a = node.input(0)->shape;
+  TESSEL_ASSIGN_OR_RETURN(Shape b, ShapeOfB<PowOp>(node, opset, a, node.input(1)->shape));
+  TESSEL_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(node, {a, b}));
   SetOutput(node, 0, node.input(0)->dtype, std::move(shape));
   return Status::Ok();
 }
@@ -552,6 +632,8 @@ Status RunPow(KernelContext& ctx) {
   const Tensor& a = ctx.in(0);
   const Tensor& b = ctx.in(1);
   Tensor& y = ctx.out(0);
+  TESSEL_ASSIGN_OR_RETURN(const Shape b_shape,
+                          ShapeOfB<PowOp>(ctx.node, ctx.opset, a.shape(), b.shape()));
   Dispatch(PowBaseTs{}, a.dtype(), [&](auto base_tag) {
     Dispatch(NumericTs{}, b.dtype(), [&](auto exp_tag) {
       using T = decltype(base_tag);
@@ -559,7 +641,7 @@ Status RunPow(KernelContext& ctx) {
       const T* pa = a.data<T>();
       const E* pb = b.data<E>();
       T* out = y.data<T>();
-      BroadcastLoop<2>(y.shape(), {&a.shape(), &b.shape()}, [&](int64_t i, const auto& o) {
+      BroadcastLoop<2>(y.shape(), {&a.shape(), &b_shape}, [&](int64_t i, const auto& o) {
         const auto base = Load(pa[o[0]]);
         const auto e = Load(pb[o[1]]);
         if constexpr (std::is_integral_v<decltype(base)> && std::is_integral_v<decltype(e)>) {
@@ -656,11 +738,26 @@ constexpr OnnxType kOnnxTypes[] = {{1, DType::kFloat32, "FLOAT"},
                                    {22, DType::kUndefined, "INT4"},
                                    {23, DType::kUndefined, "FLOAT4E2M1"}};
 
-StatusOr<DType> CastTarget(const ir::Node& node) {
+// Cast-1 (opsets 1-5) names the target type ("FLOAT"); later opsets give its
+// code.
+StatusOr<DType> CastTarget(const ir::Node& node, int opset) {
   if (!node.attrs.Has("to")) {
     return InvalidArgument(node.Describe() + ": attribute 'to' is required");
   }
-  const int64_t to = node.attrs.Int("to", 0);
+  int64_t to = node.attrs.Int("to", 0);
+  if (opset < 6) {
+    const std::string name = node.attrs.String("to", "");
+    const OnnxType* named = nullptr;
+    for (const OnnxType& t : kOnnxTypes) {
+      if (name == t.name) named = &t;
+    }
+    if (!named) {
+      return InvalidArgument(node.Describe() + ": to='" + name +
+                             "' is not an ONNX tensor data type name (opset " +
+                             std::to_string(opset) + " names the type, e.g. 'FLOAT')");
+    }
+    to = named->code;
+  }
   for (const OnnxType& t : kOnnxTypes) {
     if (t.code != to) continue;
     if (t.dtype == DType::kUndefined) {
@@ -673,8 +770,8 @@ StatusOr<DType> CastTarget(const ir::Node& node) {
                          " is not an ONNX tensor data type");
 }
 
-Status InferCast(ir::Node& node, int) {
-  TESSEL_ASSIGN_OR_RETURN(DType to, CastTarget(node));
+Status InferCast(ir::Node& node, int opset) {
+  TESSEL_ASSIGN_OR_RETURN(DType to, CastTarget(node, opset));
   SetOutput(node, 0, to, node.input(0)->shape);
   return Status::Ok();
 }
@@ -724,7 +821,7 @@ void Unary(OpRegistry& r, const char* op_type, F) {
 
 template <typename Op>
 void Binary(OpRegistry& r, const char* op_type) {
-  RegisterOp(r, op_type, OpClass::kBroadcast, 2, 2, InferBroadcast<Op>, RunBinary<Op>);
+  RegisterOp(r, op_type, OpClass::kBroadcast, 2, 2, InferBinary<Op>, RunBinary<Op>);
 }
 template <typename Ts, bool kPred = false, typename F>
 void Binary(OpRegistry& r, const char* op_type, F) {
@@ -734,8 +831,8 @@ void Binary(OpRegistry& r, const char* op_type, F) {
 template <bool kMean = false, typename Ts, typename F>
 void Variadic(OpRegistry& r, const char* op_type, Ts, F) {
   using Op = Fn<Ts, false, F>;
-  RegisterOp(r, op_type, OpClass::kBroadcast, 1, std::numeric_limits<int>::max(),
-             InferBroadcast<Op>, RunVariadic<Op, kMean>);
+  RegisterOp(r, op_type, OpClass::kBroadcast, 1, std::numeric_limits<int>::max(), InferVariadic<Op>,
+             RunVariadic<Op, kMean>);
 }
 
 }  // namespace

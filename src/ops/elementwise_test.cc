@@ -790,5 +790,84 @@ TEST(Elementwise, Cast_rejects_string_target) {
             StatusCode::kUnsupported);
 }
 
+// ---------------------------------------------------------------------------
+// Opsets before 7
+
+TEST(Elementwise, Add_opset6_broadcasts_b_from_axis) {
+  const Tensor a = F({1, 2, 3, 10, 20, 30}, {2, 3});
+  const AttributeMap bcast = Attrs({{"broadcast", int64_t{1}}});
+  // Suffix matching by default: B lines up with A's last dims.
+  EXPECT_EQ(Values<float>(Eval("Add", {a, F({1, 2, 3})}, bcast, 6)),
+            (std::vector<float>{2, 4, 6, 11, 22, 33}));
+  // axis=0: B of A's first dim, read as a column (numpy would reject 2 vs 3).
+  EXPECT_EQ(Values<float>(Eval("Add", {a, F({100, 200})},
+                               Attrs({{"broadcast", int64_t{1}}, {"axis", int64_t{0}}}), 6)),
+            (std::vector<float>{101, 102, 103, 210, 220, 230}));
+  // Size-1 dims of B stretch, as PyTorch's exporter relied on.
+  EXPECT_EQ(Values<float>(Eval("Sub", {a, F({1, 10}, {2, 1})},
+                               Attrs({{"broadcast", int64_t{1}}, {"axis", int64_t{0}}}), 6)),
+            (std::vector<float>{0, 1, 2, 0, 10, 20}));
+  EXPECT_EQ(Values<float>(Eval("Mul", {a, Scalar<float>(2)}, bcast, 1)),
+            (std::vector<float>{2, 4, 6, 20, 40, 60}));
+  Tensor eq = Eval("Equal", {Make<int32_t>({1, 2, 3, 1}, {2, 2}), Make<int32_t>({1, 2})}, bcast, 1);
+  EXPECT_EQ(Values<bool>(eq), (std::vector<bool>{true, true, false, false}));
+  Tensor p =
+      Eval("Pow", {a, F({1, 2}, {2})}, Attrs({{"broadcast", int64_t{1}}, {"axis", int64_t{0}}}), 6);
+  EXPECT_EQ(Values<float>(p), (std::vector<float>{1, 2, 3, 100, 400, 900}));
+}
+
+TEST(Elementwise, Add_opset6_rejects_unequal_shapes_without_broadcast) {
+  Status s = RunStatus("Add", {F({1, 2, 3, 4, 5, 6}, {2, 3}), F({1, 2, 3})}, {}, 6);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "Add 'node': input shapes 2x3 and 3 differ; before opset 7 (model opset 6) that "
+            "needs attribute broadcast=1");
+}
+
+TEST(Elementwise, Add_opset6_rejects_b_that_does_not_fit_a) {
+  const AttributeMap bcast = Attrs({{"broadcast", int64_t{1}}});
+  Status s = RunStatus("Div", {F({1, 2, 3, 4, 5, 6}, {2, 3}), F({1, 2})}, bcast, 6);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "Div 'node': B shape 2 does not match A shape 2x3 from axis 1; before opset 7 "
+            "(model opset 6) only B broadcasts, to A");
+  // B may not be the larger one.
+  Status big = RunStatus("Add", {F({1, 2}), F({1, 2, 3, 4}, {2, 2})}, bcast, 6);
+  EXPECT_EQ(big.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(big.message(), HasSubstr("only B broadcasts, to A"));
+  Status axis = RunStatus("Add", {F({1, 2, 3, 4}, {2, 2}), F({1, 2})},
+                          Attrs({{"broadcast", int64_t{1}}, {"axis", int64_t{2}}}), 6);
+  EXPECT_EQ(axis.code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Elementwise, PRelu_opset6_slope_applies_per_channel) {
+  const Tensor x = F({-1, -2, -3, -4, -5, -6}, {1, 2, 3});
+  // Opset 6: the 2-slope applies along channels (axis 1).
+  ExpectNear(Eval("PRelu", {x, F({0.5f, 2})}, {}, 6), {-0.5f, -1, -1.5f, -8, -10, -12});
+  ExpectNear(Eval("PRelu", {x, F({3}, {1, 1})}, {}, 6), {-3, -6, -9, -12, -15, -18});
+  // Opset 7 broadcasts it like numpy, along the last dim, where 2 vs 3 fails.
+  EXPECT_EQ(RunStatus("PRelu", {x, F({0.5f, 2})}, {}, 7).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Elementwise, Selu_opset1_has_rounder_defaults) {
+  const float x = -1.0f;
+  const double e = std::expm1(-1.0);
+  ExpectNear(Eval("Selu", {F({x})}, {}, 1), {static_cast<float>(1.0507 * 1.6732 * e)});
+  ExpectNear(Eval("Selu", {F({x})}, {}, 6),
+             {static_cast<float>(1.0507010221481323 * 1.6732631921768188 * e)});
+}
+
+TEST(Elementwise, Cast_opset1_names_the_target_type) {
+  Tensor y = Eval("Cast", {F({1.5f, -2.5f})}, Attrs({{"to", std::string("INT32")}}), 1);
+  EXPECT_EQ(Values<int32_t>(y), (std::vector<int32_t>{1, -2}));
+  Status s = RunStatus("Cast", {F({1})}, Attrs({{"to", std::string("REAL")}}), 5);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "Cast 'node': to='REAL' is not an ONNX tensor data type name (opset 5 names the "
+            "type, e.g. 'FLOAT')");
+  EXPECT_EQ(RunStatus("Cast", {F({1})}, Attrs({{"to", std::string("STRING")}}), 1).code(),
+            StatusCode::kUnsupported);
+}
+
 }  // namespace
 }  // namespace tessel::ops

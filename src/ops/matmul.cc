@@ -231,8 +231,14 @@ Status InferGemm(ir::Node& node, int opset) {
                            " (transB=" + std::to_string(trans_b) + ")");
   }
   if (const ir::Value* c = node.input(2)) {
-    // Unidirectional broadcasting: C may only stretch towards M x N.
     const Shape target = {m, n};
+    // Before opset 7, C stretches only with broadcast=1.
+    if (opset < 7 && node.attrs.Int("broadcast", 0) == 0 && c->shape != target) {
+      return InvalidArgument(node.Describe() + ": C of shape " + ShapeToString(c->shape) +
+                             " is not " + ShapeToString(target) + "; before opset 7 (model opset " +
+                             std::to_string(opset) + ") broadcasting C needs broadcast=1");
+    }
+    // Unidirectional broadcasting: C may only stretch towards M x N.
     bool ok = c->shape.size() <= 2;
     for (size_t i = 0; ok && i < c->shape.size(); ++i) {
       const int64_t d = c->shape[c->shape.size() - 1 - i];

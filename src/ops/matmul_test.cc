@@ -253,6 +253,20 @@ TEST(GemmTest, AlphaBetaAndBroadcastC) {
                {22, 28, 49, 64});
 }
 
+TEST(GemmTest, Opset6_broadcasts_C_only_with_broadcast_1) {
+  const AttributeMap ab = Attrs({{"alpha", 2.0f}, {"beta", 0.5f}});
+  const AttributeMap ab_bcast = Attrs({{"alpha", 2.0f}, {"beta", 0.5f}, {"broadcast", int64_t{1}}});
+  const Tensor a = F32(kGemmA, {2, 3}), b = F32(kGemmB, {3, 2});
+  ExpectValues(RunOne("Gemm", ab_bcast, {a, b, F32({2, 4}, {2})}, 6), {2, 2}, {45, 58, 99, 130});
+  ExpectValues(RunOne("Gemm", ab, {a, b, F32({2, 4, 6, 8}, {2, 2})}, 6), {2, 2},
+               {45, 58, 101, 132});
+  Status s = RunError("Gemm", ab, {a, b, F32({2, 4}, {2})}, 6);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "Gemm 'node': C of shape 2 is not 2x2; before opset 7 (model opset 6) broadcasting C "
+            "needs broadcast=1");
+}
+
 TEST(GemmTest, Float64) {
   Tensor y =
       RunOne("Gemm", Attrs({{"alpha", 0.5f}}),

@@ -50,7 +50,7 @@ Status RequireEpsilon(const ir::Node& node, float epsilon) {
 
 // ---- BatchNormalization ----------------------------------------------------
 
-// Opset 7 can normalize per activation (spatial=0): parameters then span all
+// Before opset 9, spatial=0 normalizes per activation: parameters then span all
 // of C x D1 x ... instead of C.
 bool BatchNormSpatial(const ir::Node& node, int opset) {
   return opset >= 9 || node.attrs.Int("spatial", 1) != 0;
@@ -61,6 +61,12 @@ Status InferBatchNorm(ir::Node& node, int opset) {
   if (node.attrs.Int("training_mode", 0) != 0) {
     return Unsupported(node.Describe() +
                        ": training_mode=1 is not supported; tessel runs inference only");
+  }
+  // Before opset 7, is_test (default 0) picked the mode: 0 normalizes with the
+  // batch's own statistics, as in training.
+  if (opset < 7 && node.attrs.Int("is_test", 0) == 0) {
+    return Unsupported(node.Describe() + ": is_test=0 (training mode, the default before opset " +
+                       "7) is not supported; tessel runs inference only and needs is_test=1");
   }
   for (size_t i = 1; i < node.outputs.size(); ++i) {
     if (node.output(i) != nullptr) {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,17 @@ Status ReadFlag(const ir::Node& node, const char* name, int64_t* value) {
                          " must be 0 or 1");
 }
 
+// LpPool's and GlobalLpPool's exponent: an int from opset 2, a float before.
+double LpExponent(const ir::Node& node) { return node.attrs.Float("p", 2.0f); }
+
+Status CheckLpExponent(const ir::Node& node) {
+  const double p = LpExponent(node);
+  if (p >= 1) return Status::Ok();
+  std::ostringstream os;
+  os << p;
+  return InvalidArgument(node.Describe() + ": p " + os.str() + " must be >= 1");
+}
+
 Status ResolvePool(const ir::Node& node, const Shape& x, PoolGeometry* g) {
   const size_t n = x.size() - 2;
   if (!node.attrs.Has("kernel_shape")) {
@@ -66,6 +78,12 @@ Shape PoolOutputShape(const Shape& x, const Shape& out_spatial) {
 
 Status InferPool(ir::Node& node, int opset) {
   TESSEL_RETURN_IF_ERROR(CheckPoolInput(node));
+  // LpPool-1 left kernel_shape optional without saying what its absence means.
+  if (opset < 2 && node.op_type == "LpPool" && !node.attrs.Has("kernel_shape")) {
+    return Unsupported(node.Describe() +
+                       ": attribute kernel_shape is missing; before opset 2 LpPool allowed that "
+                       "without defining the window, and tessel does not guess one");
+  }
   PoolGeometry g;
   const ir::Value* x = node.input(0);
   TESSEL_RETURN_IF_ERROR(ResolvePool(node, x->shape, &g));
@@ -74,9 +92,8 @@ Status InferPool(ir::Node& node, int opset) {
     TESSEL_RETURN_IF_ERROR(ReadFlag(node, "storage_order", &flag));
   } else if (node.op_type == "AveragePool") {
     TESSEL_RETURN_IF_ERROR(ReadFlag(node, "count_include_pad", &flag));
-  } else if (node.attrs.Int("p", 2) < 1) {
-    return InvalidArgument(node.Describe() + ": p " + std::to_string(node.attrs.Int("p", 2)) +
-                           " must be >= 1");
+  } else {
+    TESSEL_RETURN_IF_ERROR(CheckLpExponent(node));
   }
   const Shape out = PoolOutputShape(x->shape, g.out_spatial);
   SetOutput(node, 0, x->dtype, out);
@@ -87,10 +104,7 @@ Status InferPool(ir::Node& node, int opset) {
 Status InferGlobalPool(ir::Node& node, int opset) {
   TESSEL_RETURN_IF_ERROR(CheckPoolInput(node));
   const ir::Value* x = node.input(0);
-  if (node.op_type == "GlobalLpPool" && node.attrs.Int("p", 2) < 1) {
-    return InvalidArgument(node.Describe() + ": p " + std::to_string(node.attrs.Int("p", 2)) +
-                           " must be >= 1");
-  }
+  if (node.op_type == "GlobalLpPool") TESSEL_RETURN_IF_ERROR(CheckLpExponent(node));
   SetOutput(node, 0, x->dtype, PoolOutputShape(x->shape, Shape(x->shape.size() - 2, 1)));
   return Status::Ok();
 }
@@ -218,7 +232,7 @@ Status RunSumPoolT(KernelContext& ctx) {
   PoolGeometry g;
   TESSEL_RETURN_IF_ERROR(ResolvePool(ctx.node, ctx.in(0).shape(), &g));
   const bool include_pad = ctx.node.attrs.Int("count_include_pad", 0) == 1;
-  const double p = static_cast<double>(ctx.node.attrs.Int("p", 2));
+  const double p = LpExponent(ctx.node);
   const T* x = ctx.in(0).data<T>();
   T* y = ctx.out(0).data<T>();
   const int64_t in_plane = NumElements(g.in_spatial), out_plane = NumElements(g.out_spatial);
@@ -260,7 +274,7 @@ Status RunGlobalPoolT(KernelContext& ctx) {
   const Shape& xs = ctx.in(0).shape();
   const int64_t planes = xs[0] * xs[1];
   const int64_t size = NumElements(Shape(xs.begin() + 2, xs.end()));
-  const double p = static_cast<double>(ctx.node.attrs.Int("p", 2));
+  const double p = LpExponent(ctx.node);
   const T* x = ctx.in(0).data<T>();
   T* y = ctx.out(0).data<T>();
   for (int64_t pl = 0; pl < planes; ++pl) {

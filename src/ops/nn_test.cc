@@ -869,6 +869,20 @@ TEST(LpPoolTest, LpPool_rejects_zero_p) {
               StatusCode::kInvalidArgument, {"p 0 must be >= 1"});
 }
 
+TEST(LpPoolTest, Opset1_takes_a_float_p) {
+  const Tensor x = F({3, 4, -6, 8}, {1, 1, 4});
+  ExpectTensor(
+      Eval("LpPool", Attrs({{"kernel_shape", Ints{2}}, {"strides", Ints{2}}, {"p", 2.0f}}), {x}, 1),
+      {1, 1, 2}, {5, 10});
+  ExpectTensor(Eval("GlobalLpPool", Attrs({{"p", 1.0f}}), {x}, 1), {1, 1, 1}, {21});
+  ExpectTensor(Eval("GlobalLpPool", Attrs({{"p", 1.5f}}), {F({1, 4}, {1, 1, 2})}, 1), {1, 1, 1},
+               {static_cast<float>(std::pow(9.0, 1 / 1.5))});
+  ExpectError("GlobalLpPool", Attrs({{"p", 0.5f}}), {x}, StatusCode::kInvalidArgument,
+              {"p 0.5 must be >= 1"}, 1, 1);
+  ExpectError("LpPool", {}, {x}, StatusCode::kUnsupported,
+              {"attribute kernel_shape is missing; before opset 2"}, 1, 1);
+}
+
 TEST(GlobalPoolTest, AverageMaxAndLp) {
   const Tensor x = F({1, 2, 3, 6, -3, 0, 4, -1}, {1, 2, 2, 2});
   ExpectTensor(Eval("GlobalAveragePool", {}, {x}), {1, 2, 1, 1}, {3, 0});
@@ -930,6 +944,19 @@ TEST(BatchNormTest, BatchNormalization_rejects_training_mode) {
   ExpectError("BatchNormalization", Attrs({{"training_mode", int64_t{1}}}),
               {Ones({1, 2, 2}), Ones({2}), Ones({2}), Ones({2}), Ones({2})},
               StatusCode::kUnsupported, {"training_mode=1 is not supported"});
+}
+
+TEST(BatchNormTest, Opset6_is_test_selects_inference) {
+  const std::vector<Tensor> in = {F({1, 2, 3, 4}, {1, 2, 2}), F({1, 2}, {2}), F({0, 1}, {2}),
+                                  F({1, 3}, {2}), F({4, 1}, {2})};
+  Tensor y = Eval(
+      "BatchNormalization",
+      Attrs({{"is_test", int64_t{1}}, {"epsilon", 0.0f}, {"consumed_inputs", Ints{0, 0, 0, 1, 1}}}),
+      in, 1);
+  ExpectTensor(y, {1, 2, 2}, {0, 0.5, 1, 3});
+  // is_test defaults to 0 (training) before opset 7.
+  ExpectError("BatchNormalization", {}, in, StatusCode::kUnsupported,
+              {"is_test=0 (training mode, the default before opset 7) is not supported"}, 1, 6);
 }
 
 TEST(BatchNormTest, BatchNormalization_rejects_training_outputs) {

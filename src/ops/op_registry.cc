@@ -25,6 +25,15 @@ const OpRegistry& OpRegistry::Global() {
     RegisterMatmulOps(*r);
     RegisterTensorOps(*r);
     RegisterReductionOps(*r);
+    RegisterLossOps(*r);
+    RegisterQuantizeOps(*r);
+    RegisterDetectionOps(*r);
+    RegisterSamplingOps(*r);
+    RegisterSignalOps(*r);
+    RegisterSelectionOps(*r);
+    RegisterLinalgOps(*r);
+    RegisterReorderOps(*r);
+    RegisterRnnOps(*r);
     return r;
   }();
   return *registry;

@@ -104,5 +104,14 @@ void RegisterNnOps(OpRegistry& r);            // conv, pooling, normalization, .
 void RegisterMatmulOps(OpRegistry& r);        // Gemm, MatMul: matmul.cc
 void RegisterTensorOps(OpRegistry& r);        // shape/data movement: tensor.cc
 void RegisterReductionOps(OpRegistry& r);     // Reduce*, ArgMax/Min: reduction.cc
+void RegisterLossOps(OpRegistry& r);          // NegativeLogLikelihoodLoss, ...: loss.cc
+void RegisterQuantizeOps(OpRegistry& r);      // QuantizeLinear, QLinearConv, ...: quantize.cc
+void RegisterDetectionOps(OpRegistry& r);     // NonMaxSuppression, RoiAlign: detection.cc
+void RegisterSamplingOps(OpRegistry& r);      // GridSample: sampling.cc
+void RegisterSignalOps(OpRegistry& r);        // DFT, STFT, windows, ...: signal.cc
+void RegisterSelectionOps(OpRegistry& r);     // Compress, Unique: selection.cc
+void RegisterLinalgOps(OpRegistry& r);        // Det: linalg.cc
+void RegisterReorderOps(OpRegistry& r);       // ReverseSequence, MaxUnpool: reorder.cc
+void RegisterRnnOps(OpRegistry& r);           // RNN, GRU, LSTM: rnn.cc
 
 }  // namespace tessel::ops

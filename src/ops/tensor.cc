@@ -4,6 +4,7 @@
 // depth/space shuffles in tensor_spatial.cc.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -37,6 +38,12 @@ Status InferIdentity(ir::Node& node, int opset) {
 }
 
 Status InferDropout(ir::Node& node, int opset) {
+  // Before opset 7, is_test (default 0) picked the mode; 0 drops at random.
+  if (opset < 7 && node.attrs.Int("is_test", 0) == 0) {
+    return NodeUnsupported(node,
+                           "is_test=0 (training mode, the default before opset 7) is not "
+                           "supported; tessel runs inference and needs is_test=1");
+  }
   if (node.input(2)) {
     TESSEL_ASSIGN_OR_RETURN(const Tensor* mode, RequireConstantInput(node, 2, "training_mode"));
     if (mode->num_elements() != 1) {
@@ -104,9 +111,16 @@ Status RunSize(KernelContext& ctx) {
 // ---------------------------------------------------------------------------
 // Reshape, Flatten, Squeeze, Unsqueeze
 
+// Reshape-1 (opsets 1-4) takes the shape as an attribute, later opsets as
+// input 1.
 Status InferReshape(ir::Node& node, int opset) {
-  TESSEL_RETURN_IF_ERROR(RequireRank(node, 1, 1));
-  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> spec, ConstantInts(node, 1, "shape"));
+  if (opset >= 5 && node.input(1)) TESSEL_RETURN_IF_ERROR(RequireRank(node, 1, 1));
+  TESSEL_ASSIGN_OR_RETURN(auto given, IntsFromInputOrAttr(node, opset, 1, "shape", 5));
+  if (!given) {
+    return NodeError(node, opset >= 5 ? "input shape is required since opset 5"
+                                      : "attribute shape is required before opset 5");
+  }
+  const std::vector<int64_t>& spec = *given;
   const Shape& in = In(node, 0).shape;
   const int64_t count = NumElements(in);
   const bool allow_zero = node.attrs.Int("allowzero", 0) != 0;
@@ -280,10 +294,43 @@ Status RunExpand(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// Tile-1 (opsets 1-5) repeats along one dim: input 1 holds the count and
+// input 2 the axis, one element each.
+StatusOr<std::vector<int64_t>> LegacyTileRepeats(const ir::Node& node, int64_t rank) {
+  if (!node.input(2)) return NodeError(node, "input axis is required before opset 6");
+  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> tiles, ConstantInts(node, 1, "tiles"));
+  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> axis, ConstantInts(node, 2, "axis"));
+  if (tiles.size() != 1 || axis.size() != 1) {
+    return NodeError(node, "tiles " + ListToString(tiles) + " and axis " + ListToString(axis) +
+                               " must have one element each (opset < 6)");
+  }
+  TESSEL_ASSIGN_OR_RETURN(const int64_t a, NormalizeAxis(node, axis[0], rank));
+  std::vector<int64_t> repeats(static_cast<size_t>(rank), 1);
+  repeats[a] = tiles[0];
+  return repeats;
+}
+
+// The repeats of each dim, in the kernel; infer validated them.
+std::vector<int64_t> KernelTileRepeats(const KernelContext& ctx) {
+  if (ctx.opset >= 6) return ctx.in(1).ToInt64Vector();
+  const int64_t rank = ctx.in(0).rank();
+  int64_t axis = ctx.in(2).GetAsInt64(0);
+  if (axis < 0) axis += rank;
+  std::vector<int64_t> repeats(static_cast<size_t>(rank), 1);
+  repeats[axis] = ctx.in(1).GetAsInt64(0);
+  return repeats;
+}
+
 Status InferTile(ir::Node& node, int opset) {
-  TESSEL_RETURN_IF_ERROR(RequireRank(node, 1, 1));
-  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, ConstantInts(node, 1, "repeats"));
   const Shape& in = In(node, 0).shape;
+  std::vector<int64_t> repeats;
+  if (opset >= 6) {
+    if (node.input(2)) return NodeError(node, "takes inputs input and repeats since opset 6");
+    TESSEL_RETURN_IF_ERROR(RequireRank(node, 1, 1));
+    TESSEL_ASSIGN_OR_RETURN(repeats, ConstantInts(node, 1, "repeats"));
+  } else {
+    TESSEL_ASSIGN_OR_RETURN(repeats, LegacyTileRepeats(node, static_cast<int64_t>(in.size())));
+  }
   if (repeats.size() != in.size()) {
     return NodeError(node, "repeats " + ListToString(repeats) + " has " +
                                std::to_string(repeats.size()) + " entries; the input " +
@@ -307,7 +354,7 @@ Status RunTile(KernelContext& ctx) {
   // index contributes nothing to the input offset.
   const Tensor& in = ctx.in(0);
   const std::vector<int64_t> in_strides = StridesOf(in.shape());
-  const std::vector<int64_t> repeats = ctx.in(1).ToInt64Vector();
+  const std::vector<int64_t> repeats = KernelTileRepeats(ctx);
   Shape walk;
   std::vector<int64_t> strides;
   for (size_t d = 0; d < in.shape().size(); ++d) {
@@ -323,14 +370,20 @@ Status RunTile(KernelContext& ctx) {
 // ---------------------------------------------------------------------------
 // Concat, Split
 
+// Concat-1 (opsets 1-3) concatenates along axis 1 unless told otherwise; from
+// opset 4 the axis is required.
+int64_t ConcatAxis(const ir::Node& node, int opset) {
+  return node.attrs.Int("axis", opset < 4 ? 1 : 0);
+}
+
 Status InferConcat(ir::Node& node, int opset) {
-  if (!node.attrs.Has("axis")) return NodeError(node, "attribute axis is required");
+  if (opset >= 4 && !node.attrs.Has("axis")) return NodeError(node, "attribute axis is required");
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (!node.inputs[i]) return NodeError(node, "input " + std::to_string(i) + " is missing");
   }
   const ir::Value& first = In(node, 0);
   const int64_t rank = static_cast<int64_t>(first.shape.size());
-  TESSEL_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(node, node.attrs.Int("axis", 0), rank));
+  TESSEL_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(node, ConcatAxis(node, opset), rank));
   Shape out = first.shape;
   out[axis] = 0;
   for (const ir::Value* v : node.inputs) {
@@ -356,7 +409,7 @@ Status InferConcat(ir::Node& node, int opset) {
 Status RunConcat(KernelContext& ctx) {
   Tensor& out = ctx.out(0);
   const int64_t rank = out.rank();
-  int64_t axis = ctx.node.attrs.Int("axis", 0);
+  int64_t axis = ConcatAxis(ctx.node, ctx.opset);
   if (axis < 0) axis += rank;
   const int64_t outer = DimProduct(out.shape(), 0, axis);
   const size_t inner_bytes = DimProduct(out.shape(), axis + 1, rank) * ElemSize(out);
@@ -404,11 +457,37 @@ StatusOr<std::vector<int64_t>> SplitSizes(const ir::Node& node, int64_t dim, siz
   return sizes;
 }
 
+// The explicit part sizes: attribute `split` (opsets 2-12) or input 1 (from
+// 13). Split-1 took either, its input of the data's (float) dtype.
+StatusOr<std::optional<std::vector<int64_t>>> SplitList(const ir::Node& node, int opset) {
+  if (opset >= 2 || !node.input(1)) return IntsFromInputOrAttr(node, opset, 1, "split", 13);
+  if (node.attrs.Has("split")) {
+    return NodeError(node, "gives split both as input and as attribute");
+  }
+  TESSEL_ASSIGN_OR_RETURN(const Tensor* t, RequireConstantInput(node, 1, "split"));
+  for (int64_t i = 0; i < t->num_elements(); ++i) {
+    // Whole numbers up to 2^53 convert to int64 exactly; SplitSizes checks
+    // that they add up to the split dim.
+    const double v = t->GetAsDouble(i);
+    if (!(v >= 0 && v <= 9007199254740992.0) || v != std::floor(v)) {
+      return NodeError(
+          node, "input split holds " + std::to_string(v) + "; expected non-negative whole numbers");
+    }
+  }
+  return std::optional<std::vector<int64_t>>(t->ToInt64Vector());
+}
+
 Status InferSplit(ir::Node& node, int opset) {
   const ir::Value& x = In(node, 0);
   const int64_t rank = static_cast<int64_t>(x.shape.size());
+  // Split-1 has no default axis (Split-2 made it 0).
+  if (opset < 2 && !node.attrs.Has("axis")) {
+    return NodeUnsupported(node,
+                           "attribute axis is missing; before opset 2 Split has no defined "
+                           "default axis, and tessel does not guess one");
+  }
   TESSEL_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(node, node.attrs.Int("axis", 0), rank));
-  TESSEL_ASSIGN_OR_RETURN(auto split, IntsFromInputOrAttr(node, opset, 1, "split", 13));
+  TESSEL_ASSIGN_OR_RETURN(auto split, SplitList(node, opset));
   TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
                           SplitSizes(node, x.shape[axis], node.outputs.size(), split));
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -424,9 +503,11 @@ Status RunSplit(KernelContext& ctx) {
   const int64_t rank = in.rank();
   int64_t axis = ctx.node.attrs.Int("axis", 0);
   if (axis < 0) axis += rank;
+  const std::optional<std::vector<int64_t>> split =
+      ctx.opset < 2 && ctx.has_in(1) ? std::optional(ctx.in(1).ToInt64Vector())
+                                     : KernelIntsFromInputOrAttr(ctx, 1, "split", 13);
   TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
-                          SplitSizes(ctx.node, in.dim(axis), ctx.outputs.size(),
-                                     KernelIntsFromInputOrAttr(ctx, 1, "split", 13)));
+                          SplitSizes(ctx.node, in.dim(axis), ctx.outputs.size(), split));
   const int64_t outer = DimProduct(in.shape(), 0, axis);
   const size_t inner_bytes = DimProduct(in.shape(), axis + 1, rank) * ElemSize(in);
   const size_t row = in.dim(axis) * inner_bytes;
@@ -574,7 +655,6 @@ void RegisterShapeOps(OpRegistry& r) {
   r.Register({.op_type = "Reshape",
               .domain = "",
               .op_class = kInj,
-              .min_inputs = 2,
               .max_inputs = 2,
               .infer = InferReshape,
               .run = RunCopy});
@@ -611,7 +691,7 @@ void RegisterShapeOps(OpRegistry& r) {
               .domain = "",
               .op_class = kInj,
               .min_inputs = 2,
-              .max_inputs = 2,
+              .max_inputs = 3,
               .infer = InferTile,
               .run = RunTile});
   r.Register({.op_type = "Concat",

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "ops/tensor_internal.h"
 
@@ -247,16 +248,31 @@ Status RunSpaceToDepth(KernelContext& ctx) {
 // ---------------------------------------------------------------------------
 // Resize, Upsample
 
-enum class CoordMode { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixel };
+enum class ResizeMode { kNearest, kLinear, kCubic };
+enum class CoordMode {
+  kHalfPixel,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfHalfPixel,
+  kTfCropAndResize,
+};
 // kSimple: Upsample and Resize-10 (truncate when enlarging, ceil when
 // shrinking, as onnxruntime does for those opsets).
 enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
 
 struct ResizePlan {
-  bool linear = false;
+  ResizeMode mode = ResizeMode::kNearest;
   CoordMode coord = CoordMode::kHalfPixel;
   NearestMode nearest = NearestMode::kRoundPreferFloor;
-  std::vector<double> scales;  // output / input, per dim
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation_value = 0;  // tf_crop_and_resize, outside the roi
+  std::vector<double> scales;      // output / input, per dim
+  // The resized length the coordinate transform divides by. The ONNX spec
+  // defines it as input length * scale when scales are given, before the
+  // output size is floored, so it need not be an integer.
+  std::vector<double> lengths;
   Shape out;
 };
 
@@ -265,11 +281,12 @@ struct ResizePlan {
 Status ReadResizeModes(const ir::Node& node, bool legacy, ResizePlan& plan) {
   const std::string mode = node.attrs.String("mode", "nearest");
   if (mode == "linear" || (legacy && mode == "bilinear")) {
-    plan.linear = true;
-  } else if (mode == "cubic") {
-    return NodeUnsupported(node, "mode 'cubic' is not supported (nearest, linear)");
+    plan.mode = ResizeMode::kLinear;
+  } else if (mode == "cubic" && !legacy) {
+    plan.mode = ResizeMode::kCubic;
   } else if (mode != "nearest") {
-    return NodeError(node, "mode '" + mode + "' must be nearest or linear");
+    return NodeError(node, "mode '" + mode + "' must be " +
+                               (legacy ? "nearest or linear" : "nearest, linear or cubic"));
   }
   if (legacy) {
     plan.coord = CoordMode::kAsymmetric;
@@ -283,6 +300,9 @@ Status ReadResizeModes(const ir::Node& node, bool legacy, ResizePlan& plan) {
                            "attributes axes, antialias and keep_aspect_ratio_policy are "
                            "not supported");
   }
+  plan.cubic_a = node.attrs.Float("cubic_coeff_a", -0.75f);
+  plan.exclude_outside = node.attrs.Int("exclude_outside", 0) != 0;
+  plan.extrapolation_value = node.attrs.Float("extrapolation_value", 0.0f);
   const std::string coord = node.attrs.String("coordinate_transformation_mode", "half_pixel");
   if (coord == "half_pixel") {
     plan.coord = CoordMode::kHalfPixel;
@@ -294,10 +314,13 @@ Status ReadResizeModes(const ir::Node& node, bool legacy, ResizePlan& plan) {
     plan.coord = CoordMode::kAsymmetric;
   } else if (coord == "tf_half_pixel_for_nn") {
     plan.coord = CoordMode::kTfHalfPixel;
+  } else if (coord == "tf_crop_and_resize") {
+    plan.coord = CoordMode::kTfCropAndResize;
   } else {
     return NodeUnsupported(node, "coordinate_transformation_mode '" + coord +
                                      "' is not supported (half_pixel, pytorch_half_pixel, "
-                                     "align_corners, asymmetric, tf_half_pixel_for_nn)");
+                                     "align_corners, asymmetric, tf_half_pixel_for_nn, "
+                                     "tf_crop_and_resize)");
   }
   const std::string nearest = node.attrs.String("nearest_mode", "round_prefer_floor");
   if (nearest == "round_prefer_floor") {
@@ -332,6 +355,7 @@ Status ResizeShape(const ir::Node& node, const Shape& in, const std::vector<floa
   }
   plan.out.resize(rank);
   plan.scales.resize(rank);
+  plan.lengths.resize(rank);
   for (size_t d = 0; d < rank; ++d) {
     if (scales) {
       const double s = (*scales)[d];
@@ -339,13 +363,14 @@ Status ResizeShape(const ir::Node& node, const Shape& in, const std::vector<floa
         return NodeError(node, "scale " + std::to_string(s) + " of axis " + std::to_string(d) +
                                    " must be positive");
       }
-      const double size = std::floor(static_cast<double>(in[d]) * s);
-      if (size > static_cast<double>(std::numeric_limits<int32_t>::max())) {
+      const double length = static_cast<double>(in[d]) * s;
+      if (length > static_cast<double>(std::numeric_limits<int32_t>::max())) {
         return NodeError(
             node, "scale " + std::to_string(s) + " makes axis " + std::to_string(d) + " too large");
       }
       plan.scales[d] = s;
-      plan.out[d] = static_cast<int64_t>(size);
+      plan.lengths[d] = length;
+      plan.out[d] = static_cast<int64_t>(std::floor(length));
     } else {
       const int64_t size = (*sizes)[d];
       if (size < 0 || size > std::numeric_limits<int32_t>::max()) {
@@ -355,6 +380,7 @@ Status ResizeShape(const ir::Node& node, const Shape& in, const std::vector<floa
         return NodeError(node, "cannot resize axis " + std::to_string(d) + " of size 0");
       }
       plan.scales[d] = static_cast<double>(size) / static_cast<double>(in[d]);
+      plan.lengths[d] = static_cast<double>(size);
       plan.out[d] = size;
     }
   }
@@ -389,20 +415,32 @@ StatusOr<ResizePlan> PlanUpsample(const ir::Node& node, int opset, const Shape& 
   return plan;
 }
 
-// Input coordinate of output coordinate x along one axis.
-double SourceCoord(CoordMode mode, double x, double scale, int64_t in_len, int64_t out_len) {
-  switch (mode) {
+// Input coordinate of output coordinate x along axis d; roi_start/roi_end
+// are the axis' crop window (tf_crop_and_resize only).
+double SourceCoord(const ResizePlan& plan, size_t d, double x, int64_t in_len, double roi_start,
+                   double roi_end) {
+  const double scale = plan.scales[d];
+  const double length = plan.lengths[d];
+  const double in_last = static_cast<double>(in_len - 1);
+  switch (plan.coord) {
     case CoordMode::kHalfPixel:
       return (x + 0.5) / scale - 0.5;
     case CoordMode::kPytorchHalfPixel:
-      return out_len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+      return length > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
     case CoordMode::kAlignCorners:
-      return out_len == 1 ? 0.0
-                          : x * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
+      return length == 1 ? 0.0 : x * in_last / (length - 1);
     case CoordMode::kAsymmetric:
       return x / scale;
     case CoordMode::kTfHalfPixel:
       return (x + 0.5) / scale;
+    case CoordMode::kTfCropAndResize: {
+      // The crop window is in normalized coordinates; the output samples it
+      // with corners aligned, on the integer output length.
+      const int64_t out_len = plan.out[d];
+      const double span = (roi_end - roi_start) * in_last;
+      const double offset = out_len == 1 ? span / 2 : x * span / static_cast<double>(out_len - 1);
+      return roi_start * in_last + offset;
+    }
   }
   return x;
 }
@@ -429,51 +467,121 @@ int64_t NearestIndex(NearestMode mode, double x, double scale, int64_t in_len) {
   return static_cast<int64_t>(std::clamp(r, 0.0, static_cast<double>(in_len - 1)));
 }
 
-Status RunResizeNearest(const ResizePlan& plan, const Tensor& in, Tensor& out) {
+// Keys' cubic convolution kernel with parameter a, at distance t >= 0.
+double CubicWeight(double t, double a) {
+  if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
+  if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+  return 0;
+}
+
+// How one output coordinate of an axis reads the input: `taps` input indices
+// (clamped to the axis, which is the spec's edge padding) with weights, or
+// the extrapolation value when tf_crop_and_resize samples outside the input.
+struct AxisSampling {
+  int taps = 1;
+  std::vector<int64_t> index;  // taps per output coordinate
+  std::vector<double> weight;
+  std::vector<bool> outside;
+};
+
+AxisSampling SampleAxis(const ResizePlan& plan, size_t d, int64_t in_len, double roi_start,
+                        double roi_end) {
+  AxisSampling s;
+  s.taps = plan.mode == ResizeMode::kCubic ? 4 : plan.mode == ResizeMode::kLinear ? 2 : 1;
+  const int64_t out_len = plan.out[d];
+  const double in_last = static_cast<double>(in_len - 1);
+  for (int64_t x = 0; x < out_len; ++x) {
+    const double c = SourceCoord(plan, d, static_cast<double>(x), in_len, roi_start, roi_end);
+    s.outside.push_back(plan.coord == CoordMode::kTfCropAndResize && (c < 0 || c > in_last));
+    if (plan.mode == ResizeMode::kNearest) {
+      s.index.push_back(NearestIndex(plan.nearest, c, plan.scales[d], in_len));
+      s.weight.push_back(1);
+      continue;
+    }
+    // Taps floor(c) - taps/2 + 1 ... floor(c) + taps/2 at distances |c - i|.
+    const double base = std::floor(c);
+    double sum = 0;
+    std::vector<double> w(s.taps);
+    std::vector<int64_t> idx(s.taps);
+    for (int k = 0; k < s.taps; ++k) {
+      const double i = base - s.taps / 2 + 1 + k;
+      const double t = std::fabs(c - i);
+      w[k] = plan.mode == ResizeMode::kCubic ? CubicWeight(t, plan.cubic_a) : std::max(0.0, 1 - t);
+      if (plan.exclude_outside && (i < 0 || i > in_last)) w[k] = 0;
+      sum += w[k];
+      idx[k] = static_cast<int64_t>(std::clamp(i, 0.0, in_last));
+    }
+    for (int k = 0; k < s.taps; ++k) {
+      s.index.push_back(idx[k]);
+      s.weight.push_back(plan.exclude_outside && sum != 0 ? w[k] / sum : w[k]);
+    }
+  }
+  return s;
+}
+
+// roi of axis d as (start, end), normalized; (0, 1) when there is none.
+std::pair<double, double> AxisRoi(const Tensor* roi, size_t d, size_t rank) {
+  if (!roi || roi->num_elements() != static_cast<int64_t>(2 * rank)) return {0.0, 1.0};
+  return {roi->GetAsDouble(static_cast<int64_t>(d)),
+          roi->GetAsDouble(static_cast<int64_t>(d + rank))};
+}
+
+Status RunResizeNearest(const ResizePlan& plan, const Tensor& in, const Tensor* roi, Tensor& out) {
   const Shape& shape = in.shape();
   const size_t rank = shape.size();
   const std::vector<int64_t> strides = StridesOf(shape);
-  // Per axis, the input element offset each output coordinate reads.
-  std::vector<std::vector<int64_t>> src(rank);
+  std::vector<AxisSampling> axes;
   for (size_t d = 0; d < rank; ++d) {
-    for (int64_t x = 0; x < plan.out[d]; ++x) {
-      const double c =
-          SourceCoord(plan.coord, static_cast<double>(x), plan.scales[d], shape[d], plan.out[d]);
-      src[d].push_back(NearestIndex(plan.nearest, c, plan.scales[d], shape[d]) * strides[d]);
-    }
+    const auto [start, end] = AxisRoi(roi, d, rank);
+    axes.push_back(SampleAxis(plan, d, shape[d], start, end));
   }
+  // Nearest copies elements as bytes, so every dtype is exact.
   const size_t es = ElemSize(in);
   std::vector<int64_t> pos(rank, 0);
   for (int64_t j = 0; j < out.num_elements(); ++j, NextIndex(pos, out.shape())) {
     int64_t offset = 0;
-    for (size_t d = 0; d < rank; ++d) offset += src[d][pos[d]];
-    std::memcpy(Bytes(out) + j * es, Bytes(in) + offset * es, es);
+    bool outside = false;
+    for (size_t d = 0; d < rank; ++d) {
+      offset += axes[d].index[pos[d]] * strides[d];
+      outside = outside || axes[d].outside[pos[d]];
+    }
+    if (outside) {
+      StoreDouble(out, j, plan.extrapolation_value);
+    } else {
+      std::memcpy(Bytes(out) + j * es, Bytes(in) + offset * es, es);
+    }
   }
   return Status::Ok();
 }
 
-Status RunResizeLinear(const ResizePlan& plan, const Tensor& in, Tensor& out) {
-  // N-linear interpolation is separable: interpolate one axis at a time, in
-  // double so the order of axes does not change the result.
+Status RunResizeInterpolated(const ResizePlan& plan, const Tensor& in, const Tensor* roi,
+                             Tensor& out) {
+  // Linear and cubic interpolation are separable: interpolate one axis at a
+  // time, in double so the order of axes does not change the result.
   Shape shape = in.shape();
   std::vector<double> cur(static_cast<size_t>(in.num_elements()));
   for (int64_t i = 0; i < in.num_elements(); ++i) cur[i] = in.GetAsDouble(i);
   for (size_t d = 0; d < shape.size(); ++d) {
     const int64_t in_len = shape[d], out_len = plan.out[d];
-    if (in_len == out_len && plan.scales[d] == 1.0) continue;
+    const auto [start, end] = AxisRoi(roi, d, shape.size());
+    const bool identity =
+        plan.coord != CoordMode::kTfCropAndResize && in_len == out_len && plan.scales[d] == 1.0;
+    if (identity) continue;
+    const AxisSampling s = SampleAxis(plan, d, in_len, start, end);
     const int64_t outer = DimProduct(shape, 0, d), inner = DimProduct(shape, d + 1, shape.size());
     std::vector<double> next(static_cast<size_t>(outer * out_len * inner));
     for (int64_t x = 0; x < out_len; ++x) {
-      double c = SourceCoord(plan.coord, static_cast<double>(x), plan.scales[d], in_len, out_len);
-      c = std::clamp(c, 0.0, static_cast<double>(in_len - 1));
-      const int64_t i0 = static_cast<int64_t>(std::floor(c));
-      const int64_t i1 = std::min(i0 + 1, in_len - 1);
-      const double w = c - static_cast<double>(i0);
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t i = 0; i < inner; ++i) {
-          const double a = cur[(o * in_len + i0) * inner + i];
-          const double b = cur[(o * in_len + i1) * inner + i];
-          next[(o * out_len + x) * inner + i] = a + (b - a) * w;
+          double v = plan.extrapolation_value;
+          if (!s.outside[x]) {
+            v = 0;
+            for (int k = 0; k < s.taps; ++k) {
+              v += s.weight[x * s.taps + k] *
+                   cur[(o * in_len + s.index[x * s.taps + k]) * inner + i];
+            }
+          }
+          next[(o * out_len + x) * inner + i] = v;
         }
       }
     }
@@ -487,8 +595,23 @@ Status RunResizeLinear(const ResizePlan& plan, const Tensor& in, Tensor& out) {
   return Status::Ok();
 }
 
-Status RunResizePlan(const ResizePlan& plan, const Tensor& in, Tensor& out) {
-  return plan.linear ? RunResizeLinear(plan, in, out) : RunResizeNearest(plan, in, out);
+Status RunResizePlan(const ResizePlan& plan, const Tensor& in, const Tensor* roi, Tensor& out) {
+  if (plan.mode == ResizeMode::kNearest) return RunResizeNearest(plan, in, roi, out);
+  return RunResizeInterpolated(plan, in, roi, out);
+}
+
+// tf_crop_and_resize reads the crop window from input roi: starts then ends,
+// one pair per input dimension.
+Status CheckRoi(const ir::Node& node, const ResizePlan& plan) {
+  if (plan.coord != CoordMode::kTfCropAndResize) return Status::Ok();
+  const size_t rank = In(node, 0).shape.size();
+  const ir::Value* roi = node.input(1);
+  if (!roi || NumElements(roi->shape) != static_cast<int64_t>(2 * rank)) {
+    return NodeError(node, "tf_crop_and_resize needs input roi with " + std::to_string(2 * rank) +
+                               " values for input shape " + ShapeToString(In(node, 0).shape) +
+                               (roi ? "; got shape " + ShapeToString(roi->shape) : ""));
+  }
+  return RequireDType(node, 1, kFloatTypes);
 }
 
 Status InferResize(ir::Node& node, int opset) {
@@ -507,6 +630,7 @@ Status InferResize(ir::Node& node, int opset) {
   }
   TESSEL_ASSIGN_OR_RETURN(ResizePlan plan,
                           PlanResize(node, opset, In(node, 0).shape, scales, sizes));
+  TESSEL_RETURN_IF_ERROR(CheckRoi(node, plan));
   SetOutput(node, 0, In(node, 0).dtype, plan.out);
   return Status::Ok();
 }
@@ -515,9 +639,10 @@ Status RunResize(KernelContext& ctx) {
   const size_t scales_at = ctx.opset >= 11 ? 2 : 1;
   const Tensor* scales = ctx.has_in(scales_at) ? &ctx.in(scales_at) : nullptr;
   const Tensor* sizes = ctx.opset >= 11 && ctx.has_in(3) ? &ctx.in(3) : nullptr;
+  const Tensor* roi = ctx.opset >= 11 && ctx.has_in(1) ? &ctx.in(1) : nullptr;
   TESSEL_ASSIGN_OR_RETURN(ResizePlan plan,
                           PlanResize(ctx.node, ctx.opset, ctx.in(0).shape(), scales, sizes));
-  return RunResizePlan(plan, ctx.in(0), ctx.out(0));
+  return RunResizePlan(plan, ctx.in(0), roi, ctx.out(0));
 }
 
 Status InferUpsample(ir::Node& node, int opset) {
@@ -539,7 +664,7 @@ Status RunUpsample(KernelContext& ctx) {
   const Tensor* scales = ctx.opset >= 9 ? &ctx.in(1) : nullptr;
   TESSEL_ASSIGN_OR_RETURN(ResizePlan plan,
                           PlanUpsample(ctx.node, ctx.opset, ctx.in(0).shape(), scales));
-  return RunResizePlan(plan, ctx.in(0), ctx.out(0));
+  return RunResizePlan(plan, ctx.in(0), nullptr, ctx.out(0));
 }
 
 }  // namespace

@@ -106,6 +106,14 @@ TEST(Concat, Concat_rejects_bad_axis) {
   EXPECT_EQ(s.message(), "Concat 'node': axis 2 is out of range [-2, 1] for rank 2");
 }
 
+TEST(Concat, Axis_defaults_to_1_before_opset_4) {
+  Tensor out = Run1("Concat", {}, {I64({1, 2}, {2, 1}), I64({3, 4}, {2, 1})}, 3);
+  EXPECT_EQ(out.shape(), (Shape{2, 2}));
+  EXPECT_THAT(Ints(out), ElementsAre(1, 3, 2, 4));
+  Status s = RunError("Concat", {}, {I64({1, 2}, {2, 1})}, 1, 4);
+  EXPECT_EQ(s.message(), "Concat 'node': attribute axis is required");
+}
+
 TEST(Split, Equal_parts) {
   auto out = RunAll("Split", {}, {I64({1, 2, 3, 4, 5, 6}, {6})}, 3);
   EXPECT_THAT(Ints(out[0]), ElementsAre(1, 2));
@@ -135,6 +143,30 @@ TEST(Split, Split_input_since_opset_13_and_attribute_before) {
 TEST(Split, Split_rejects_sizes_that_do_not_sum_to_the_dimension) {
   Status s = RunError("Split", {}, {Iota({3}), I64s({2, 2})}, 2);
   EXPECT_EQ(s.message(), "Split 'node': split [2,2] does not divide dimension 3 into 2 outputs");
+}
+
+TEST(Split, Opset1_takes_split_as_input_or_attribute) {
+  const Tensor x = Iota({2, 3});
+  const AttributeMap axis1 = Attrs({{"axis", int64_t{1}}});
+  auto in = RunAll("Split", axis1, {x, F32({1, 2}, {2})}, 2, 1);
+  EXPECT_THAT(Floats(in[0]), ElementsAre(0, 3));
+  EXPECT_THAT(Floats(in[1]), ElementsAre(1, 2, 4, 5));
+  auto attr = RunAll("Split", Attrs({{"axis", int64_t{1}}, {"split", std::vector<int64_t>{2, 1}}}),
+                     {x}, 2, 1);
+  EXPECT_THAT(Floats(attr[1]), ElementsAre(2, 5));
+  auto equal = RunAll("Split", Attrs({{"axis", int64_t{0}}}), {x}, 2, 1);
+  EXPECT_THAT(Floats(equal[1]), ElementsAre(3, 4, 5));
+}
+
+TEST(Split, Split_rejects_opset1_without_axis_or_with_fractional_sizes) {
+  Status s = RunError("Split", {}, {Iota({4})}, 2, 1);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(s.message(),
+            "Split 'node': attribute axis is missing; before opset 2 Split has no defined "
+            "default axis, and tessel does not guess one");
+  s = RunError("Split", Attrs({{"axis", int64_t{0}}}), {Iota({4}), F32({1.5f, 2.5f}, {2})}, 2, 1);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("expected non-negative whole numbers"));
 }
 
 // ---------------------------------------------------------------------------
@@ -344,6 +376,22 @@ TEST(Reshape, Reshape_rejects_a_shape_unknown_at_compile_time) {
   EXPECT_THAT(s.message(), HasSubstr("must be known at compile time"));
 }
 
+TEST(Reshape, Shape_attribute_before_opset_5) {
+  Tensor x = Iota({2, 3});
+  Tensor out = Run1("Reshape", Attrs({{"shape", std::vector<int64_t>{0, -1, 1}}}), {x}, 4);
+  EXPECT_EQ(out.shape(), (Shape{2, 3, 1}));
+  EXPECT_THAT(Floats(out), ElementsAreArray(Floats(x)));
+}
+
+TEST(Reshape, Reshape_rejects_the_form_of_another_opset) {
+  Status s = RunError("Reshape", {}, {Iota({2, 3})}, 1, 4);
+  EXPECT_EQ(s.message(), "Reshape 'node': attribute shape is required before opset 5");
+  s = RunError("Reshape", {}, {Iota({2, 3}), I64s({6})}, 1, 4);
+  EXPECT_THAT(s.message(), HasSubstr("'shape' is an attribute before opset 5, not an input"));
+  s = RunError("Reshape", {}, {Iota({2, 3})}, 1, 5);
+  EXPECT_EQ(s.message(), "Reshape 'node': input shape is required since opset 5");
+}
+
 TEST(Flatten, Axes_including_zero_and_negative) {
   Tensor x = Iota({2, 3, 4});
   EXPECT_EQ(Run1("Flatten", Attrs({{"axis", int64_t{2}}}), {x}).shape(), (Shape{6, 4}));
@@ -452,6 +500,17 @@ TEST(Tile, Tile_rejects_repeats_of_wrong_length) {
   EXPECT_EQ(s.message(), "Tile 'node': repeats [2] has 1 entries; the input 2x2 has rank 2");
 }
 
+TEST(Tile, Opset1_tiles_along_one_axis) {
+  Tensor x = I64({1, 2, 3, 4}, {2, 2});
+  Tensor a = Run1("Tile", {}, {x, I64({3}, {}), I64({-1}, {})}, 1);
+  EXPECT_EQ(a.shape(), (Shape{2, 6}));
+  EXPECT_THAT(Ints(a), ElementsAre(1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4));
+  Status s = RunError("Tile", {}, {x, I64({3}, {})}, 1, 5);
+  EXPECT_EQ(s.message(), "Tile 'node': input axis is required before opset 6");
+  s = RunError("Tile", {}, {x, I64s({1, 1}), I64({0}, {})}, 1, 6);
+  EXPECT_EQ(s.message(), "Tile 'node': takes inputs input and repeats since opset 6");
+}
+
 // ---------------------------------------------------------------------------
 // Shape, Size, Constant, ConstantOfShape, Identity, Dropout
 
@@ -539,6 +598,16 @@ TEST(Dropout, Inference_passes_through_with_an_all_true_mask) {
   EXPECT_THAT(Ints(out[1]), ElementsAre(1, 1, 1));
   Status s = RunError("Dropout", {}, {x, F32({0.5f}, {}), Tensor::FromVector<bool>({true}, {})});
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+}
+
+TEST(Dropout, Opset6_needs_is_test) {
+  Tensor x = F32({1, -2, 3}, {3});
+  auto out = RunAll("Dropout", Attrs({{"is_test", int64_t{1}}, {"ratio", 0.3f}}), {x}, 2, 6);
+  EXPECT_THAT(Floats(out[0]), ElementsAre(1, -2, 3));
+  EXPECT_EQ(out[1].dtype(), DType::kFloat32);
+  Status s = RunError("Dropout", {}, {x}, 1, 6);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("is_test=0 (training mode, the default before opset 7)"));
 }
 
 // ---------------------------------------------------------------------------
@@ -771,8 +840,8 @@ TEST(Resize, Integer_and_float16_data) {
   EXPECT_THAT(Floats(h), ElementsAre(1.5f, 1.5f, -2, -2));
 }
 
-TEST(Resize, Resize_rejects_cubic_and_both_scales_and_sizes) {
-  Status s = RunError("Resize", Attrs({{"mode", std::string("cubic")}}),
+TEST(Resize, Resize_rejects_antialias_and_both_scales_and_sizes) {
+  Status s = RunError("Resize", Attrs({{"antialias", int64_t{1}}}),
                       {Square(), Tensor(), Scales({1, 1, 2, 2})});
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
   s = RunError("Resize", {}, {Square(), Tensor(), Scales({1, 1, 2, 2}), I64s({1, 1, 4, 4})});

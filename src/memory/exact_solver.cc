@@ -1,0 +1,661 @@
+#include "memory/exact_solver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "core/check.h"
+#include "memory/lower_bound.h"
+
+namespace tessel::memory {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int64_t kUnplaced = -1;
+constexpr int64_t kInfinity = std::numeric_limits<int64_t>::max();
+
+enum class Outcome { kFound, kInfeasible, kAborted, kTimeout };
+
+// Shared by the pools of one run: the deadline and the progress report.
+struct SearchClock {
+  Clock::time_point start;
+  Clock::time_point deadline;
+  double limit_s = 0;
+  const std::function<void(const SearchProgress&)>* progress = nullptr;
+  Clock::time_point last_report;
+  int64_t best_total = 0;
+  int64_t bound_total = 0;
+
+  bool Expired() {
+    const Clock::time_point now = Clock::now();
+    if (progress && *progress && now - last_report > std::chrono::milliseconds(100)) {
+      last_report = now;
+      (*progress)({std::chrono::duration<double>(now - start).count(), limit_s, best_total,
+                   bound_total});
+    }
+    return now >= deadline;
+  }
+};
+
+// The buffers of one pool, renumbered 0..n-1, with time cut into sections:
+// the intervals between consecutive lifespan ends. A buffer spans the
+// sections [section_begin, section_end).
+struct PoolInstance {
+  std::vector<BufferIndex> global;  // local -> problem index
+  std::vector<int64_t> size, alignment, width;
+  std::vector<int32_t> section_begin, section_end;
+  std::vector<int64_t> adjacency_begin;
+  std::vector<int32_t> adjacency;
+  int32_t num_sections = 0;
+  std::vector<int64_t> members_begin;  // per section: which buffers span it
+  std::vector<int32_t> members;
+  std::vector<int64_t> initial_total;  // per section: sum of sizes spanning it
+  // Time decomposition is sound only when every conflict is an overlap of
+  // lifespans (then nothing crosses a moment no lifespan crosses).
+  bool decomposable = true;
+
+  int32_t num_buffers() const { return static_cast<int32_t>(global.size()); }
+};
+
+PoolInstance MakePoolInstance(const PlanContext& ctx, const std::vector<BufferIndex>& buffers) {
+  const Problem& problem = ctx.problem;
+  PoolInstance inst;
+  inst.global = buffers;
+  const int32_t n = inst.num_buffers();
+  std::vector<int32_t> local(problem.buffers.size(), -1);
+  std::vector<int64_t> times;
+  for (int32_t i = 0; i < n; ++i) {
+    const BufferInfo& b = problem.buffers[static_cast<size_t>(buffers[static_cast<size_t>(i)])];
+    local[static_cast<size_t>(buffers[static_cast<size_t>(i)])] = i;
+    inst.size.push_back(b.size_bytes);
+    inst.alignment.push_back(b.alignment);
+    inst.width.push_back(b.live.empty() ? 0 : b.live.last_use - b.live.first_use);
+    if (!b.live.empty()) {
+      times.push_back(b.live.first_use);
+      times.push_back(b.live.last_use);
+    }
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  inst.num_sections = times.empty() ? 0 : static_cast<int32_t>(times.size()) - 1;
+  auto section_of = [&](int64_t t) {
+    return static_cast<int32_t>(std::lower_bound(times.begin(), times.end(), t) - times.begin());
+  };
+  std::vector<int64_t> count(static_cast<size_t>(inst.num_sections) + 1, 0);
+  for (int32_t i = 0; i < n; ++i) {
+    const Lifespan& live =
+        problem.buffers[static_cast<size_t>(buffers[static_cast<size_t>(i)])].live;
+    const int32_t lo = live.empty() ? 0 : section_of(live.first_use);
+    const int32_t hi = live.empty() ? 0 : section_of(live.last_use);
+    inst.section_begin.push_back(lo);
+    inst.section_end.push_back(hi);
+    for (int32_t s = lo; s < hi; ++s) ++count[static_cast<size_t>(s)];
+  }
+  inst.members_begin.assign(static_cast<size_t>(inst.num_sections) + 1, 0);
+  for (int32_t s = 0; s < inst.num_sections; ++s) {
+    inst.members_begin[static_cast<size_t>(s) + 1] =
+        inst.members_begin[static_cast<size_t>(s)] + count[static_cast<size_t>(s)];
+  }
+  inst.members.resize(static_cast<size_t>(inst.members_begin.back()));
+  inst.initial_total.assign(static_cast<size_t>(inst.num_sections), 0);
+  std::vector<int64_t> fill(inst.members_begin.begin(), inst.members_begin.end() - 1);
+  for (int32_t i = 0; i < n; ++i) {
+    for (int32_t s = inst.section_begin[static_cast<size_t>(i)];
+         s < inst.section_end[static_cast<size_t>(i)]; ++s) {
+      inst.members[static_cast<size_t>(fill[static_cast<size_t>(s)]++)] = i;
+      inst.initial_total[static_cast<size_t>(s)] += inst.size[static_cast<size_t>(i)];
+    }
+  }
+  inst.adjacency_begin.push_back(0);
+  for (int32_t i = 0; i < n; ++i) {
+    const BufferIndex g = buffers[static_cast<size_t>(i)];
+    const Lifespan& live = problem.buffers[static_cast<size_t>(g)].live;
+    for (BufferIndex other : ctx.conflicts.neighbors(g)) {
+      const int32_t j = local[static_cast<size_t>(other)];
+      if (j < 0) continue;
+      inst.adjacency.push_back(j);
+      if (!live.Overlaps(problem.buffers[static_cast<size_t>(other)].live)) {
+        inst.decomposable = false;
+      }
+    }
+    inst.adjacency_begin.push_back(static_cast<int64_t>(inst.adjacency.size()));
+  }
+  return inst;
+}
+
+// A set of buffers that can be solved on its own, and the sections it covers.
+struct Partition {
+  std::vector<int32_t> buffers;
+  int32_t section_lo = 0, section_hi = 0;
+};
+
+// The decision procedure for one pool: do the buffers fit in `capacity`?
+class CanonicalSearch {
+ public:
+  CanonicalSearch(const PoolInstance& inst, SearchClock& clock) : inst_(inst), clock_(clock) {
+    const size_t n = static_cast<size_t>(inst.num_buffers());
+    offset_.resize(n);
+    min_offset_.resize(n);
+    rank_.resize(n);
+    solution_.resize(n);
+    // Static preorders, tried in turn. The first fills each level from left
+    // to right (earliest start first), which lets Consistent() see at once a
+    // moment that can no longer be filled; the others are MiniMalloc's
+    // permutations of crowded sections, long lifespans and large areas.
+    std::vector<int64_t> crowd(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      crowd[i] = inst.size[i];
+      for (int32_t s = inst.section_begin[i]; s < inst.section_end[i]; ++s) {
+        crowd[i] = std::max(crowd[i], inst.initial_total[static_cast<size_t>(s)]);
+      }
+    }
+    auto area = [&](size_t i) { return inst.size[i] * std::max<int64_t>(1, inst.width[i]); };
+    using Key = std::vector<int64_t>;
+    const std::vector<std::function<Key(size_t)>> keys = {
+        [&](size_t i) { return Key{-inst.section_begin[i], inst.width[i], inst.size[i]}; },
+        [&](size_t i) { return Key{crowd[i], inst.width[i], area(i)}; },
+        [&](size_t i) { return Key{inst.width[i], area(i), crowd[i]}; },
+        [&](size_t i) { return Key{crowd[i], area(i), inst.width[i]}; },
+    };
+    for (const auto& key : keys) {
+      std::vector<int32_t> order(n);
+      for (size_t i = 0; i < n; ++i) order[i] = static_cast<int32_t>(i);
+      std::vector<Key> k(n);
+      for (size_t i = 0; i < n; ++i) k[i] = key(i);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int32_t a, int32_t b) { return k[static_cast<size_t>(a)] > k[static_cast<size_t>(b)]; });
+      std::vector<int32_t> rank(n);
+      for (size_t r = 0; r < n; ++r) rank[static_cast<size_t>(order[r])] = static_cast<int32_t>(r);
+      preorders_.push_back(std::move(rank));
+    }
+    // Moments no lifespan crosses split the pool from the start.
+    std::vector<int32_t> crossing(static_cast<size_t>(std::max(inst.num_sections, 1)), 0);
+    for (size_t i = 0; i < n; ++i) {
+      for (int32_t s = inst.section_begin[i]; s + 1 < inst.section_end[i]; ++s) {
+        ++crossing[static_cast<size_t>(s)];
+      }
+    }
+    initial_cuts_ = crossing;
+    if (inst.decomposable && inst.num_sections > 0) {
+      int32_t lo = 0;
+      for (int32_t s = 0; s < inst.num_sections; ++s) {
+        if (s + 1 == inst.num_sections || crossing[static_cast<size_t>(s)] == 0) {
+          AddPartition(lo, s + 1);
+          lo = s + 1;
+        }
+      }
+    } else {
+      Partition all;
+      for (int32_t i = 0; i < inst.num_buffers(); ++i) all.buffers.push_back(i);
+      all.section_lo = 0;
+      all.section_hi = inst.num_sections;
+      initial_.push_back(std::move(all));
+    }
+  }
+
+  // Finds a plan within `capacity` (solution()), proves there is none, or
+  // runs out of time.
+  Outcome Solve(int64_t capacity) {
+    capacity_ = capacity;
+    for (int64_t node_limit = 2 * std::max<int64_t>(inst_.num_buffers(), 64);;
+         node_limit *= 2) {
+      for (const auto& rank : preorders_) {
+        Reset(rank);
+        nodes_left_ = node_limit;
+        Outcome outcome = Outcome::kFound;
+        for (const Partition& p : initial_) {
+          outcome = SolvePartition(p);
+          if (outcome != Outcome::kFound) break;
+        }
+        if (outcome != Outcome::kAborted) return outcome;
+      }
+    }
+  }
+
+  const std::vector<int64_t>& solution() const { return solution_; }
+
+ private:
+  void AddPartition(int32_t lo, int32_t hi) {
+    Partition p;
+    p.section_lo = lo;
+    p.section_hi = hi;
+    for (int32_t i = 0; i < inst_.num_buffers(); ++i) {
+      if (inst_.section_begin[static_cast<size_t>(i)] < hi &&
+          lo < inst_.section_end[static_cast<size_t>(i)]) {
+        p.buffers.push_back(i);
+      }
+    }
+    if (!p.buffers.empty()) initial_.push_back(std::move(p));
+  }
+
+  void Reset(const std::vector<int32_t>& rank) {
+    rank_ = rank;
+    std::fill(offset_.begin(), offset_.end(), kUnplaced);
+    std::fill(min_offset_.begin(), min_offset_.end(), 0);
+    floor_.assign(static_cast<size_t>(inst_.num_sections), 0);
+    total_ = inst_.initial_total;
+    cuts_ = initial_cuts_;
+    stamp_.assign(static_cast<size_t>(inst_.num_sections), 0);
+    trail_.clear();
+    candidates_.clear();
+  }
+
+  Outcome SolvePartition(const Partition& p) { return Search(p, 0, -1); }
+
+  // Undo records: which array, which index, the old value.
+  enum class Field : uint8_t { kMinOffset, kFloor, kTotal, kOffset };
+  struct Change {
+    Field field;
+    int32_t index;
+    int64_t old;
+  };
+
+  void Set(Field f, int32_t i, int64_t value) {
+    int64_t& slot = f == Field::kMinOffset ? min_offset_[static_cast<size_t>(i)]
+                    : f == Field::kFloor   ? floor_[static_cast<size_t>(i)]
+                    : f == Field::kTotal   ? total_[static_cast<size_t>(i)]
+                                           : offset_[static_cast<size_t>(i)];
+    trail_.push_back({f, i, slot});
+    slot = value;
+  }
+
+  void UndoTo(size_t mark) {
+    while (trail_.size() > mark) {
+      const Change c = trail_.back();
+      trail_.pop_back();
+      const auto i = static_cast<size_t>(c.index);
+      switch (c.field) {
+        case Field::kMinOffset: min_offset_[i] = c.old; break;
+        case Field::kFloor: floor_[i] = c.old; break;
+        case Field::kTotal: total_[i] = c.old; break;
+        case Field::kOffset: offset_[i] = c.old; break;
+      }
+    }
+  }
+
+  // Places `b` at `offset` (at least its lowest) and propagates: sections it spans rise,
+  // conflicting buffers can no longer start below its end, and a section
+  // cannot be filled below the lowest offset its unplaced buffers can take.
+  // Returns whether some unplaced buffer conflicts with `b`.
+  bool Place(int32_t b, int64_t offset) {
+    const auto bi = static_cast<size_t>(b);
+    const int64_t top = offset + inst_.size[bi];
+    Set(Field::kOffset, b, offset);
+    solution_[bi] = offset;
+    for (int32_t s = inst_.section_begin[bi]; s < inst_.section_end[bi]; ++s) {
+      const auto si = static_cast<size_t>(s);
+      if (floor_[si] < top) Set(Field::kFloor, s, top);
+      Set(Field::kTotal, s, total_[si] - inst_.size[bi]);
+    }
+    ++stamp_counter_;
+    touched_.clear();
+    bool covered = false;
+    for (int64_t k = inst_.adjacency_begin[bi]; k < inst_.adjacency_begin[bi + 1]; ++k) {
+      const int32_t n = inst_.adjacency[static_cast<size_t>(k)];
+      const auto ni = static_cast<size_t>(n);
+      if (offset_[ni] != kUnplaced) continue;
+      covered = true;
+      const int64_t raised = AlignUp(top, inst_.alignment[ni]);
+      if (raised <= min_offset_[ni]) continue;
+      Set(Field::kMinOffset, n, raised);
+      for (int32_t s = inst_.section_begin[ni]; s < inst_.section_end[ni]; ++s) {
+        if (stamp_[static_cast<size_t>(s)] != stamp_counter_) {
+          stamp_[static_cast<size_t>(s)] = stamp_counter_;
+          touched_.push_back(s);
+        }
+      }
+    }
+    for (int32_t s : touched_) {
+      int64_t lowest = kInfinity;
+      for (int64_t k = inst_.members_begin[static_cast<size_t>(s)];
+           k < inst_.members_begin[static_cast<size_t>(s) + 1]; ++k) {
+        const auto m = static_cast<size_t>(inst_.members[static_cast<size_t>(k)]);
+        if (offset_[m] == kUnplaced) lowest = std::min(lowest, min_offset_[m]);
+      }
+      if (lowest != kInfinity && floor_[static_cast<size_t>(s)] < lowest) {
+        Set(Field::kFloor, s, lowest);
+      }
+    }
+    return covered;
+  }
+
+  // Every section of the partition must still hold what remains to place
+  // there, above its floor and above `offset` (later buffers go no lower).
+  // A section left with no slack at `offset` ("tight") must also get a buffer
+  // starting exactly there, and buffers that start together do not overlap in
+  // time: the tight sections must be covered by disjoint lifespans of
+  // unplaced buffers that can still start at `offset`.
+  bool Consistent(const Partition& p, int64_t offset) {
+    bool any_tight = false;
+    for (int32_t s = p.section_lo; s < p.section_hi; ++s) {
+      const auto si = static_cast<size_t>(s);
+      const int64_t total = total_[si];
+      if (total == 0) continue;
+      if (std::max(floor_[si], offset) + total > capacity_) return false;
+      any_tight = any_tight || Tight(s, offset);
+    }
+    if (!any_tight) return true;
+    if (!inst_.decomposable) {
+      // Buffers may conflict beyond their lifespans: only ask that every
+      // tight section has some buffer that can start there.
+      for (int32_t s = p.section_lo; s < p.section_hi; ++s) {
+        if (Tight(s, offset) && CountStarters(s, offset, 1) == 0) return false;
+      }
+      return true;
+    }
+    // reach_[s - lo]: the sections before s can be handled by disjoint
+    // lifespans that start at `offset`.
+    spans_.clear();
+    for (int32_t b : p.buffers) {
+      const auto bi = static_cast<size_t>(b);
+      if (CanStart(bi, offset)) spans_.emplace_back(inst_.section_begin[bi], inst_.section_end[bi]);
+    }
+    std::sort(spans_.begin(), spans_.end());
+    reach_.assign(static_cast<size_t>(p.section_hi - p.section_lo) + 1, 0);
+    reach_[0] = 1;
+    size_t next = 0;
+    for (int32_t s = p.section_lo; s < p.section_hi; ++s) {
+      while (next < spans_.size() && spans_[next].first < s) ++next;
+      if (!reach_[static_cast<size_t>(s - p.section_lo)]) continue;
+      if (!Tight(s, offset)) reach_[static_cast<size_t>(s - p.section_lo) + 1] = 1;
+      for (size_t k = next; k < spans_.size() && spans_[k].first == s; ++k) {
+        reach_[static_cast<size_t>(std::min(spans_[k].second, p.section_hi) - p.section_lo)] = 1;
+      }
+    }
+    return reach_.back() != 0;
+  }
+
+  // No slack left at `level`: every byte from `level` up must be filled.
+  bool Tight(int32_t s, int64_t level) const {
+    const auto si = static_cast<size_t>(s);
+    return total_[si] > 0 && floor_[si] <= level && level + total_[si] == capacity_;
+  }
+
+  // An unplaced buffer can start at `level` when nothing placed is in its way
+  // there (its sections' floors are then at most `level` too).
+  bool CanStart(size_t b, int64_t level) const {
+    return offset_[b] == kUnplaced && min_offset_[b] <= level;
+  }
+
+  // How many unplaced buffers in section s can start at `level`, counting no
+  // further than `enough`.
+  int64_t CountStarters(int32_t s, int64_t level, int64_t enough) const {
+    int64_t count = 0;
+    const auto si = static_cast<size_t>(s);
+    for (int64_t k = inst_.members_begin[si]; k < inst_.members_begin[si + 1] && count < enough;
+         ++k) {
+      count += CanStart(static_cast<size_t>(inst_.members[static_cast<size_t>(k)]), level);
+    }
+    return count;
+  }
+
+  // The highest offset the next buffer may take: every section must keep
+  // room for what remains to place there above it.
+  int64_t HighestStart(const Partition& p) const {
+    int64_t highest = kInfinity;
+    for (int32_t s = p.section_lo; s < p.section_hi; ++s) {
+      const auto si = static_cast<size_t>(s);
+      if (total_[si] > 0) highest = std::min(highest, capacity_ - total_[si]);
+    }
+    return highest;
+  }
+
+  // Places the partition's remaining buffers at `offset` or above. `rank` is
+  // the rank of the last buffer the canonical branching put at `offset`.
+  Outcome Search(const Partition& p, int64_t offset, int32_t rank) {
+    if (--nodes_left_ < 0) return Outcome::kAborted;
+    if ((++nodes_ & 255) == 0 && clock_.Expired()) return Outcome::kTimeout;
+    // The lowest top any unplaced buffer could have: placing anything at or
+    // above it would leave a gap that buffer fills.
+    int64_t lowest_top = kInfinity;
+    bool done = true;
+    for (int32_t b : p.buffers) {
+      const auto bi = static_cast<size_t>(b);
+      if (offset_[bi] != kUnplaced) continue;
+      done = false;
+      const int64_t top = min_offset_[bi] + inst_.size[bi];
+      if (top > capacity_) return Outcome::kInfeasible;
+      lowest_top = std::min(lowest_top, top);
+    }
+    if (done) return Outcome::kFound;
+
+    // Where the next buffer can go lowest, and the tight section there with
+    // the fewest buffers able to fill it.
+    int64_t level = kInfinity;
+    for (int32_t s = p.section_lo; s < p.section_hi; ++s) {
+      if (total_[static_cast<size_t>(s)] > 0) level = std::min(level, floor_[static_cast<size_t>(s)]);
+    }
+    level = std::max(level == kInfinity ? offset : level, offset);
+    int32_t tightest = -1;
+    int64_t fewest = kInfinity;
+    for (int32_t s = p.section_lo; s < p.section_hi && fewest > 1; ++s) {
+      if (!Tight(s, level)) continue;
+      const int64_t count = CountStarters(s, level, fewest);
+      if (count < fewest) {
+        fewest = count;
+        tightest = s;
+      }
+    }
+    if (tightest >= 0) return FillTight(p, tightest, level, level > offset ? -1 : rank);
+    return PlaceNext(p, offset, rank, lowest_top);
+  }
+
+  // Every completion puts a buffer at (section s, level): branch on which.
+  // The order of the buffers in the plan is fixed by the section, so no rank
+  // order is needed among them.
+  Outcome FillTight(const Partition& p, int32_t s, int64_t level, int32_t rank) {
+    const size_t first = candidates_.size();
+    const auto si = static_cast<size_t>(s);
+    for (int64_t k = inst_.members_begin[si]; k < inst_.members_begin[si + 1]; ++k) {
+      const int32_t b = inst_.members[static_cast<size_t>(k)];
+      if (CanStart(static_cast<size_t>(b), level)) candidates_.push_back(b);
+    }
+    const size_t last = candidates_.size();
+    std::sort(candidates_.begin() + static_cast<std::ptrdiff_t>(first),
+              candidates_.begin() + static_cast<std::ptrdiff_t>(last),
+              [&](int32_t a, int32_t b) { return rank_[static_cast<size_t>(a)] < rank_[static_cast<size_t>(b)]; });
+    const Outcome outcome = TryEach(p, first, last, [&](int32_t) { return level; }, rank);
+    candidates_.resize(first);
+    return outcome;
+  }
+
+  // MiniMalloc's canonical branching: the next buffer in (offset, rank) order,
+  // each at its lowest offset.
+  Outcome PlaceNext(const Partition& p, int64_t offset, int32_t rank, int64_t lowest_top) {
+    const size_t first = candidates_.size();
+    for (int32_t b : p.buffers) {
+      const auto bi = static_cast<size_t>(b);
+      if (offset_[bi] != kUnplaced) continue;
+      const int64_t at = min_offset_[bi];
+      if (at < offset || (at == offset && rank_[bi] < rank)) continue;
+      // A zero-size buffer fits anywhere: it never needs a gap of its own.
+      if (at >= lowest_top && inst_.size[bi] > 0) continue;
+      candidates_.push_back(b);
+    }
+    const size_t last = candidates_.size();
+    std::sort(candidates_.begin() + static_cast<std::ptrdiff_t>(first),
+              candidates_.begin() + static_cast<std::ptrdiff_t>(last), [&](int32_t a, int32_t b) {
+                const auto ai = static_cast<size_t>(a), bi = static_cast<size_t>(b);
+                return min_offset_[ai] != min_offset_[bi] ? min_offset_[ai] < min_offset_[bi]
+                                                          : rank_[ai] < rank_[bi];
+              });
+    // Candidates come by offset: past `highest`, all start too high.
+    const int64_t highest = HighestStart(p);
+    size_t end = first;
+    while (end < last && min_offset_[static_cast<size_t>(candidates_[end])] <= highest) ++end;
+    const Outcome outcome = TryEach(
+        p, first, end, [&](int32_t b) { return min_offset_[static_cast<size_t>(b)]; }, -2);
+    candidates_.resize(first);
+    return outcome;
+  }
+
+  // Tries candidates_[first, last) in turn, each at at(b). `rank` is what the
+  // child inherits (-2: the candidate's own rank).
+  template <typename At>
+  Outcome TryEach(const Partition& p, size_t first, size_t last, At at, int32_t rank) {
+    for (size_t c = first; c < last; ++c) {
+      const int32_t b = candidates_[c];
+      const int64_t offset = at(b);
+      const int32_t child_rank = rank == -2 ? rank_[static_cast<size_t>(b)] : rank;
+      const size_t mark = trail_.size();
+      const bool covered = Place(b, offset);
+      Outcome child = Outcome::kInfeasible;
+      if (Consistent(p, offset)) {
+        child = inst_.decomposable ? Decompose(p, b, offset, child_rank)
+                                   : Search(p, offset, child_rank);
+      }
+      UndoTo(mark);
+      if (child != Outcome::kInfeasible) return child;
+      // Nothing conflicts with `b` any more, so its placement constrained
+      // nothing: the rest failed without it, and will with any other choice.
+      if (!covered) break;
+    }
+    return Outcome::kInfeasible;
+  }
+
+  // After placing `b`: if no unplaced buffer crosses some moment inside b's
+  // lifespan any more, the two sides are independent problems.
+  Outcome Decompose(const Partition& p, int32_t b, int64_t offset, int32_t rank) {
+    const auto bi = static_cast<size_t>(b);
+    std::vector<int32_t> cuts;
+    for (int32_t s = inst_.section_begin[bi]; s + 1 < inst_.section_end[bi]; ++s) {
+      if (--cuts_[static_cast<size_t>(s)] == 0 && s + 1 > p.section_lo && s + 1 < p.section_hi) {
+        cuts.push_back(s + 1);
+      }
+    }
+    Outcome outcome = Outcome::kFound;
+    if (cuts.empty()) {
+      outcome = Search(p, offset, rank);
+    } else {
+      cuts.insert(cuts.begin(), p.section_lo);
+      cuts.push_back(p.section_hi);
+      for (size_t c = 0; c + 1 < cuts.size() && outcome == Outcome::kFound; ++c) {
+        Partition sub;
+        sub.section_lo = cuts[c];
+        sub.section_hi = cuts[c + 1];
+        for (int32_t x : p.buffers) {
+          const auto xi = static_cast<size_t>(x);
+          if (offset_[xi] == kUnplaced && inst_.section_begin[xi] < sub.section_hi &&
+              sub.section_lo < inst_.section_end[xi]) {
+            sub.buffers.push_back(x);
+          }
+        }
+        if (!sub.buffers.empty()) outcome = SolvePartition(sub);
+      }
+    }
+    for (int32_t s = inst_.section_begin[bi]; s + 1 < inst_.section_end[bi]; ++s) {
+      ++cuts_[static_cast<size_t>(s)];
+    }
+    return outcome;
+  }
+
+  const PoolInstance& inst_;
+  SearchClock& clock_;
+  int64_t capacity_ = 0;
+  std::vector<std::vector<int32_t>> preorders_;
+  std::vector<Partition> initial_;
+  std::vector<int32_t> initial_cuts_;
+
+  std::vector<int32_t> rank_;
+  std::vector<int64_t> offset_, min_offset_, solution_;
+  std::vector<int64_t> floor_, total_;
+  std::vector<int32_t> cuts_;
+  std::vector<int64_t> stamp_;
+  int64_t stamp_counter_ = 0;
+  std::vector<int32_t> touched_;
+  std::vector<Change> trail_;
+  std::vector<int32_t> candidates_;  // a stack: each search level owns a suffix
+  std::vector<std::pair<int32_t, int32_t>> spans_;
+  std::vector<char> reach_;
+  int64_t nodes_left_ = 0;
+  int64_t nodes_ = 0;
+};
+
+// Lowers the used size of one pool, keeping its buffers. Returns whether the
+// result is proven minimal.
+bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers,
+                 std::vector<Placement>& placements, int64_t lower_bound, SearchClock& clock,
+                 int64_t& used) {
+  if (used <= lower_bound) return true;
+  for (BufferIndex b : buffers) {
+    if (ctx.problem.buffers[static_cast<size_t>(b)].fixed_offset_bytes) return false;
+  }
+  // Empty buffers, and buffers that conflict with nothing in the pool, sit at
+  // offset 0 and are covered by the bound (it counts every single buffer); the
+  // search skips them.
+  std::vector<BufferIndex> searched;
+  std::vector<bool> in_pool(ctx.problem.buffers.size(), false);
+  for (BufferIndex b : buffers) in_pool[static_cast<size_t>(b)] = true;
+  auto occupies = [&](BufferIndex b) {
+    return in_pool[static_cast<size_t>(b)] && ctx.problem.buffers[static_cast<size_t>(b)].size_bytes > 0;
+  };
+  for (BufferIndex b : buffers) {
+    const auto nb = ctx.conflicts.neighbors(b);
+    if (occupies(b) && std::any_of(nb.begin(), nb.end(), occupies)) searched.push_back(b);
+  }
+  const PoolInstance inst = MakePoolInstance(ctx, searched);
+  CanonicalSearch search(inst, clock);
+  int64_t lo = lower_bound, hi = used - 1;
+  bool first = true;
+  while (lo <= hi) {
+    const int64_t capacity = first ? lo : lo + (hi - lo) / 2;
+    first = false;
+    const Outcome outcome = search.Solve(capacity);
+    if (outcome == Outcome::kTimeout) break;
+    if (outcome == Outcome::kInfeasible) {
+      lo = capacity + 1;
+      continue;
+    }
+    TESSEL_CHECK(outcome == Outcome::kFound);
+    int64_t found = 0;
+    for (BufferIndex b : buffers) placements[static_cast<size_t>(b)].offset_bytes = 0;
+    for (int32_t i = 0; i < inst.num_buffers(); ++i) {
+      const BufferIndex g = inst.global[static_cast<size_t>(i)];
+      placements[static_cast<size_t>(g)].offset_bytes = search.solution()[static_cast<size_t>(i)];
+    }
+    for (BufferIndex b : buffers) {
+      found = std::max(found, placements[static_cast<size_t>(b)].offset_bytes +
+                                  ctx.problem.buffers[static_cast<size_t>(b)].size_bytes);
+    }
+    TESSEL_CHECK(found <= capacity);
+    clock.best_total -= used - found;
+    used = found;
+    hi = found - 1;
+  }
+  return lo > hi;
+}
+
+}  // namespace
+
+StatusOr<AlgorithmResult> ImproveExactly(const PlanContext& ctx, std::vector<Placement> start,
+                                         double time_limit_s) {
+  SearchClock clock;
+  clock.start = clock.last_report = Clock::now();
+  clock.limit_s = time_limit_s;
+  clock.deadline =
+      clock.start + std::chrono::duration_cast<Clock::duration>(
+                        std::chrono::duration<double>(std::max(0.0, time_limit_s)));
+  clock.progress = &ctx.options.progress;
+  std::vector<int64_t> used = PoolUsedBytes(ctx.problem, start);
+  std::vector<int64_t> bounds = PoolLowerBounds(ctx.problem, start);
+  for (size_t p = 0; p < used.size(); ++p) {
+    clock.best_total += used[p];
+    clock.bound_total += bounds[p];
+  }
+  std::vector<std::vector<BufferIndex>> members(ctx.problem.pools.size());
+  for (size_t i = 0; i < start.size(); ++i) {
+    members[static_cast<size_t>(start[i].pool)].push_back(static_cast<BufferIndex>(i));
+  }
+  AlgorithmResult result;
+  result.proven_optimal = true;
+  for (size_t p = 0; p < members.size(); ++p) {
+    if (members[p].empty()) continue;
+    const bool proven = ImprovePool(ctx, members[p], start, bounds[p], clock, used[p]);
+    result.proven_optimal = result.proven_optimal && proven;
+  }
+  result.placements = std::move(start);
+  return result;
+}
+
+}  // namespace tessel::memory

@@ -1,0 +1,37 @@
+// The exact search behind `optimal`: branch and bound over canonical
+// placements, in the spirit of MiniMalloc (Moffitt, ASPLOS 2023).
+//
+// For one pool and a capacity C, a depth-first search decides whether the
+// pool's buffers fit in C bytes. It only builds canonical plans: buffers are
+// placed in non-decreasing offset order, each at the lowest offset its placed
+// conflicting buffers leave (ties in a fixed preorder), which loses no
+// solution and removes most symmetric ones. It prunes a partial plan when
+//   - a buffer can no longer fit under C,
+//   - some moment's floor (the top of what is placed there, raised to the
+//     current offset and to the lowest offset any unplaced buffer there can
+//     take) plus the sizes still to place there exceeds C,
+//   - the next buffer would sit above a gap another unplaced buffer could
+//     fill (that plan is found through the other buffer first),
+// and splits the problem in time when no unplaced buffer crosses a moment.
+// Preorders are tried in turn under a doubling node budget, so one unlucky
+// order does not stall the search.
+//
+// The optimization around it starts from a valid plan (the best greedy one):
+// it asks for the lower bound first, then bisects between what is proven
+// impossible and the best plan found, until the two meet (proven optimal) or
+// the time is up (best plan so far, not proven). Pools are independent: each
+// keeps the buffers the starting plan gave it. A pool with pinned buffers is
+// left as the starting plan placed it.
+#pragma once
+
+#include <vector>
+
+#include "memory/planner.h"
+
+namespace tessel::memory {
+
+// `start` must be a valid plan for ctx.problem; the result is never worse.
+StatusOr<AlgorithmResult> ImproveExactly(const PlanContext& ctx, std::vector<Placement> start,
+                                         double time_limit_s);
+
+}  // namespace tessel::memory

@@ -1,0 +1,129 @@
+#include "memory/planner.h"
+
+#include <chrono>
+
+#include "core/check.h"
+#include "memory/exact_solver.h"
+#include "memory/greedy.h"
+#include "memory/hill_climb.h"
+#include "memory/lower_bound.h"
+#include "memory/verifier.h"
+
+namespace tessel::memory {
+
+namespace {
+
+StatusOr<AlgorithmResult> PlaceGreedily(const PlanContext& ctx,
+                                        const std::vector<BufferIndex>& order) {
+  GreedyPlacer placer(ctx.problem, ctx.conflicts);
+  AlgorithmResult result;
+  if (!placer.Place(order, &result.placements)) {
+    return PlacementFailure(ctx.problem, ctx.conflicts, order, placer);
+  }
+  return result;
+}
+
+StatusOr<AlgorithmResult> GreedyBySize(const PlanContext& ctx) {
+  return PlaceGreedily(ctx, OrderBySize(ctx.problem, ctx.conflicts));
+}
+
+StatusOr<AlgorithmResult> GreedyByConflicts(const PlanContext& ctx) {
+  return PlaceGreedily(ctx, OrderByConflicts(ctx.problem, ctx.conflicts));
+}
+
+// The smaller of the two greedy plans (greedy_by_size on a tie); a failure
+// only when both fail.
+StatusOr<AlgorithmResult> BestGreedy(const PlanContext& ctx) {
+  StatusOr<AlgorithmResult> by_size = GreedyBySize(ctx);
+  StatusOr<AlgorithmResult> by_conflicts = GreedyByConflicts(ctx);
+  if (!by_size.ok()) return by_conflicts.ok() ? by_conflicts : by_size;
+  if (!by_conflicts.ok()) return by_size;
+  auto total = [&](const AlgorithmResult& r) {
+    int64_t t = 0;
+    for (int64_t u : PoolUsedBytes(ctx.problem, r.placements)) t += u;
+    return t;
+  };
+  return total(*by_conflicts) < total(*by_size) ? by_conflicts : by_size;
+}
+
+StatusOr<AlgorithmResult> Optimal(const PlanContext& ctx, double time_limit_s) {
+  TESSEL_ASSIGN_OR_RETURN(AlgorithmResult start, BestGreedy(ctx));
+  return ImproveExactly(ctx, std::move(start.placements), time_limit_s);
+}
+
+}  // namespace
+
+PlannerRegistry& PlannerRegistry::Global() {
+  static PlannerRegistry* registry = [] {
+    auto* r = new PlannerRegistry();
+    r->Register({"auto",
+                 "the best greedy plan, improved by the exact search within a small budget",
+                 [](const PlanContext& ctx) { return Optimal(ctx, ctx.options.auto_time_limit_s); }});
+    r->Register({"greedy_by_size", "largest buffer first, each in the lowest gap that fits",
+                 GreedyBySize});
+    r->Register({"greedy_by_conflicts",
+                 "most conflicted buffer first, each in the lowest gap that fits",
+                 GreedyByConflicts});
+    r->Register({"hill_climb", "greedy placement of an order improved by random swaps (TVM)",
+                 HillClimb});
+    r->Register({"optimal",
+                 "branch and bound over canonical placements, within the time limit",
+                 [](const PlanContext& ctx) { return Optimal(ctx, ctx.options.time_limit_s); }});
+    return r;
+  }();
+  return *registry;
+}
+
+void PlannerRegistry::Register(AlgorithmInfo algorithm) {
+  TESSEL_CHECK_MSG(Find(algorithm.name) == nullptr, algorithm.name.c_str());
+  algorithms_.push_back(std::move(algorithm));
+}
+
+const AlgorithmInfo* PlannerRegistry::Find(std::string_view name) const {
+  for (const AlgorithmInfo& a : algorithms_) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> AlgorithmNames() {
+  std::vector<std::string> names;
+  for (const AlgorithmInfo& a : PlannerRegistry::Global().all()) names.push_back(a.name);
+  return names;
+}
+
+StatusOr<Plan> MakePlan(const Problem& problem, std::string_view algorithm,
+                        const PlannerOptions& options) {
+  const AlgorithmInfo* info = PlannerRegistry::Global().Find(algorithm);
+  if (!info) {
+    std::string known;
+    for (const std::string& n : AlgorithmNames()) known += (known.empty() ? "" : ", ") + n;
+    return InvalidArgument("unknown planning algorithm '" + std::string(algorithm) +
+                           "' (algorithms: " + known + ")");
+  }
+  TESSEL_RETURN_IF_ERROR(ValidateProblem(problem));
+  const auto start = std::chrono::steady_clock::now();
+  const ConflictGraph conflicts = ConflictGraph::Build(problem);
+  TESSEL_ASSIGN_OR_RETURN(AlgorithmResult result, info->run({problem, conflicts, options}));
+  Plan plan;
+  plan.algorithm = info->name;
+  plan.placements = std::move(result.placements);
+  plan.pool_used_bytes = PoolUsedBytes(problem, plan.placements);
+  plan.planning_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  plan.proven_optimal = result.proven_optimal;
+  if (!plan.proven_optimal) {
+    const std::vector<int64_t> bounds = PoolLowerBounds(problem, plan.placements);
+    plan.proven_optimal = true;
+    for (size_t p = 0; p < bounds.size(); ++p) {
+      plan.proven_optimal = plan.proven_optimal && plan.pool_used_bytes[p] <= bounds[p];
+    }
+  }
+  if (options.verify) {
+    Status s = VerifyPlan(problem, plan);
+    if (!s.ok()) return Internal("the planner produced an invalid plan: " + s.message());
+  }
+  return plan;
+}
+
+}  // namespace tessel::memory

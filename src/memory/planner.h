@@ -1,0 +1,109 @@
+// The planner: algorithms registered by name, chosen by a string.
+//
+//   memory::Problem problem = ...;                 // buffers and pools
+//   StatusOr<memory::Plan> plan = memory::MakePlan(problem, "auto");
+//
+// Algorithms (AlgorithmNames() lists them, with a line each):
+//   greedy_by_size       largest buffer first, lowest gap that fits
+//   greedy_by_conflicts  most conflicted buffer first, lowest gap that fits
+//   hill_climb           TVM's: greedy placement of an order improved by
+//                        random swaps among neighbours of the top buffer
+//   optimal              branch and bound over canonical placements
+//                        (exact_solver.h) from the best greedy plan, within
+//                        time_limit_s; says whether it proved optimality
+//   auto (default)       the best greedy plan, improved by `optimal` within
+//                        auto_time_limit_s when it is above the lower bound
+//
+// A buffer goes to its first candidate pool that still fits under that pool's
+// limit; when none does, the answer is ResourceExhausted naming the pool, its
+// limit and what the plan needs there. Bad input (ValidateProblem) is
+// InvalidArgument. With `verify`, every plan passes VerifyPlan before it is
+// returned (a failure there is an Internal error: a bug in tessel).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "memory/conflict_graph.h"
+#include "memory/problem.h"
+
+namespace tessel::memory {
+
+#ifdef NDEBUG
+inline constexpr bool kVerifyPlansByDefault = false;
+#else
+inline constexpr bool kVerifyPlansByDefault = true;
+#endif
+
+// What `optimal` reports while it searches (about ten times a second).
+struct SearchProgress {
+  double elapsed_s = 0;
+  double limit_s = 0;
+  int64_t best_bytes = 0;         // total used by the best plan so far
+  int64_t lower_bound_bytes = 0;  // total of the pools' lower bounds
+};
+
+struct PlannerOptions {
+  // Time `optimal` may search before returning its best plan.
+  double time_limit_s = 10.0;
+  // Time `auto` lets the exact search improve the best greedy plan.
+  double auto_time_limit_s = 1.0;
+  // hill_climb's number of reorderings (TVM uses 500); it also stops at
+  // time_limit_s.
+  int hill_climb_attempts = 500;
+  uint64_t seed = 1;
+  // Run VerifyPlan on the plan before returning it.
+  bool verify = kVerifyPlansByDefault;
+  std::function<void(const SearchProgress&)> progress;
+};
+
+// What an algorithm sees.
+struct PlanContext {
+  const Problem& problem;
+  const ConflictGraph& conflicts;
+  const PlannerOptions& options;
+};
+
+// What an algorithm returns: a placement per buffer, and whether it knows
+// each pool to be as small as possible for the buffers it holds.
+struct AlgorithmResult {
+  std::vector<Placement> placements;
+  bool proven_optimal = false;
+};
+
+using AlgorithmFn = std::function<StatusOr<AlgorithmResult>(const PlanContext&)>;
+
+struct AlgorithmInfo {
+  std::string name;
+  std::string description;
+  AlgorithmFn run;
+};
+
+class PlannerRegistry {
+ public:
+  // The built-in algorithms, registered once.
+  static PlannerRegistry& Global();
+
+  void Register(AlgorithmInfo algorithm);
+  const AlgorithmInfo* Find(std::string_view name) const;
+  const std::vector<AlgorithmInfo>& all() const { return algorithms_; }
+
+ private:
+  std::vector<AlgorithmInfo> algorithms_;
+};
+
+inline constexpr std::string_view kDefaultAlgorithm = "auto";
+
+// Names of the registered algorithms, in registration order.
+std::vector<std::string> AlgorithmNames();
+
+// Validates the problem, runs the named algorithm and fills the plan's used
+// sizes, its time and (when every pool reaches its lower bound) the proof of
+// optimality. Unknown names are InvalidArgument, listing the known ones.
+StatusOr<Plan> MakePlan(const Problem& problem, std::string_view algorithm,
+                        const PlannerOptions& options = {});
+
+}  // namespace tessel::memory

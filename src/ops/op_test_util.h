@@ -1,0 +1,71 @@
+// Helpers for the op unit tests (src/ops/*_test.cc): tensor literals and
+// running one op through shape inference and its reference kernel.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ops/op_registry.h"
+
+namespace tessel::ops::testing {
+
+template <typename T>
+Tensor Make(std::vector<T> v, Shape s) {
+  return Tensor::FromVector(v, std::move(s));
+}
+inline Tensor F32(std::vector<float> v, Shape s) { return Make(std::move(v), std::move(s)); }
+inline Tensor F64(std::vector<double> v, Shape s) { return Make(std::move(v), std::move(s)); }
+inline Tensor I64(std::vector<int64_t> v, Shape s) { return Make(std::move(v), std::move(s)); }
+inline Tensor I32(std::vector<int32_t> v, Shape s) { return Make(std::move(v), std::move(s)); }
+inline Tensor U8(std::vector<uint8_t> v, Shape s) { return Make(std::move(v), std::move(s)); }
+inline Tensor I8(std::vector<int8_t> v, Shape s) { return Make(std::move(v), std::move(s)); }
+// A 1-D tensor of `v`.
+template <typename T>
+Tensor Vec(std::vector<T> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  return Make(std::move(v), {n});
+}
+
+inline AttributeMap Attrs(std::initializer_list<std::pair<const char*, AttrValue>> list) {
+  AttributeMap m;
+  for (const auto& [name, value] : list) m.Set(name, value);
+  return m;
+}
+
+// Runs the op and returns its outputs; on failure records it and returns
+// empty tensors, so the caller's value checks fail instead of crashing.
+inline std::vector<Tensor> RunAll(const std::string& op, const AttributeMap& attrs,
+                                  const std::vector<Tensor>& inputs, int num_outputs,
+                                  int opset = 17) {
+  auto r = RunSingleOp(op, attrs, inputs, num_outputs, opset);
+  if (!r.ok()) {
+    ADD_FAILURE() << op << ": " << r.status().message();
+    return std::vector<Tensor>(num_outputs, Tensor::FromVector<float>({}, {0}));
+  }
+  return std::move(r).value();
+}
+
+inline Tensor Run1(const std::string& op, const AttributeMap& attrs,
+                   const std::vector<Tensor>& inputs, int opset = 17) {
+  return RunAll(op, attrs, inputs, 1, opset)[0];
+}
+
+// The error of a run expected to fail (Ok when it did not fail).
+inline Status RunError(const std::string& op, const AttributeMap& attrs,
+                       const std::vector<Tensor>& inputs, int num_outputs = 1, int opset = 17) {
+  auto r = RunSingleOp(op, attrs, inputs, num_outputs, opset);
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+inline std::vector<double> Doubles(const Tensor& t) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < t.num_elements(); ++i) v.push_back(t.GetAsDouble(i));
+  return v;
+}
+inline std::vector<int64_t> Ints(const Tensor& t) { return t.ToInt64Vector(); }
+
+}  // namespace tessel::ops::testing

@@ -1,0 +1,128 @@
+// x86-64 emitters: one function per kernel op, looked up in a table, that
+// writes the op's machine code with xbyak. The generator (x86_generator.cc)
+// owns the kernel, its two tiles and the data section; an emitter sees only
+// its instruction's registers through an Emission.
+//
+// The same emitter serves both tiles and both instruction sets: registers come
+// at the tile's width (xmm for the scalar tail, ymm for AVX2, zmm for
+// AVX-512), and the few operations that differ between AVX2 and AVX-512
+// (compare masks, blends, bitwise ops, rounding) go through JitContext.
+//
+// Contract of an emitter: it reads its sources, may clobber its auxiliary
+// registers, and writes its result register. When the op's OpInfo allows
+// result/source aliasing, the result may be a source's register, so the
+// emitter must read every source before its last write; otherwise it may
+// read sources after writing the result.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+#include <xbyak/xbyak.h>
+
+#include "snippets/kernel_ir.h"
+
+namespace tessel::snippets::x86 {
+
+// A compare result: a vector register (AVX2) or a k register (AVX-512).
+struct Mask {
+  Xbyak::Xmm vec;
+  Xbyak::Opmask k;
+  bool is_k = false;
+};
+
+class JitContext {
+ public:
+  JitContext(Xbyak::CodeGenerator& g, bool avx512) : g(g), avx512(avx512) {}
+
+  Xbyak::CodeGenerator& g;
+  const bool avx512;
+  int lanes = 1;             // 1 in the scalar tile, 8 (ymm) or 16 (zmm) in the vector tile
+  bool nontemporal = false;  // vector float stores bypass the cache
+  const KernelIR* ir = nullptr;
+  std::array<Xbyak::Reg64, kMaxKernelArgs> arg_ptr;  // each argument's current element
+  Xbyak::Reg64 scratch{Xbyak::Operand::R15};
+
+  // Vector register `r` at the current tile's width.
+  Xbyak::Xmm Vec(int r) const;
+  // A 64-byte slot of the data section holding `v` in every lane.
+  Xbyak::Address Const(float v);
+  Xbyak::Address Bits(uint32_t bits);
+  // Emits the data section; call once, after all code.
+  void EmitData();
+
+  // Operations whose encoding differs between AVX2 and AVX-512.
+  void Zero(const Xbyak::Xmm& d);
+  void LoadConst(const Xbyak::Xmm& d, float v);
+  void And(const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Operand& b);
+  void Or(const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Operand& b);
+  void Round(const Xbyak::Xmm& d, const Xbyak::Operand& a, uint8_t mode);
+  // a <pred> b; AVX2 writes the mask into `vec_tmp`, AVX-512 into k`k_index`.
+  Mask Compare(const Xbyak::Xmm& a, const Xbyak::Operand& b, uint8_t pred,
+               const Xbyak::Xmm& vec_tmp, int k_index = 1);
+  // d = m ? if_set : if_clear.
+  void Blend(const Xbyak::Xmm& d, const Xbyak::Xmm& if_clear, const Xbyak::Operand& if_set,
+             const Mask& m);
+  // d = m ? 1.0 : 0.0.
+  void MaskToOne(const Xbyak::Xmm& d, const Mask& m);
+  // d = m ? a : 0.0.
+  void MaskSelect(const Xbyak::Xmm& d, const Mask& m, const Xbyak::Operand& a);
+
+ private:
+  Xbyak::Label data_;
+  std::vector<uint32_t> constants_;
+};
+
+// Compare predicates (the AVX encoding of vcmpps' immediate).
+inline constexpr uint8_t kCmpEqOq = 0x00;
+inline constexpr uint8_t kCmpUnordQ = 0x03;
+inline constexpr uint8_t kCmpNeqUq = 0x04;
+inline constexpr uint8_t kCmpNgeUq = 0x09;
+inline constexpr uint8_t kCmpNeqOq = 0x0C;
+inline constexpr uint8_t kCmpGeOq = 0x1D;
+inline constexpr uint8_t kCmpGtOq = 0x1E;
+inline constexpr uint8_t kCmpLtOq = 0x11;
+inline constexpr uint8_t kCmpLeOq = 0x12;
+
+// One instruction's operands, as registers at the tile's width.
+class Emission {
+ public:
+  Emission(JitContext& c, const Instr& in, std::optional<Xbyak::Xmm> dst,
+           std::vector<std::optional<Xbyak::Xmm>> src_regs, std::vector<float> src_imms,
+           std::vector<Xbyak::Xmm> aux);
+
+  const Instr& in() const { return in_; }
+  const Xbyak::Xmm& Dst() const { return *dst_; }
+  // Source i as an operand: its register, or its immediate's data slot.
+  const Xbyak::Operand& Src(size_t i);
+  // Source i in a register (an immediate is loaded into the next aux).
+  Xbyak::Xmm SrcReg(size_t i);
+  // The next unused auxiliary register.
+  Xbyak::Xmm Aux();
+
+ private:
+  JitContext& c_;
+  const Instr& in_;
+  std::optional<Xbyak::Xmm> dst_;
+  std::vector<std::optional<Xbyak::Xmm>> src_regs_;
+  std::vector<float> src_imms_;
+  std::vector<std::optional<Xbyak::Address>> src_mems_;
+  std::vector<Xbyak::Xmm> aux_;
+  size_t next_aux_ = 0;
+};
+
+using EmitFn = void (*)(JitContext& c, Emission& e);
+// The emitter of `op`; every KOp except kParameter, kResult and kScalar has one.
+EmitFn GetEmitter(KOp op);
+
+// Transcendentals (x86_math.cc); the table above refers to them.
+void EmitExp(JitContext& c, Emission& e);
+void EmitLog(JitContext& c, Emission& e);
+void EmitErf(JitContext& c, Emission& e);
+void EmitTanh(JitContext& c, Emission& e);
+void EmitSigmoid(JitContext& c, Emission& e);
+void EmitElu(JitContext& c, Emission& e);
+void EmitSelu(JitContext& c, Emission& e);
+
+}  // namespace tessel::snippets::x86

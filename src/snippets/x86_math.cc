@@ -1,0 +1,255 @@
+// Transcendental emitters: exp, expm1 (for Elu/Selu), log, erf, tanh and
+// sigmoid as branch-free polynomial approximations in float, with FMA.
+//
+// Maximum error over every float input (bench/snippets/approx_error, all
+// 2^32 bit patterns), against the function evaluated in double; "ulp" is the
+// spacing of floats at the exact result, "rel" is |error| / |exact| in units
+// of FLT_EPSILON (2^-23). Results below FLT_MIN are compared in absolute
+// terms. The figures are recorded in docs/benchmarks.md; the unit tests check
+// a dense sample of the same sweep against these bounds.
+//
+//   exp      Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2; Cephes degree-5
+//            polynomial for (e^r - 1 - r) / r^2; 2^n applied in two halves so
+//            results in the subnormal range and overflow round correctly.
+//   expm1    the same reduction; 2^n (1 + s) - 1 evaluated as fma(2^n, s, 2^n - 1),
+//            exact in the subtraction, so Elu keeps relative accuracy near 0.
+//   log      x = m 2^e with m in [sqrt(1/2), sqrt(2)); Cephes degree-8
+//            polynomial for log(1 + f); subnormal inputs pre-scaled by 2^23;
+//            0 -> -inf, negative and NaN -> NaN, +inf -> +inf.
+//   erf      |x| < 1.2: erf = a c0 + a z Q(z), z = a^2, c0 = 2/sqrt(pi) split in
+//            two floats (the leading term carries no rounding); |x| >= 1.2:
+//            erf = 1 - B(a)^8 with B ~ erfc^(1/8) on [1.2, 3.92] in (a - 2.56);
+//            |x| is clamped to 3.92, where erf rounds to 1. Coefficients from
+//            tools/fit_erf_coefficients.py (mpmath Chebyshev fits).
+//   tanh     |x| < 0.625: x + x^3 P(x^2) (Cephes); else 1 - 2 / (e^2|x| + 1)
+//            with |x| clamped to 9, where tanh rounds to 1; sign restored.
+//   sigmoid  e = exp(-|x|); (x >= 0 ? 1 : e) / (1 + e), as the reference.
+#include <cmath>
+
+#include "snippets/x86_emitters.h"
+
+namespace tessel::snippets::x86 {
+
+using Xbyak::Operand;
+using Xbyak::Xmm;
+
+namespace {
+
+constexpr float kLog2e = 1.44269504088896341f;
+// ln 2 = kLn2Hi - kLn2LoNeg; kLn2Hi is ln 2 rounded to float.
+constexpr float kLn2Hi = 0.693147182464599609375f;
+constexpr float kLn2LoNeg = 1.904654323148236e-09f;
+// Cephes expf: e^r = 1 + r + r^2 P(r).
+constexpr float kExpPoly[] = {1.9875691500E-4f, 1.3981999507E-3f, 8.3334519073E-3f,
+                              4.1665795894E-2f, 1.6666665459E-1f, 5.0000001201E-1f};
+// Cephes logf: log(1 + f) = f - f^2/2 + f^3 P(f).
+constexpr float kLogPoly[] = {7.0376836292E-2f,  -1.1514610310E-1f, 1.1676998740E-1f,
+                              -1.2420140846E-1f, 1.4249322787E-1f,  -1.6668057665E-1f,
+                              2.0000714765E-1f,  -2.4999993993E-1f, 3.3333331174E-1f};
+// Cephes tanhf on |x| < 0.625: tanh = x + x^3 P(x^2).
+constexpr float kTanhPoly[] = {-5.70498872745E-3f, 2.06390887954E-2f, -5.37397155531E-2f,
+                               1.33314422036E-1f, -3.33332819422E-1f};
+// erf on |x| < 1.2: Q(z) with erf = a c0 + a z Q(z).
+constexpr float kErfSmall[] = {-8.685049046597252e-06f, 0.00010939206661396978f,
+                               -0.0008444026299542449f, 0.005218862551693147f,
+                               -0.02686496191991847f,   0.11283780876859625f,
+                               -0.3761263874481831f};
+constexpr float kErfC0Hi = 1.128379225730896f;      // 2/sqrt(pi) rounded to float
+constexpr float kErfC0Lo = -5.863538342219759e-08f;  // 2/sqrt(pi) - kErfC0Hi
+constexpr float kErfSplit = 1.2f;
+constexpr float kErfClamp = 3.92f;
+constexpr float kErfCenter = 2.56f;
+// erf on [1.2, 3.92]: B(a - 2.56) ~ erfc(a)^(1/8).
+constexpr float kErfLarge[] = {5.974014541349324e-07f,   -3.477634400915995e-06f,
+                               -1.5332953650209482e-05f, 0.0001664125590602499f,
+                               -3.759287544635126e-05f,  -0.0037587451324565826f,
+                               0.009525630969045075f,    0.04168772161242262f,
+                               -0.24726246248840086f,    0.36188744117897864f};
+
+// p(x) by Horner, p's coefficients highest degree first: acc = coef[0], then
+// acc = acc * x + coef[i].
+template <size_t N>
+void Horner(JitContext& c, const Xmm& acc, const Xmm& x, const float (&coef)[N]) {
+  c.LoadConst(acc, coef[0]);
+  for (size_t i = 1; i < N; ++i) c.g.vfmadd213ps(acc, x, c.Const(coef[i]));
+}
+
+// The shared part of exp and expm1: clamps x to [lo, 89], then leaves
+// fx = round(x log2e) in t[1], r in t[2] and s = e^r - 1 in t[3].
+void ExpReduce(JitContext& c, const Operand& x, float lo, const Xmm (&t)[4]) {
+  c.LoadConst(t[0], lo);
+  c.g.vmaxps(t[0], t[0], x);  // (lo > x) ? lo : x keeps NaN
+  c.LoadConst(t[1], 89.0f);
+  c.g.vminps(t[0], t[1], t[0]);
+  c.g.vmulps(t[1], t[0], c.Const(kLog2e));
+  c.Round(t[1], t[1], 0x08);
+  c.g.vmovaps(t[2], t[0]);
+  c.g.vfnmadd231ps(t[2], t[1], c.Const(kLn2Hi));
+  c.g.vfmadd231ps(t[2], t[1], c.Const(kLn2LoNeg));
+  Horner(c, t[3], t[2], kExpPoly);
+  c.g.vmulps(t[0], t[2], t[2]);
+  c.g.vfmadd213ps(t[3], t[0], t[2]);
+}
+
+// out = e^x; `x` may be `out`, it is read first. Clobbers t.
+void ExpCore(JitContext& c, const Operand& x, const Xmm& out, const Xmm (&t)[4]) {
+  ExpReduce(c, x, -104.0f, t);
+  c.g.vaddps(t[3], t[3], c.Const(1.0f));
+  // 2^n as 2^(n>>1) * 2^(n - (n>>1)): both halves are normal floats for every
+  // n in [-150, 128], and the second product rounds once.
+  c.g.vcvtps2dq(t[1], t[1]);
+  c.g.vpsrad(t[0], t[1], 1);
+  c.g.vpsubd(t[1], t[1], t[0]);
+  c.g.vpaddd(t[0], t[0], c.Bits(127));
+  c.g.vpslld(t[0], t[0], 23);
+  c.g.vpaddd(t[1], t[1], c.Bits(127));
+  c.g.vpslld(t[1], t[1], 23);
+  c.g.vmulps(t[3], t[3], t[0]);
+  c.g.vmulps(out, t[3], t[1]);
+}
+
+// out = e^x - 1 for x < 0 (other lanes are not meaningful). Below -87 the
+// result is -1 in float; the clamp keeps 2^n normal.
+void Expm1Core(JitContext& c, const Operand& x, const Xmm& out, const Xmm (&t)[4]) {
+  ExpReduce(c, x, -87.0f, t);
+  c.g.vcvtps2dq(t[1], t[1]);
+  c.g.vpaddd(t[1], t[1], c.Bits(127));
+  c.g.vpslld(t[1], t[1], 23);
+  c.g.vsubps(t[0], t[1], c.Const(1.0f));
+  c.g.vfmadd213ps(t[3], t[1], t[0]);
+  c.g.vmovaps(out, t[3]);
+}
+
+}  // namespace
+
+void EmitExp(JitContext& c, Emission& e) {
+  const Xmm t[4] = {e.Aux(), e.Aux(), e.Aux(), e.Aux()};
+  ExpCore(c, e.Src(0), e.Dst(), t);
+}
+
+void EmitElu(JitContext& c, Emission& e) {
+  const Xmm x = e.SrcReg(0);
+  const Xmm r = e.Aux();
+  const Xmm t[4] = {e.Aux(), e.Aux(), e.Aux(), e.Aux()};
+  Expm1Core(c, x, r, t);
+  c.g.vmulps(r, r, c.Const(e.in().attr[0]));
+  const Mask negative = c.Compare(x, c.Const(0.0f), kCmpLtOq, t[0]);
+  c.Blend(e.Dst(), x, r, negative);
+}
+
+void EmitSelu(JitContext& c, Emission& e) {
+  const Xmm x = e.SrcReg(0);
+  const Xmm r = e.Aux();
+  const Xmm t[4] = {e.Aux(), e.Aux(), e.Aux(), e.Aux()};
+  const Xmm scaled = e.Aux();
+  Expm1Core(c, x, r, t);
+  c.g.vmulps(r, r, c.Const(e.in().attr[1]));
+  c.g.vmulps(scaled, x, c.Const(e.in().attr[0]));
+  const Mask positive = c.Compare(x, c.Const(0.0f), kCmpGtOq, t[0]);
+  c.Blend(e.Dst(), r, scaled, positive);
+}
+
+void EmitLog(JitContext& c, Emission& e) {
+  const Xmm x = e.SrcReg(0);
+  const Xmm m = e.Aux(), ex = e.Aux(), t2 = e.Aux(), y = e.Aux(), mask_tmp = e.Aux();
+  // Subnormal inputs: scale by 2^23 first and subtract 23 from the exponent.
+  Mask tiny = c.Compare(x, c.Const(1.17549435e-38f), kCmpLtOq, mask_tmp);
+  c.g.vmulps(m, x, c.Const(8388608.0f));
+  c.Blend(m, x, m, tiny);
+  c.MaskSelect(t2, tiny, c.Const(-23.0f));
+  c.g.vpsrld(ex, m, 23);
+  c.g.vpsubd(ex, ex, c.Bits(126));
+  c.g.vcvtdq2ps(ex, ex);
+  c.g.vaddps(ex, ex, t2);
+  c.And(m, m, c.Bits(0x007FFFFFu));
+  c.Or(m, m, c.Bits(0x3F000000u));  // m in [0.5, 1)
+  // m < sqrt(1/2): use 2m - 1 and e - 1, so the argument stays near 0.
+  Mask low = c.Compare(m, c.Const(0.707106781186547524f), kCmpLtOq, mask_tmp);
+  c.MaskToOne(t2, low);
+  c.g.vsubps(ex, ex, t2);
+  c.MaskSelect(t2, low, m);
+  c.g.vaddps(m, m, t2);
+  c.g.vsubps(m, m, c.Const(1.0f));
+  c.g.vmulps(t2, m, m);  // z = f^2
+  Horner(c, y, m, kLogPoly);
+  c.g.vmulps(y, y, m);
+  c.g.vmulps(y, y, t2);
+  c.g.vfmadd231ps(y, ex, c.Const(-2.12194440e-4f));
+  c.g.vfmadd231ps(y, t2, c.Const(-0.5f));
+  c.g.vaddps(y, y, m);
+  c.g.vfmadd231ps(y, ex, c.Const(0.693359375f));
+  // Special inputs, read from the untouched x (the op does not alias).
+  Mask inf = c.Compare(x, c.Const(INFINITY), kCmpEqOq, mask_tmp);
+  c.Blend(y, y, c.Const(INFINITY), inf);
+  Mask zero = c.Compare(x, c.Const(0.0f), kCmpEqOq, mask_tmp);
+  c.Blend(y, y, c.Const(-INFINITY), zero);
+  Mask not_positive = c.Compare(x, c.Const(0.0f), kCmpNgeUq, mask_tmp);
+  c.Blend(e.Dst(), y, c.Const(NAN), not_positive);
+}
+
+void EmitErf(JitContext& c, Emission& e) {
+  const Xmm x = e.SrcReg(0);
+  const Xmm a = e.Aux(), t1 = e.Aux(), t2 = e.Aux(), t3 = e.Aux();
+  c.And(a, x, c.Bits(0x7FFFFFFFu));
+  c.LoadConst(t1, kErfClamp);
+  c.g.vminps(a, t1, a);
+  // Small |x|: t3 = erf.
+  c.g.vmulps(t1, a, a);
+  Horner(c, t2, t1, kErfSmall);
+  c.g.vmulps(t3, a, t1);
+  c.g.vmulps(t3, t3, t2);
+  c.g.vfmadd231ps(t3, a, c.Const(kErfC0Lo));
+  c.g.vfmadd231ps(t3, a, c.Const(kErfC0Hi));
+  // Large |x|: t2 = 1 - B^8.
+  c.g.vsubps(t1, a, c.Const(kErfCenter));
+  Horner(c, t2, t1, kErfLarge);
+  c.g.vmulps(t2, t2, t2);
+  c.g.vmulps(t2, t2, t2);
+  c.g.vmulps(t2, t2, t2);
+  c.LoadConst(t1, 1.0f);
+  c.g.vsubps(t2, t1, t2);
+  const Mask small = c.Compare(a, c.Const(kErfSplit), kCmpLtOq, t1);
+  c.Blend(t3, t2, t3, small);
+  c.And(t1, x, c.Bits(0x80000000u));
+  c.Or(e.Dst(), t3, t1);
+}
+
+void EmitTanh(JitContext& c, Emission& e) {
+  const Xmm x = e.SrcReg(0);
+  const Xmm a = e.Aux(), big = e.Aux(), small = e.Aux();
+  const Xmm t[4] = {e.Aux(), e.Aux(), e.Aux(), e.Aux()};
+  c.And(a, x, c.Bits(0x7FFFFFFFu));
+  // Small |x|: x + (P(z) z) x.
+  c.g.vmulps(big, x, x);
+  Horner(c, small, big, kTanhPoly);
+  c.g.vmulps(small, small, big);
+  c.g.vfmadd213ps(small, x, x);
+  // Large |x|: 1 - 2 / (e^2|x| + 1), sign of x.
+  c.LoadConst(big, 9.0f);
+  c.g.vminps(big, big, a);
+  c.g.vaddps(big, big, big);
+  ExpCore(c, big, big, t);
+  c.g.vaddps(big, big, c.Const(1.0f));
+  c.LoadConst(t[0], 2.0f);
+  c.g.vdivps(big, t[0], big);
+  c.LoadConst(t[0], 1.0f);
+  c.g.vsubps(big, t[0], big);
+  c.And(t[0], x, c.Bits(0x80000000u));
+  c.Or(big, big, t[0]);
+  const Mask use_small = c.Compare(a, c.Const(0.625f), kCmpLtOq, t[0]);
+  c.Blend(e.Dst(), big, small, use_small);
+}
+
+void EmitSigmoid(JitContext& c, Emission& e) {
+  const Xmm x = e.SrcReg(0);
+  const Xmm ex = e.Aux();
+  const Xmm t[4] = {e.Aux(), e.Aux(), e.Aux(), e.Aux()};
+  c.Or(ex, x, c.Bits(0x80000000u));  // -|x|
+  ExpCore(c, ex, ex, t);
+  c.g.vaddps(t[0], ex, c.Const(1.0f));
+  const Mask non_negative = c.Compare(x, c.Const(0.0f), kCmpGeOq, t[1]);
+  c.Blend(t[2], ex, c.Const(1.0f), non_negative);
+  c.g.vdivps(e.Dst(), t[2], t[0]);
+}
+
+}  // namespace tessel::snippets::x86
