@@ -72,7 +72,7 @@ class Reader {
     return Status::Ok();
   }
   Status TensorPayload(Tensor* t) {
-    uint8_t dtype;
+    uint8_t dtype = 0;
     uint32_t rank;
     TESSEL_RETURN_IF_ERROR(Pod(&dtype));
     TESSEL_RETURN_IF_ERROR(Pod(&rank));
@@ -144,7 +144,7 @@ Status ReadVector(Reader& r, std::vector<T>* v) {
 }
 
 Status ReadAttr(Reader& r, AttrValue* v) {
-  uint8_t kind;
+  uint8_t kind = 0;
   TESSEL_RETURN_IF_ERROR(r.Pod(&kind));
   switch (static_cast<AttrKind>(kind)) {
     case AttrKind::kInt: {
@@ -221,7 +221,7 @@ Status ReadPayload(Reader& r, CompiledModel* model) {
   std::vector<ir::Value*> values;
   for (uint32_t i = 0; i < num_values; ++i) {
     std::string vname;
-    uint8_t dtype, layout, scope, has_constant;
+    uint8_t dtype = 0, layout = 0, scope = 0, has_constant = 0;
     uint32_t rank;
     TESSEL_RETURN_IF_ERROR(r.Str(&vname));
     TESSEL_RETURN_IF_ERROR(r.Pod(&dtype));

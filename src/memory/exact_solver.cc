@@ -297,25 +297,29 @@ class CanonicalSearch {
       if (offset_[ni] != kUnplaced) continue;
       covered = true;
       const int64_t raised = AlignUp(top, inst_.alignment[ni]);
-      if (raised <= min_offset_[ni]) continue;
+      const int64_t old = min_offset_[ni];
+      if (raised <= old) continue;
       Set(Field::kMinOffset, n, raised);
+      // Floors are kept at or above the lowest offset of their unplaced
+      // buffers; a buffer that already started above a floor cannot change it.
       for (int32_t s = inst_.section_begin[ni]; s < inst_.section_end[ni]; ++s) {
-        if (stamp_[static_cast<size_t>(s)] != stamp_counter_) {
-          stamp_[static_cast<size_t>(s)] = stamp_counter_;
+        const auto si = static_cast<size_t>(s);
+        if (old <= floor_[si] && stamp_[si] != stamp_counter_) {
+          stamp_[si] = stamp_counter_;
           touched_.push_back(s);
         }
       }
     }
     for (int32_t s : touched_) {
+      const auto si = static_cast<size_t>(s);
       int64_t lowest = kInfinity;
-      for (int64_t k = inst_.members_begin[static_cast<size_t>(s)];
-           k < inst_.members_begin[static_cast<size_t>(s) + 1]; ++k) {
+      for (int64_t k = inst_.members_begin[si]; k < inst_.members_begin[si + 1]; ++k) {
         const auto m = static_cast<size_t>(inst_.members[static_cast<size_t>(k)]);
-        if (offset_[m] == kUnplaced) lowest = std::min(lowest, min_offset_[m]);
+        if (offset_[m] != kUnplaced) continue;
+        lowest = std::min(lowest, min_offset_[m]);
+        if (lowest <= floor_[si]) break;
       }
-      if (lowest != kInfinity && floor_[static_cast<size_t>(s)] < lowest) {
-        Set(Field::kFloor, s, lowest);
-      }
+      if (lowest != kInfinity && floor_[si] < lowest) Set(Field::kFloor, s, lowest);
     }
     return covered;
   }

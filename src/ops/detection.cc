@@ -6,6 +6,7 @@
 // comparisons against the threshold agree with it.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -73,9 +74,13 @@ std::vector<int64_t> SelectBoxes(const ir::Node& node, const Tensor& boxes, cons
         const float s = static_cast<float>(scores.GetAsDouble(base + i));
         if (!score_min || s > static_cast<float>(score_min->GetAsDouble(0))) order.push_back(i);
       }
-      std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) {
-        return scores.GetAsDouble(base + i) > scores.GetAsDouble(base + j);
-      });
+      // NaN scores order last, keeping the comparison a strict weak order.
+      auto key = [&](int64_t i) {
+        const double s = scores.GetAsDouble(base + i);
+        return std::isnan(s) ? -std::numeric_limits<double>::infinity() : s;
+      };
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t i, int64_t j) { return key(i) > key(j); });
       std::vector<Box> kept;
       for (int64_t i : order) {
         if (static_cast<int64_t>(kept.size()) == limit) break;
@@ -207,7 +212,8 @@ struct Sample {
 // contributes nothing; one nearer is clamped onto the edge.
 Sample BilinearSample(double y, double x, int64_t height, int64_t width) {
   Sample s;
-  if (y < -1.0 || y > static_cast<double>(height) || x < -1.0 || x > static_cast<double>(width)) {
+  if (!(y >= -1.0 && y <= static_cast<double>(height) && x >= -1.0 &&
+        x <= static_cast<double>(width))) {
     return s;
   }
   y = std::max(y, 0.0);
@@ -263,8 +269,20 @@ Status RunRoiAlign(KernelContext& ctx) {
       roi_w = std::max(roi_w, 1.0);
       roi_h = std::max(roi_h, 1.0);
     }
+    if (!std::isfinite(x0 + y0 + roi_w + roi_h)) {
+      return InvalidArgument(ctx.node.Describe() + ": roi " + std::to_string(r) +
+                             " has a coordinate that is not finite");
+    }
     const double bin_h = roi_h / static_cast<double>(a.out_h);
     const double bin_w = roi_w / static_cast<double>(a.out_w);
+    // Adaptive sampling takes about one sample per input pixel of a bin; a
+    // bin of millions of pixels is a malformed roi, not a workload.
+    constexpr double kMaxGrid = 1 << 16;
+    if (a.sampling_ratio == 0 && (std::ceil(bin_h) > kMaxGrid || std::ceil(bin_w) > kMaxGrid)) {
+      return InvalidArgument(ctx.node.Describe() + ": roi " + std::to_string(r) + " bins span " +
+                             std::to_string(bin_h) + " x " + std::to_string(bin_w) +
+                             " pixels; at most 65536 per side are sampled adaptively");
+    }
     const int64_t grid_h =
         a.sampling_ratio > 0 ? a.sampling_ratio : static_cast<int64_t>(std::ceil(bin_h));
     const int64_t grid_w =

@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "ops/op_test_util.h"
 
 namespace tessel::ops {
@@ -10,7 +12,7 @@ namespace {
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;
 using ::testing::Pointwise;
-using namespace ::tessel::ops::testing;  // NOLINT(build/namespaces)
+using namespace ::tessel::ops::test_util;  // NOLINT(build/namespaces)
 
 // ---- NonMaxSuppression ------------------------------------------------------
 
@@ -38,6 +40,13 @@ TEST(NonMaxSuppression, Limits_and_score_threshold) {
   Tensor high =
       Run1("NonMaxSuppression", {}, {Boxes(), Scores(), Max(3), Threshold(0.85f), Threshold(0.6f)});
   EXPECT_THAT(Ints(high), ElementsAre(0, 0, 1, 0, 0, 0));
+}
+
+TEST(NonMaxSuppression, NaN_scores_order_last) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor scores = F32({nan, 0.5f, 0.9f}, {1, 1, 3});
+  EXPECT_THAT(Ints(Run1("NonMaxSuppression", {}, {Boxes(), scores, Max(3), Threshold(0.5f)})),
+              ElementsAre(0, 0, 2, 0, 0, 1));
 }
 
 TEST(NonMaxSuppression, Flipped_corners_and_center_format) {

@@ -13,7 +13,7 @@ namespace {
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;
 using ::testing::Pointwise;
-using namespace ::tessel::ops::testing;  // NOLINT(build/namespaces)
+using namespace ::tessel::ops::test_util;  // NOLINT(build/namespaces)
 
 AttributeMap Reduce(const char* reduction) {
   return Attrs({{"reduction", std::string(reduction)}});

@@ -33,6 +33,7 @@ const OpRegistry& OpRegistry::Global() {
     RegisterSelectionOps(*r);
     RegisterLinalgOps(*r);
     RegisterReorderOps(*r);
+    RegisterTextOps(*r);
     RegisterRnnOps(*r);
     return r;
   }();

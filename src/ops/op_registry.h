@@ -112,6 +112,7 @@ void RegisterSignalOps(OpRegistry& r);        // DFT, STFT, windows, ...: signal
 void RegisterSelectionOps(OpRegistry& r);     // Compress, Unique: selection.cc
 void RegisterLinalgOps(OpRegistry& r);        // Det: linalg.cc
 void RegisterReorderOps(OpRegistry& r);       // ReverseSequence, MaxUnpool: reorder.cc
+void RegisterTextOps(OpRegistry& r);          // TfIdfVectorizer: text.cc
 void RegisterRnnOps(OpRegistry& r);           // RNN, GRU, LSTM: rnn.cc
 
 }  // namespace tessel::ops

@@ -11,7 +11,7 @@
 
 #include "ops/op_registry.h"
 
-namespace tessel::ops::testing {
+namespace tessel::ops::test_util {
 
 template <typename T>
 Tensor Make(std::vector<T> v, Shape s) {
@@ -68,4 +68,4 @@ inline std::vector<double> Doubles(const Tensor& t) {
 }
 inline std::vector<int64_t> Ints(const Tensor& t) { return t.ToInt64Vector(); }
 
-}  // namespace tessel::ops::testing
+}  // namespace tessel::ops::test_util

@@ -31,6 +31,8 @@ bool IsPerTensor(const ir::Node& node, size_t i) {
 }
 
 int64_t RoundAndSaturate(double v, DType t) {
+  // NaN (a zero scale, NaN data) has no integer; 0 keeps the cast defined.
+  if (std::isnan(v)) return 0;
   const double lo = t == DType::kInt8 ? -128 : 0;
   const double hi = t == DType::kInt8 ? 127 : 255;
   return static_cast<int64_t>(std::clamp(std::nearbyint(v), lo, hi));
@@ -165,10 +167,11 @@ Status RunDynamicQuantizeLinear(KernelContext& ctx) {
     hi = std::max(hi, in[i]);
   }
   const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
-  const float zp = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
+  const float zp = static_cast<float>(RoundAndSaturate(0.0f - lo / scale, DType::kUInt8));
   uint8_t* y = ctx.out(0).data<uint8_t>();
   for (int64_t i = 0; i < x.num_elements(); ++i) {
-    y[i] = static_cast<uint8_t>(std::clamp(std::nearbyint(in[i] / scale) + zp, 0.0f, 255.0f));
+    y[i] =
+        static_cast<uint8_t>(RoundAndSaturate(std::nearbyint(in[i] / scale) + zp, DType::kUInt8));
   }
   if (ctx.has_out(1)) ctx.out(1).data<float>()[0] = scale;
   if (ctx.has_out(2)) ctx.out(2).data<uint8_t>()[0] = static_cast<uint8_t>(zp);

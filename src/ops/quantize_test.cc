@@ -11,7 +11,7 @@ namespace {
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;
 using ::testing::Pointwise;
-using namespace ::tessel::ops::testing;  // NOLINT(build/namespaces)
+using namespace ::tessel::ops::test_util;  // NOLINT(build/namespaces)
 
 Tensor U8Scalar(uint8_t v) { return U8({v}, {}); }
 Tensor F32Scalar(float v) { return F32({v}, {}); }
@@ -35,6 +35,13 @@ TEST(QuantizeLinear, Int8_zero_point_and_default_uint8) {
   EXPECT_THAT(Ints(u), ElementsAre(0, 3));
   // An int32 input divides exactly: 7 / 2 = 3.5 rounds to 4.
   EXPECT_THAT(Ints(Run1("QuantizeLinear", {}, {I32({7}, {1}), F32Scalar(2)})), ElementsAre(4));
+}
+
+TEST(QuantizeLinear, NaN_quantizes_to_zero) {
+  // 0 / 0 has no integer; tessel defines it as 0 rather than leaving the
+  // conversion undefined.
+  Tensor y = Run1("QuantizeLinear", {}, {F32({0, 4}, {2}), F32Scalar(0), U8Scalar(3)});
+  EXPECT_THAT(Ints(y), ElementsAre(0, 255));
 }
 
 TEST(QuantizeLinear, Per_axis_scale_and_zero_point) {

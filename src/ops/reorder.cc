@@ -1,6 +1,7 @@
 // Ops that move each element to a position the data gives: ReverseSequence
 // (per-batch sequence lengths) and MaxUnpool (MaxPool's indices).
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -109,9 +110,14 @@ Status InferMaxUnpool(ir::Node& node, int opset) {
     TESSEL_RETURN_IF_ERROR(RequireDType(node, 2, {DType::kInt64}));
     TESSEL_ASSIGN_OR_RETURN(const Tensor* given, RequireConstantInput(node, 2, "output_shape"));
     out = given->ToInt64Vector();
+    // A huge output_shape must fail here, not when the output is allocated:
+    // every dimension within int32 and the element count within int64.
     bool fits = out.size() == unpooled.size();
+    int64_t count = 1;
     for (size_t i = 0; fits && i < out.size(); ++i) {
-      fits = i < 2 ? out[i] == unpooled[i] : out[i] >= unpooled[i];
+      fits = (i < 2 ? out[i] == unpooled[i] : out[i] >= unpooled[i]) &&
+             out[i] <= std::numeric_limits<int32_t>::max() &&
+             !__builtin_mul_overflow(count, out[i], &count);
     }
     if (!fits) {
       return InvalidArgument(node.Describe() + ": output_shape " + ShapeToString(out) +

@@ -111,6 +111,8 @@ class Sampler {
   }
 
   double At(double nx, double ny) const {
+    // A NaN or infinite grid point addresses no pixel.
+    if (!std::isfinite(nx) || !std::isfinite(ny)) return 0;
     double x = Denormalize(nx, w_), y = Denormalize(ny, h_);
     if (a_.mode == SampleMode::kNearest) {
       x = std::nearbyint(x);

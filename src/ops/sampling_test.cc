@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "ops/op_test_util.h"
 
 namespace tessel::ops {
@@ -10,7 +12,7 @@ namespace {
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;
 using ::testing::Pointwise;
-using namespace ::tessel::ops::testing;  // NOLINT(build/namespaces)
+using namespace ::tessel::ops::test_util;  // NOLINT(build/namespaces)
 
 Tensor Square() { return F32({1, 2, 3, 4}, {1, 1, 2, 2}); }
 // A 1 x n x 1 x 2 grid of (x, y) points.
@@ -69,6 +71,13 @@ TEST(GridSample, Bicubic_weighs_four_taps_per_axis) {
   EXPECT_THAT(Doubles(y), Pointwise(DoubleNear(1e-6), std::vector<double>{9.5, 0}));
   EXPECT_THAT(Doubles(Run1("GridSample", Mode("bicubic", "border", 1), {Square(), Grid({1, 1})})),
               Pointwise(DoubleNear(1e-9), std::vector<double>{4}));
+}
+
+TEST(GridSample, Non_finite_grid_points_read_nothing) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor y = Run1("GridSample", Mode("bilinear", "border", 0), {Square(), Grid({nan, 0, inf, 0})});
+  EXPECT_THAT(Doubles(y), ElementsAre(0, 0));
 }
 
 TEST(GridSample, GridSample_rejects_bad_shapes_and_modes) {

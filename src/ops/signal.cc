@@ -4,9 +4,11 @@
 // Sizes that decide output shapes (window size, dft_length, frame_step, ...)
 // must be known at compile time. Transforms are direct O(n^2) sums in
 // double: the reference is meant to be obviously right, not fast, and
-// reduces k * t modulo n so the twiddle angles stay exact for long signals.
+// reduces k * t modulo n so twiddle angles stay accurate for long signals.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <numbers>
 #include <optional>
 #include <string>
@@ -61,7 +63,14 @@ StatusOr<int64_t> ConstantScalarInt(const ir::Node& node, size_t i, const char* 
     return InvalidArgument(node.Describe() + ": " + what + " must be one value; got shape " +
                            ShapeToString(t->shape()));
   }
-  return t->GetAsInt64(0);
+  // Sizes past int32 would not fit in memory; rejecting them keeps every
+  // product of two in int64.
+  const int64_t v = t->GetAsInt64(0);
+  if (v > std::numeric_limits<int32_t>::max()) {
+    return InvalidArgument(node.Describe() + ": " + what + " " + std::to_string(v) +
+                           " is too large");
+  }
+  return v;
 }
 
 // ---- HannWindow, HammingWindow, BlackmanWindow -------------------------------
@@ -349,33 +358,34 @@ Status RunMelWeightMatrix(KernelContext& ctx) {
   std::vector<int64_t> edge(static_cast<size_t>(mel_bins + 2));
   for (int64_t i = 0; i < mel_bins + 2; ++i) {
     const double hz = 700 * (std::pow(10.0, (static_cast<double>(i) * step + low) / 2595) - 1);
-    edge[i] = static_cast<int64_t>(
-        std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
+    const double bin =
+        std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate));
+    // Every edge but the last is a row of some band; the last only bounds one.
+    const double last_row = static_cast<double>(i <= mel_bins ? spectrum_bins - 1 : spectrum_bins);
+    if (!(bin >= 0 && bin <= last_row)) {
+      char hz_text[32];
+      std::snprintf(hz_text, sizeof hz_text, "%g", hz);
+      return InvalidArgument(ctx.node.Describe() + ": mel band edge " + std::to_string(i) + " (" +
+                             hz_text + " Hz) falls outside the " + std::to_string(spectrum_bins) +
+                             " spectrum bins of dft_length " + std::to_string(dft_length) +
+                             " at sample_rate " + std::to_string(sample_rate));
+    }
+    edge[i] = static_cast<int64_t>(bin);
   }
   Tensor& y = ctx.out(0);
-  auto set = [&](int64_t row, int64_t col, double v) -> Status {
-    if (row < 0 || row >= spectrum_bins) {
-      return InvalidArgument(ctx.node.Describe() + ": mel band " + std::to_string(col) +
-                             " reaches spectrum bin " + std::to_string(row) + " outside [0, " +
-                             std::to_string(spectrum_bins) + "); check the edge frequencies");
-    }
-    StoreDouble(y, row * mel_bins + col, v);
-    return Status::Ok();
-  };
+  auto set = [&](int64_t row, int64_t col, double v) { StoreDouble(y, row * mel_bins + col, v); };
   // Triangles rising from edge i to edge i + 1 and falling to edge i + 2.
   for (int64_t m = 0; m < mel_bins; ++m) {
     const int64_t lo = edge[m], mid = edge[m + 1], hi = edge[m + 2];
     if (mid == lo) {
-      TESSEL_RETURN_IF_ERROR(set(mid, m, 1));
+      set(mid, m, 1);
     } else {
       for (int64_t j = lo; j <= mid; ++j) {
-        TESSEL_RETURN_IF_ERROR(
-            set(j, m, static_cast<double>(j - lo) / static_cast<double>(mid - lo)));
+        set(j, m, static_cast<double>(j - lo) / static_cast<double>(mid - lo));
       }
     }
     for (int64_t j = mid; j < hi; ++j) {
-      TESSEL_RETURN_IF_ERROR(
-          set(j, m, static_cast<double>(hi - j) / static_cast<double>(hi - mid)));
+      set(j, m, static_cast<double>(hi - j) / static_cast<double>(hi - mid));
     }
   }
   return Status::Ok();

@@ -492,7 +492,13 @@ AxisSampling SampleAxis(const ResizePlan& plan, size_t d, int64_t in_len, double
   const double in_last = static_cast<double>(in_len - 1);
   for (int64_t x = 0; x < out_len; ++x) {
     const double c = SourceCoord(plan, d, static_cast<double>(x), in_len, roi_start, roi_end);
-    s.outside.push_back(plan.coord == CoordMode::kTfCropAndResize && (c < 0 || c > in_last));
+    // A roi of NaN or infinity samples nothing: extrapolate.
+    s.outside.push_back(plan.coord == CoordMode::kTfCropAndResize && !(c >= 0 && c <= in_last));
+    if (s.outside.back()) {
+      s.index.insert(s.index.end(), s.taps, 0);
+      s.weight.insert(s.weight.end(), s.taps, 0.0);
+      continue;
+    }
     if (plan.mode == ResizeMode::kNearest) {
       s.index.push_back(NearestIndex(plan.nearest, c, plan.scales[d], in_len));
       s.weight.push_back(1);

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "ops/op_test_util.h"
 
 namespace tessel::ops {
@@ -13,7 +15,7 @@ using ::testing::DoubleNear;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pointwise;
-using namespace ::tessel::ops::testing;  // NOLINT(build/namespaces)
+using namespace ::tessel::ops::test_util;  // NOLINT(build/namespaces)
 
 AttributeMap Cubic(const char* coord, float a = -0.75f, int64_t exclude_outside = 0) {
   return Attrs({{"mode", std::string("cubic")},
@@ -115,6 +117,13 @@ TEST(ResizeCrop, Crops_each_axis_of_an_image) {
                     {x, Vec<float>({0, 0, 0.5f, 1}), Tensor(), Vec<int64_t>({2, 3})});
   ASSERT_EQ(out.shape(), (Shape{2, 3}));
   EXPECT_THAT(Doubles(out), Pointwise(DoubleNear(1e-6), std::vector<double>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(ResizeCrop, A_non_finite_roi_extrapolates) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor out = Run1("Resize", Crop("cubic", 7),
+                    {F32({0, 10, 20}, {3}), Vec<float>({nan, 1}), Tensor(), Vec<int64_t>({2})});
+  EXPECT_THAT(Doubles(out), ElementsAre(7, 7));
 }
 
 TEST(ResizeCrop, Resize_rejects_crop_without_a_full_roi) {

@@ -1,7 +1,9 @@
 #include "snippets/snippet_kernel.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <unistd.h>
 
 #include "core/check.h"
 #include "snippets/interpreter.h"
@@ -17,15 +19,26 @@ namespace {
 // aligned row starts aligned (streaming stores need it).
 constexpr int64_t kInnerAlignElements = 64;
 
-int64_t OutputBytes(const KernelIR& ir) {
+int64_t WalkedBytes(const KernelIR& ir) {
   int64_t bytes = 0;
   for (const KernelArg& a : ir.args) {
-    if (a.is_output) bytes += NumElements(a.shape) * static_cast<int64_t>(DTypeSize(a.dtype));
+    bytes += NumElements(a.shape) * static_cast<int64_t>(DTypeSize(a.dtype));
   }
   return bytes;
 }
 
 }  // namespace
+
+int64_t LastLevelCacheBytes() {
+  static const int64_t bytes = [] {
+    const long l3 = ::sysconf(_SC_LEVEL3_CACHE_SIZE);
+    const long l2 = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (l3 > 0) return static_cast<int64_t>(l3);
+    if (l2 > 0) return static_cast<int64_t>(l2);
+    return int64_t{32} << 20;
+  }();
+  return bytes;
+}
 
 SnippetKernel::~SnippetKernel() = default;
 
@@ -45,7 +58,7 @@ StatusOr<std::unique_ptr<SnippetKernel>> SnippetKernel::Compile(const ir::Graph&
   }
   k->code_ = std::move(*code);
   k->isa_ = isa;
-  if (OutputBytes(k->ir_) >= options.nontemporal_threshold_bytes) {
+  if (WalkedBytes(k->ir_) >= options.nontemporal_threshold_bytes) {
     auto streaming = GenerateX86(k->ir_, isa, /*nontemporal=*/true);
     if (streaming.ok()) k->streaming_code_ = std::move(*streaming);
   }
@@ -53,6 +66,30 @@ StatusOr<std::unique_ptr<SnippetKernel>> SnippetKernel::Compile(const ir::Graph&
 }
 
 int SnippetKernel::registers_used() const { return code_ ? code_->registers_used() : 0; }
+
+// Streaming stores need every vector store of every float output aligned:
+// aligned bases, and row and outer strides of whole cache lines.
+const X86Function* SnippetKernel::ChooseCode(const std::vector<const char*>& base) const {
+  if (!streaming_code_) return code_.get();
+  for (size_t k = 0; k < ir_.args.size(); ++k) {
+    const KernelArg& a = ir_.args[k];
+    if (!a.is_output || a.dtype != DType::kFloat32) continue;
+    if (reinterpret_cast<uintptr_t>(base[k]) % 64 != 0) return code_.get();
+    for (int dim = 0; dim < kDomainRank - 1; ++dim) {
+      if (ir_.domain[static_cast<size_t>(dim)] != 1 && (a.strides[static_cast<size_t>(dim)] * 4) % 64 != 0) {
+        return code_.get();
+      }
+    }
+  }
+  return streaming_code_.get();
+}
+
+bool SnippetKernel::Streams(const std::vector<void*>& outputs) const {
+  std::vector<const char*> base(static_cast<size_t>(ir_.num_inputs), nullptr);
+  for (void* p : outputs) base.push_back(static_cast<const char*>(p));
+  const X86Function* code = ChooseCode(base);
+  return code != nullptr && code == streaming_code_.get();
+}
 
 void SnippetKernel::Run(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
                         const ParallelFor& parallel_for) const {
@@ -85,21 +122,7 @@ void SnippetKernel::Run(const std::vector<const void*>& inputs, const std::vecto
   const int64_t row_blocks = (rows + row_block - 1) / row_block;
   const int64_t items = outer * row_blocks * inner_blocks;
 
-  // Streaming stores need every vector store of every float output aligned:
-  // aligned bases, and row and outer strides of whole cache lines.
-  const X86Function* code = code_.get();
-  if (streaming_code_) {
-    bool aligned = true;
-    for (size_t k = 0; k < num_args && aligned; ++k) {
-      const KernelArg& a = ir_.args[k];
-      if (!a.is_output || a.dtype != DType::kFloat32) continue;
-      aligned = reinterpret_cast<uintptr_t>(base[k]) % 64 == 0;
-      for (int dim = 0; dim < kDomainRank - 1 && aligned; ++dim) {
-        aligned = d[dim] == 1 || (a.strides[dim] * esize[k]) % 64 == 0;
-      }
-    }
-    if (aligned) code = streaming_code_.get();
-  }
+  const X86Function* code = ChooseCode(base);
 
   auto run_item = [&](int64_t item) {
     const int64_t ib = item % inner_blocks;

@@ -27,16 +27,20 @@ namespace tessel::snippets {
 // calls are done.
 using ParallelFor = std::function<void(int64_t n, const std::function<void(int64_t)>& fn)>;
 
+// The last-level cache size the OS reports (32 MiB when it reports none).
+int64_t LastLevelCacheBytes();
+
 struct SnippetOptions {
   // The code path; capped at what the CPU supports. kInterpreter forces the
   // portable fallback.
   Isa isa = DefaultIsa();
-  // A launch whose outputs total at least this many bytes stores its float
-  // outputs with non-temporal (streaming) stores, when every output row is
-  // 64-byte aligned: outputs that large will not stay in cache for the next
-  // kernel anyway, and streaming stores save the read-for-ownership of every
-  // destination cache line (a third of the traffic of a unary op).
-  int64_t nontemporal_threshold_bytes = int64_t{16} << 20;
+  // A launch walking at least this many bytes (inputs + outputs) stores its
+  // float outputs with non-temporal (streaming) stores, when every output row
+  // is 64-byte aligned: a working set larger than the last-level cache would
+  // not stay there for the next kernel anyway, and streaming stores save the
+  // read-for-ownership of every destination line (a third of the traffic of
+  // a unary op). Smaller working sets keep plain stores and stay in cache.
+  int64_t nontemporal_threshold_bytes = LastLevelCacheBytes();
   // Elements per work item.
   int64_t grain_elements = 16384;
 };
@@ -57,6 +61,9 @@ class SnippetKernel {
   void Run(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
            const ParallelFor& parallel_for = nullptr) const;
 
+  // Whether Run with these outputs would use streaming (non-temporal) stores.
+  bool Streams(const std::vector<void*>& outputs) const;
+
   // The code path that runs: the JIT's ISA, or kInterpreter.
   Isa isa() const { return isa_; }
   const KernelIR& ir() const { return ir_; }
@@ -67,6 +74,8 @@ class SnippetKernel {
 
  private:
   SnippetKernel() = default;
+  // The code for outputs at `base` (inputs first, then outputs).
+  const X86Function* ChooseCode(const std::vector<const char*>& base) const;
 
   KernelIR ir_;
   SnippetOptions options_;

@@ -33,6 +33,13 @@ Xmm JitContext::Vec(int r) const {
   return Xmm(r);
 }
 
+Xbyak::RegExp JitContext::ArgAddress(const Instr& in) const {
+  const KernelArg& arg = ir->args[static_cast<size_t>(in.arg)];
+  const Xbyak::Reg64& p = arg_ptr[static_cast<size_t>(in.arg)];
+  if (arg.broadcast_inner() || element_offset == 0) return Xbyak::RegExp(p);
+  return p + element_offset * static_cast<int>(DTypeSize(arg.dtype));
+}
+
 Address JitContext::Bits(uint32_t bits) {
   auto it = std::find(constants_.begin(), constants_.end(), bits);
   const size_t slot = static_cast<size_t>(it - constants_.begin());
@@ -89,6 +96,18 @@ void JitContext::Round(const Xmm& d, const Operand& a, uint8_t mode) {
   } else {
     g.vroundps(d, a, mode);
   }
+}
+
+void JitContext::CopySign(const Xmm& d, const Xmm& magnitude, const Xmm& sign, const Xmm& tmp) {
+  if (avx512) {
+    // Bitwise select: sign bit from `sign`, the rest from `magnitude`
+    // (truth table 0xD8 = C ? B : A with A = d, B = sign, C = the mask).
+    if (d.getIdx() != magnitude.getIdx()) g.vmovaps(d, magnitude);
+    g.vpternlogd(d, sign, Bits(0x80000000u), 0xD8);
+    return;
+  }
+  g.vandps(tmp, sign, Bits(0x80000000u));
+  g.vorps(d, magnitude, tmp);
 }
 
 Mask JitContext::Compare(const Xmm& a, const Operand& b, uint8_t pred, const Xmm& vec_tmp,
@@ -170,7 +189,7 @@ const KernelArg& ArgOf(JitContext& c, const Instr& in) {
 }
 
 // One element into lane 0 (zeroing the others).
-void LoadOne(JitContext& c, const Xmm& d, const KernelArg& arg, const Xbyak::Reg64& p) {
+void LoadOne(JitContext& c, const Xmm& d, const KernelArg& arg, const Xbyak::RegExp& p) {
   const Xmm x(d.getIdx());
   if (arg.dtype == DType::kBool) {
     c.g.movzx(c.scratch.cvt32(), c.g.byte[p]);
@@ -183,7 +202,7 @@ void LoadOne(JitContext& c, const Xmm& d, const KernelArg& arg, const Xbyak::Reg
 
 void EmitLoad(JitContext& c, Emission& e) {
   const KernelArg& arg = ArgOf(c, e.in());
-  const Xbyak::Reg64& p = c.arg_ptr[static_cast<size_t>(e.in().arg)];
+  const Xbyak::RegExp p = c.ArgAddress(e.in());
   const Xmm& d = e.Dst();
   if (c.lanes == 1) {
     LoadOne(c, d, arg, p);
@@ -197,7 +216,7 @@ void EmitLoad(JitContext& c, Emission& e) {
 
 void EmitBroadcastLoad(JitContext& c, Emission& e) {
   const KernelArg& arg = ArgOf(c, e.in());
-  const Xbyak::Reg64& p = c.arg_ptr[static_cast<size_t>(e.in().arg)];
+  const Xbyak::RegExp p = c.ArgAddress(e.in());
   const Xmm& d = e.Dst();
   if (arg.dtype == DType::kBool || c.lanes == 1) {
     LoadOne(c, d, arg, p);
@@ -213,7 +232,7 @@ void EmitBroadcastMove(JitContext& c, Emission& e) {
 
 void EmitStore(JitContext& c, Emission& e) {
   const KernelArg& arg = ArgOf(c, e.in());
-  const Xbyak::Reg64& p = c.arg_ptr[static_cast<size_t>(e.in().arg)];
+  const Xbyak::RegExp p = c.ArgAddress(e.in());
   const Xmm s = e.SrcReg(0);
   const Xmm s1(s.getIdx());
   if (arg.dtype != DType::kBool) {

@@ -42,7 +42,14 @@ class JitContext {
   bool nontemporal = false;  // vector float stores bypass the cache
   const KernelIR* ir = nullptr;
   std::array<Xbyak::Reg64, kMaxKernelArgs> arg_ptr;  // each argument's current element
+  // The unrolled copy of the vector tile being emitted reads and writes this
+  // many elements past arg_ptr.
+  int element_offset = 0;
   Xbyak::Reg64 scratch{Xbyak::Operand::R15};
+
+  // Where a memory op of `in` reads or writes: its argument's pointer, plus
+  // the unroll offset unless the argument is broadcast along the row.
+  Xbyak::RegExp ArgAddress(const Instr& in) const;
 
   // Vector register `r` at the current tile's width.
   Xbyak::Xmm Vec(int r) const;
@@ -58,6 +65,10 @@ class JitContext {
   void And(const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Operand& b);
   void Or(const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Operand& b);
   void Round(const Xbyak::Xmm& d, const Xbyak::Operand& a, uint8_t mode);
+  // d = |magnitude| with the sign of `sign`, for a non-negative `magnitude`;
+  // AVX2 uses `tmp`. d may alias magnitude.
+  void CopySign(const Xbyak::Xmm& d, const Xbyak::Xmm& magnitude, const Xbyak::Xmm& sign,
+                const Xbyak::Xmm& tmp);
   // a <pred> b; AVX2 writes the mask into `vec_tmp`, AVX-512 into k`k_index`.
   Mask Compare(const Xbyak::Xmm& a, const Xbyak::Operand& b, uint8_t pred,
                const Xbyak::Xmm& vec_tmp, int k_index = 1);

@@ -18,7 +18,8 @@
 //            0 -> -inf, negative and NaN -> NaN, +inf -> +inf.
 //   erf      |x| < 1.2: erf = a c0 + a z Q(z), z = a^2, c0 = 2/sqrt(pi) split in
 //            two floats (the leading term carries no rounding); |x| >= 1.2:
-//            erf = 1 - B(a)^8 with B ~ erfc^(1/8) on [1.2, 3.92] in (a - 2.56);
+//            erf = 1 - B(a)^8 with B ~ erfc^(1/8) on [1.2, 3.92] in (a - 2.56),
+//            the last squaring fused into the subtraction;
 //            |x| is clamped to 3.92, where erf rounds to 1. Coefficients from
 //            tools/fit_erf_coefficients.py (mpmath Chebyshev fits).
 //   tanh     |x| < 0.625: x + x^3 P(x^2) (Cephes); else 1 - 2 / (e^2|x| + 1)
@@ -200,18 +201,15 @@ void EmitErf(JitContext& c, Emission& e) {
   c.g.vmulps(t3, t3, t2);
   c.g.vfmadd231ps(t3, a, c.Const(kErfC0Lo));
   c.g.vfmadd231ps(t3, a, c.Const(kErfC0Hi));
-  // Large |x|: t2 = 1 - B^8.
+  // Large |x|: t2 = 1 - B^8, the last squaring fused into the subtraction.
   c.g.vsubps(t1, a, c.Const(kErfCenter));
   Horner(c, t2, t1, kErfLarge);
   c.g.vmulps(t2, t2, t2);
   c.g.vmulps(t2, t2, t2);
-  c.g.vmulps(t2, t2, t2);
-  c.LoadConst(t1, 1.0f);
-  c.g.vsubps(t2, t1, t2);
+  c.g.vfnmadd213ps(t2, t2, c.Const(1.0f));
   const Mask small = c.Compare(a, c.Const(kErfSplit), kCmpLtOq, t1);
-  c.Blend(t3, t2, t3, small);
-  c.And(t1, x, c.Bits(0x80000000u));
-  c.Or(e.Dst(), t3, t1);
+  c.Blend(e.Dst(), t2, t3, small);
+  c.CopySign(e.Dst(), e.Dst(), x, t1);
 }
 
 void EmitTanh(JitContext& c, Emission& e) {
@@ -234,8 +232,7 @@ void EmitTanh(JitContext& c, Emission& e) {
   c.g.vdivps(big, t[0], big);
   c.LoadConst(t[0], 1.0f);
   c.g.vsubps(big, t[0], big);
-  c.And(t[0], x, c.Bits(0x80000000u));
-  c.Or(big, big, t[0]);
+  c.CopySign(big, big, x, t[0]);
   const Mask use_small = c.Compare(a, c.Const(0.625f), kCmpLtOq, t[0]);
   c.Blend(e.Dst(), big, small, use_small);
 }
