@@ -1,7 +1,7 @@
 // Fused snippet kernels against the same ops unfused, and against memcpy of
 // the same bytes (the bandwidth limit), on tensors from 4 KiB to 256 MiB.
 //
-//   snippets_bench [--max-mib N] [--min-kib N] [--threads N] [--workload NAME]
+//   snippets_bench [--max-mib N] [--min-kib N] [--threads N] [--workload NAME] [--cold]
 //
 // Workloads (float32):
 //   gelu      y = 0.5 x (1 + erf(x / sqrt 2))   5 ops, reads x, writes y
@@ -17,7 +17,10 @@
 //                same threads (and on one thread)
 //
 // Bandwidth is (bytes read + bytes written) / time, best of several runs.
-// Results go to docs/benchmarks.md.
+// By default buffers stay warm between runs, so tensors that fit the
+// last-level cache are measured from it; --cold evicts the cache before every
+// timed run (by writing a buffer twice its size), which measures DRAM
+// streaming for every variant alike. Results go to docs/benchmarks.md.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -107,11 +110,15 @@ Body MakeBody(const Workload& w, size_t first, size_t last, int64_t n) {
   return b;
 }
 
+// Run before every timed repetition (--cold: evict the caches).
+std::function<void()> g_before_each = [] {};
+
 // Best time of `fn` in seconds: at least 3 runs and 0.3 s, at most 50 runs.
 double BestSeconds(const std::function<void()>& fn) {
   fn();  // warm up: page faults, caches
   double best = 1e30, total = 0;
   for (int r = 0; r < 50 && (r < 3 || total < 0.3); ++r) {
+    g_before_each();
     const auto t0 = Clock::now();
     fn();
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -155,14 +162,20 @@ int Main(int argc, char** argv) {
   int64_t max_mib = 256;
   int64_t min_kib = 4;
   int threads = 0;
+  bool cold = false;
   std::string only;
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
+    if (flag == "--cold") {
+      cold = true;
+      --i;
+      continue;
+    }
     const bool known = flag == "--max-mib" || flag == "--min-kib" || flag == "--threads" ||
                        flag == "--workload";
     if (!known || i + 1 >= argc) {
       std::fprintf(stderr, "usage: snippets_bench [--max-mib N] [--min-kib N] [--threads N] "
-                           "[--workload gelu|silu|add_clip]\n");
+                           "[--workload gelu|silu|add_clip] [--cold]\n");
       return 2;
     }
     if (flag == "--max-mib") max_mib = std::atoll(argv[i + 1]);
@@ -174,8 +187,22 @@ int Main(int argc, char** argv) {
   const snippets::ParallelFor parallel_for = [&](int64_t n, const std::function<void(int64_t)>& fn) {
     pool.ParallelFor(n, fn);
   };
-  std::printf("snippets_bench: isa %s, %d threads\n\n", snippets::IsaName(snippets::DefaultIsa()),
-              pool.num_threads());
+  // Twice the last-level cache, written in parallel, leaves none of the
+  // benchmark's buffers cached.
+  const int64_t flush_bytes = 2 * snippets::LastLevelCacheBytes();
+  std::vector<char> flush(cold ? static_cast<size_t>(flush_bytes) : 0);
+  if (cold) {
+    g_before_each = [&] {
+      const int64_t parts = pool.num_threads();
+      pool.ParallelFor(parts, [&](int64_t t) {
+        const int64_t lo = flush_bytes * t / parts, hi = flush_bytes * (t + 1) / parts;
+        std::memset(flush.data() + lo, static_cast<int>(t), static_cast<size_t>(hi - lo));
+      });
+    };
+  }
+  std::printf("snippets_bench: isa %s, %d threads, %s caches (LLC %lld MiB)\n\n",
+              snippets::IsaName(snippets::DefaultIsa()), pool.num_threads(),
+              cold ? "cold" : "warm", static_cast<long long>(snippets::LastLevelCacheBytes() >> 20));
   std::printf("| workload | tensor | memcpy 1T GB/s | memcpy GB/s | fused GB/s | fused / memcpy | "
               "unfused JIT GB/s | unfused ref GB/s | fused vs unfused JIT | fused vs unfused ref |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");

@@ -4,12 +4,14 @@
 #include "ir/verifier.h"
 #include "passes/eliminate_dead_nodes.h"
 #include "passes/infer_shapes.h"
+#include "snippets/tokenize.h"
 
 namespace tessel {
 
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {"import", "infer-shapes",
-                                                 "eliminate-dead-nodes"};
+                                                 "eliminate-dead-nodes", "tokenize-snippets",
+                                                 "plan-memory"};
   return names;
 }
 
@@ -37,6 +39,17 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   // 3. Drop folded and unused nodes: what remains is the schedule.
   passes::EliminateDeadNodes(*model.graph);
   TESSEL_RETURN_IF_ERROR(finish_stage("eliminate-dead-nodes", true));
+
+  // 4. Elementwise regions -> Subgraph nodes, one fused kernel each.
+  if (options.fusion) TESSEL_RETURN_IF_ERROR(snippets::TokenizeSnippets(*model.graph));
+  TESSEL_RETURN_IF_ERROR(finish_stage("tokenize-snippets", true));
+
+  // 5. Every buffer (tensors between and inside nodes, constants) gets a pool
+  // and an offset, from the schedule above.
+  MemoryOptions memory = options.memory;
+  memory.planner.verify = memory.planner.verify || options.verify_each_stage;
+  TESSEL_ASSIGN_OR_RETURN(model.memory, PlanMemory(*model.graph, memory));
+  TESSEL_RETURN_IF_ERROR(finish_stage("plan-memory", true));
 
   return model;
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "compiler/compiled_model.h"
+#include "compiler/plan_memory.h"
 #include "core/status.h"
 #include "onnx/importer.h"
 
@@ -16,6 +17,11 @@ struct CompileOptions {
   onnx_io::ImportOptions import;
   // Run the IR verifier after every stage (cheap; on by default).
   bool verify_each_stage = true;
+  // Fuse memory-bound elementwise regions into Subgraph nodes, each run as
+  // one JIT kernel (snippets; on by default, --no-fusion turns it off).
+  bool fusion = true;
+  // How the plan-memory stage places buffers (--planner, --pool).
+  MemoryOptions memory;
   // Called with the stage name and the graph after each stage (--dump-after).
   std::function<void(const std::string& stage, const ir::Graph&)> after_stage;
 };

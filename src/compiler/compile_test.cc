@@ -59,10 +59,12 @@ class CompileTest : public ::testing::Test {
 TEST_F(CompileTest, Folds_shape_arithmetic_and_runs) {
   auto model = Compile(WriteMlp());
   ASSERT_TRUE(model.ok()) << model.status().message();
-  // MatMul, Add, Relu, Reshape remain; Shape/Gather/Concat are folded.
-  ASSERT_EQ(model->graph->nodes().size(), 4u);
-  EXPECT_EQ(model->graph->nodes()[3]->op_type, "Reshape");
-  EXPECT_TRUE(model->graph->nodes()[3]->inputs[1]->is_constant());
+  // MatMul, Add+Relu (fused into one Subgraph), Reshape remain;
+  // Shape/Gather/Concat are folded.
+  ASSERT_EQ(model->graph->nodes().size(), 3u);
+  EXPECT_EQ(model->graph->nodes()[1]->op_type, "Subgraph");
+  EXPECT_EQ(model->graph->nodes()[2]->op_type, "Reshape");
+  EXPECT_TRUE(model->graph->nodes()[2]->inputs[1]->is_constant());
 
   cpu::CpuExecutor exec(*model->graph);
   auto out = exec.Run({Tensor::FromVector<float>({1, 2, 3, -1, 0, 1}, {2, 3})});

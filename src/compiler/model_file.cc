@@ -4,9 +4,11 @@
 #include <fstream>
 #include <unordered_map>
 
+#include "compiler/plan_memory.h"
 #include "ir/verifier.h"
 #include "onnx/tensor_io.h"
 #include "ops/op_registry.h"
+#include "ops/subgraph.h"
 
 namespace tessel {
 
@@ -64,7 +66,7 @@ class Reader {
     return Status::Ok();
   }
   Status Str(std::string* s) {
-    uint64_t n;
+    uint64_t n = 0;
     TESSEL_RETURN_IF_ERROR(Pod(&n));
     if (static_cast<uint64_t>(end_ - p_) < n) return Truncated();
     s->assign(p_, n);
@@ -73,7 +75,7 @@ class Reader {
   }
   Status TensorPayload(Tensor* t) {
     uint8_t dtype = 0;
-    uint32_t rank;
+    uint32_t rank = 0;
     TESSEL_RETURN_IF_ERROR(Pod(&dtype));
     TESSEL_RETURN_IF_ERROR(Pod(&rank));
     if (dtype == 0 || dtype >= kNumDTypes || rank > 64) return Corrupt("bad tensor header");
@@ -82,7 +84,7 @@ class Reader {
       TESSEL_RETURN_IF_ERROR(Pod(&d));
       if (d < 0) return Corrupt("negative dimension");
     }
-    uint64_t n;
+    uint64_t n = 0;
     TESSEL_RETURN_IF_ERROR(Pod(&n));
     if (static_cast<uint64_t>(end_ - p_) < n) return Truncated();
     const uint64_t want = static_cast<uint64_t>(NumElements(shape)) * DTypeSize(static_cast<DType>(dtype));
@@ -197,7 +199,7 @@ Status ReadAttr(Reader& r, AttrValue* v) {
 }
 
 Status ReadValueRef(Reader& r, const std::vector<ir::Value*>& values, ir::Value** v) {
-  int32_t idx;
+  int32_t idx = 0;
   TESSEL_RETURN_IF_ERROR(r.Pod(&idx));
   if (idx == -1) {
     *v = nullptr;
@@ -208,7 +210,13 @@ Status ReadValueRef(Reader& r, const std::vector<ir::Value*>& values, ir::Value*
   return Status::Ok();
 }
 
-Status ReadPayload(Reader& r, CompiledModel* model) {
+// Subgraph bodies nest only through corrupt files; the bound keeps reading finite.
+constexpr int kMaxBodyDepth = 8;
+
+// A graph: values, nodes (each with its Subgraph body, if any), inputs,
+// outputs. `depth` counts enclosing bodies.
+Status ReadGraph(Reader& r, int depth, std::unique_ptr<ir::Graph>* out) {
+  if (depth > kMaxBodyDepth) return Reader::Corrupt("subgraph bodies nest too deeply");
   auto graph = std::make_unique<ir::Graph>();
   std::string name;
   int32_t opset;
@@ -222,7 +230,7 @@ Status ReadPayload(Reader& r, CompiledModel* model) {
   for (uint32_t i = 0; i < num_values; ++i) {
     std::string vname;
     uint8_t dtype = 0, layout = 0, scope = 0, has_constant = 0;
-    uint32_t rank;
+    uint32_t rank = 0;
     TESSEL_RETURN_IF_ERROR(r.Str(&vname));
     TESSEL_RETURN_IF_ERROR(r.Pod(&dtype));
     TESSEL_RETURN_IF_ERROR(r.Pod(&rank));
@@ -268,6 +276,10 @@ Status ReadPayload(Reader& r, CompiledModel* model) {
       TESSEL_RETURN_IF_ERROR(ReadAttr(r, &v));
       node->attrs.Set(aname, std::move(v));
     }
+    uint8_t has_body = 0;
+    TESSEL_RETURN_IF_ERROR(r.Pod(&has_body));
+    if (has_body > 1) return Reader::Corrupt("body flag");
+    if (has_body) TESSEL_RETURN_IF_ERROR(ReadGraph(r, depth + 1, &node->body));
   }
   for (auto* list : {&graph->inputs(), &graph->outputs()}) {
     uint32_t n;
@@ -280,16 +292,87 @@ Status ReadPayload(Reader& r, CompiledModel* model) {
       list->push_back(v);
     }
   }
-  if (!r.at_end()) return Reader::Corrupt("trailing bytes");
-  model->graph = std::move(graph);
+  *out = std::move(graph);
   return Status::Ok();
 }
 
-}  // namespace
+Status ReadPlacement(Reader& r, ir::BufferPlacement* p) {
+  TESSEL_RETURN_IF_ERROR(r.Pod(&p->pool));
+  TESSEL_RETURN_IF_ERROR(r.Pod(&p->offset_bytes));
+  return Status::Ok();
+}
 
-std::string SerializeCompiledModel(const CompiledModel& model) {
-  const ir::Graph& g = *model.graph;
-  Writer w;
+// The layout's shape must match the graph's; CheckMemoryLayout checks the
+// rest once the graph is known to be sound.
+Status ReadLayout(Reader& r, const ir::Graph& graph, ir::MemoryLayout* layout) {
+  uint8_t has_layout = 0;
+  TESSEL_RETURN_IF_ERROR(r.Pod(&has_layout));
+  if (has_layout > 1) return Reader::Corrupt("memory layout flag");
+  if (!has_layout) return Status::Ok();
+  TESSEL_RETURN_IF_ERROR(r.Str(&layout->algorithm));
+  uint32_t num_pools = 0, num_values = 0, num_nodes = 0;
+  TESSEL_RETURN_IF_ERROR(r.Pod(&num_pools));
+  if (num_pools == 0 || num_pools > 1024) return Reader::Corrupt("memory pool count");
+  layout->pools.resize(num_pools);
+  for (ir::MemoryPool& pool : layout->pools) {
+    uint8_t read_only = 0;
+    TESSEL_RETURN_IF_ERROR(r.Str(&pool.name));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&pool.size_bytes));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&read_only));
+    if (read_only > 1) return Reader::Corrupt("memory pool access");
+    pool.read_only = read_only != 0;
+  }
+  TESSEL_RETURN_IF_ERROR(r.Pod(&num_values));
+  if (num_values != graph.values().size()) return Reader::Corrupt("memory layout value count");
+  layout->values.resize(num_values);
+  for (ir::BufferPlacement& p : layout->values) TESSEL_RETURN_IF_ERROR(ReadPlacement(r, &p));
+  TESSEL_RETURN_IF_ERROR(r.Pod(&num_nodes));
+  if (num_nodes != graph.nodes().size()) return Reader::Corrupt("memory layout node count");
+  layout->in_place.resize(num_nodes);
+  layout->scratch.resize(num_nodes);
+  for (uint32_t i = 0; i < num_nodes; ++i) {
+    uint32_t num_scratch = 0;
+    TESSEL_RETURN_IF_ERROR(r.Pod(&layout->in_place[i]));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&num_scratch));
+    if (num_scratch > 1024) return Reader::Corrupt("scratch count");
+    layout->scratch[i].resize(num_scratch);
+    for (ir::BufferPlacement& p : layout->scratch[i]) TESSEL_RETURN_IF_ERROR(ReadPlacement(r, &p));
+  }
+  return Status::Ok();
+}
+
+void WriteLayout(Writer& w, const ir::MemoryLayout& layout) {
+  w.Pod<uint8_t>(layout.empty() ? 0 : 1);
+  if (layout.empty()) return;
+  w.Str(layout.algorithm);
+  w.Pod<uint32_t>(static_cast<uint32_t>(layout.pools.size()));
+  for (const ir::MemoryPool& pool : layout.pools) {
+    w.Str(pool.name);
+    w.Pod<int64_t>(pool.size_bytes);
+    w.Pod<uint8_t>(pool.read_only ? 1 : 0);
+  }
+  auto placement = [&](const ir::BufferPlacement& p) {
+    w.Pod<int32_t>(p.pool);
+    w.Pod<int64_t>(p.offset_bytes);
+  };
+  w.Pod<uint32_t>(static_cast<uint32_t>(layout.values.size()));
+  for (const ir::BufferPlacement& p : layout.values) placement(p);
+  w.Pod<uint32_t>(static_cast<uint32_t>(layout.in_place.size()));
+  for (size_t i = 0; i < layout.in_place.size(); ++i) {
+    w.Pod<int32_t>(layout.in_place[i]);
+    w.Pod<uint32_t>(static_cast<uint32_t>(layout.scratch[i].size()));
+    for (const ir::BufferPlacement& p : layout.scratch[i]) placement(p);
+  }
+}
+
+Status ReadPayload(Reader& r, CompiledModel* model) {
+  TESSEL_RETURN_IF_ERROR(ReadGraph(r, 0, &model->graph));
+  TESSEL_RETURN_IF_ERROR(ReadLayout(r, *model->graph, &model->memory));
+  if (!r.at_end()) return Reader::Corrupt("trailing bytes");
+  return Status::Ok();
+}
+
+void WriteGraph(Writer& w, const ir::Graph& g) {
   w.Str(g.name());
   w.Pod<int32_t>(g.opset_version());
   w.Pod<uint32_t>(static_cast<uint32_t>(g.values().size()));
@@ -318,11 +401,21 @@ std::string SerializeCompiledModel(const CompiledModel& model) {
       w.Str(name);
       WriteAttr(w, value);
     }
+    w.Pod<uint8_t>(n->body ? 1 : 0);
+    if (n->body) WriteGraph(w, *n->body);
   }
   w.Pod<uint32_t>(static_cast<uint32_t>(g.inputs().size()));
   for (const ir::Value* v : g.inputs()) ref(v);
   w.Pod<uint32_t>(static_cast<uint32_t>(g.outputs().size()));
   for (const ir::Value* v : g.outputs()) ref(v);
+}
+
+}  // namespace
+
+std::string SerializeCompiledModel(const CompiledModel& model) {
+  Writer w;
+  WriteGraph(w, *model.graph);
+  WriteLayout(w, model.memory);
 
   const std::string& payload = w.str();
   Writer header;
@@ -368,6 +461,17 @@ StatusOr<CompiledModel> DeserializeCompiledModel(const std::string& bytes,
     if (!ops::OpRegistry::Global().Find(n->op_type, n->domain)) {
       return Unsupported(where + " uses op " + n->Describe() + ", which this tessel does not support");
     }
+    if (n->body && !ops::IsSubgraph(*n)) {
+      return DataLoss(where + " is inconsistent: " + n->Describe() + " has a body");
+    }
+    if (ops::IsSubgraph(*n)) {
+      s = ops::ValidateSubgraph(*n, model.graph->opset_version());
+      if (!s.ok()) return DataLoss(where + " is inconsistent: " + s.message());
+    }
+  }
+  if (!model.memory.empty()) {
+    s = CheckMemoryLayout(*model.graph, model.memory);
+    if (!s.ok()) return DataLoss(where + " has a bad memory layout: " + s.message());
   }
   return model;
 }

@@ -5,8 +5,11 @@
 //   8       4     format version (kModelFormatVersion), little-endian
 //   12      8     payload size in bytes
 //   20      8     FNV-1a 64 checksum of the payload
-//   28      ...   payload: graph (values with constants, nodes with attributes,
-//                 inputs, outputs) in node (= schedule) order
+//   28      ...   payload: graph (values with constants, nodes with attributes
+//                 and, for Subgraph nodes, their body graph in the same
+//                 encoding, inputs, outputs) in node (= schedule) order,
+//                 then the memory layout (a flag; pools; a placement per
+//                 value; per node, the in-place input and scratch placements)
 //
 // A file of another version, a wrong checksum or a truncated payload is
 // rejected with a message saying which; nothing is half-loaded.
@@ -19,7 +22,7 @@
 
 namespace tessel {
 
-inline constexpr uint32_t kModelFormatVersion = 1;
+inline constexpr uint32_t kModelFormatVersion = 3;
 
 // Writes atomically (temporary file, then rename).
 Status WriteCompiledModel(const CompiledModel& model, const std::filesystem::path& path);

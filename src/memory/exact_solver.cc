@@ -1,5 +1,7 @@
 #include "memory/exact_solver.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -21,6 +23,7 @@ enum class Outcome { kFound, kInfeasible, kAborted, kTimeout };
 struct SearchClock {
   Clock::time_point start;
   Clock::time_point deadline;
+  Clock::time_point probe_deadline;  // the current capacity's share of the time
   double limit_s = 0;
   const std::function<void(const SearchProgress&)>* progress = nullptr;
   Clock::time_point last_report;
@@ -31,10 +34,19 @@ struct SearchClock {
     const Clock::time_point now = Clock::now();
     if (progress && *progress && now - last_report > std::chrono::milliseconds(100)) {
       last_report = now;
-      (*progress)({std::chrono::duration<double>(now - start).count(), limit_s, best_total,
-                   bound_total});
+      (*progress)(
+          {std::chrono::duration<double>(now - start).count(), limit_s, best_total, bound_total});
     }
-    return now >= deadline;
+    return now >= deadline || now >= probe_deadline;
+  }
+
+  // Gives the next probe `share` of the time left.
+  void StartProbe(double share) {
+    const Clock::time_point now = Clock::now();
+    probe_deadline =
+        deadline <= now
+            ? now
+            : now + std::chrono::duration_cast<Clock::duration>((deadline - now) * share);
   }
 };
 
@@ -153,18 +165,27 @@ class CanonicalSearch {
     auto area = [&](size_t i) { return inst.size[i] * std::max<int64_t>(1, inst.width[i]); };
     using Key = std::vector<int64_t>;
     const std::vector<std::function<Key(size_t)>> keys = {
-        [&](size_t i) { return Key{-inst.section_begin[i], inst.width[i], inst.size[i]}; },
-        [&](size_t i) { return Key{crowd[i], inst.width[i], area(i)}; },
-        [&](size_t i) { return Key{inst.width[i], area(i), crowd[i]}; },
-        [&](size_t i) { return Key{crowd[i], area(i), inst.width[i]}; },
+        [&](size_t i) {
+          return Key{-inst.section_begin[i], inst.width[i], inst.size[i]};
+        },
+        [&](size_t i) {
+          return Key{crowd[i], inst.width[i], area(i)};
+        },
+        [&](size_t i) {
+          return Key{inst.width[i], area(i), crowd[i]};
+        },
+        [&](size_t i) {
+          return Key{crowd[i], area(i), inst.width[i]};
+        },
     };
     for (const auto& key : keys) {
       std::vector<int32_t> order(n);
       for (size_t i = 0; i < n; ++i) order[i] = static_cast<int32_t>(i);
       std::vector<Key> k(n);
       for (size_t i = 0; i < n; ++i) k[i] = key(i);
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int32_t a, int32_t b) { return k[static_cast<size_t>(a)] > k[static_cast<size_t>(b)]; });
+      std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+        return k[static_cast<size_t>(a)] > k[static_cast<size_t>(b)];
+      });
       std::vector<int32_t> rank(n);
       for (size_t r = 0; r < n; ++r) rank[static_cast<size_t>(order[r])] = static_cast<int32_t>(r);
       preorders_.push_back(std::move(rank));
@@ -178,13 +199,21 @@ class CanonicalSearch {
     }
     initial_cuts_ = crossing;
     if (inst.decomposable && inst.num_sections > 0) {
+      // Every buffer lies inside one part; find it through its first section.
+      std::vector<int32_t> part_of(static_cast<size_t>(inst.num_sections));
       int32_t lo = 0;
       for (int32_t s = 0; s < inst.num_sections; ++s) {
+        part_of[static_cast<size_t>(s)] = static_cast<int32_t>(initial_.size());
         if (s + 1 == inst.num_sections || crossing[static_cast<size_t>(s)] == 0) {
-          AddPartition(lo, s + 1);
+          initial_.push_back({.section_lo = lo, .section_hi = s + 1});
           lo = s + 1;
         }
       }
+      for (int32_t i = 0; i < inst.num_buffers(); ++i) {
+        const int32_t s = inst.section_begin[static_cast<size_t>(i)];
+        initial_[static_cast<size_t>(part_of[static_cast<size_t>(s)])].buffers.push_back(i);
+      }
+      std::erase_if(initial_, [](const Partition& p) { return p.buffers.empty(); });
     } else {
       Partition all;
       for (int32_t i = 0; i < inst.num_buffers(); ++i) all.buffers.push_back(i);
@@ -198,8 +227,7 @@ class CanonicalSearch {
   // runs out of time.
   Outcome Solve(int64_t capacity) {
     capacity_ = capacity;
-    for (int64_t node_limit = 2 * std::max<int64_t>(inst_.num_buffers(), 64);;
-         node_limit *= 2) {
+    for (int64_t node_limit = 2 * std::max<int64_t>(inst_.num_buffers(), 64);; node_limit *= 2) {
       for (const auto& rank : preorders_) {
         Reset(rank);
         nodes_left_ = node_limit;
@@ -216,19 +244,6 @@ class CanonicalSearch {
   const std::vector<int64_t>& solution() const { return solution_; }
 
  private:
-  void AddPartition(int32_t lo, int32_t hi) {
-    Partition p;
-    p.section_lo = lo;
-    p.section_hi = hi;
-    for (int32_t i = 0; i < inst_.num_buffers(); ++i) {
-      if (inst_.section_begin[static_cast<size_t>(i)] < hi &&
-          lo < inst_.section_end[static_cast<size_t>(i)]) {
-        p.buffers.push_back(i);
-      }
-    }
-    if (!p.buffers.empty()) initial_.push_back(std::move(p));
-  }
-
   void Reset(const std::vector<int32_t>& rank) {
     rank_ = rank;
     std::fill(offset_.begin(), offset_.end(), kUnplaced);
@@ -266,10 +281,18 @@ class CanonicalSearch {
       trail_.pop_back();
       const auto i = static_cast<size_t>(c.index);
       switch (c.field) {
-        case Field::kMinOffset: min_offset_[i] = c.old; break;
-        case Field::kFloor: floor_[i] = c.old; break;
-        case Field::kTotal: total_[i] = c.old; break;
-        case Field::kOffset: offset_[i] = c.old; break;
+        case Field::kMinOffset:
+          min_offset_[i] = c.old;
+          break;
+        case Field::kFloor:
+          floor_[i] = c.old;
+          break;
+        case Field::kTotal:
+          total_[i] = c.old;
+          break;
+        case Field::kOffset:
+          offset_[i] = c.old;
+          break;
       }
     }
   }
@@ -409,7 +432,9 @@ class CanonicalSearch {
   // the rank of the last buffer the canonical branching put at `offset`.
   Outcome Search(const Partition& p, int64_t offset, int32_t rank) {
     if (--nodes_left_ < 0) return Outcome::kAborted;
-    if ((++nodes_ & 255) == 0 && clock_.Expired()) return Outcome::kTimeout;
+    // Nodes of a large partition cost milliseconds: look at the clock at each.
+    const bool look = (++nodes_ & 63) == 0 || p.buffers.size() > 1024;
+    if (look && clock_.Expired()) return Outcome::kTimeout;
     // The lowest top any unplaced buffer could have: placing anything at or
     // above it would leave a gap that buffer fills.
     int64_t lowest_top = kInfinity;
@@ -424,24 +449,19 @@ class CanonicalSearch {
     }
     if (done) return Outcome::kFound;
 
-    // Where the next buffer can go lowest, and the tight section there with
-    // the fewest buffers able to fill it.
+    // Where the next buffer can go lowest, and the first tight section there:
+    // filling levels from left to right meets a section that cannot be filled
+    // soonest (choosing the most constrained section instead does worse on
+    // perfect packings).
     int64_t level = kInfinity;
     for (int32_t s = p.section_lo; s < p.section_hi; ++s) {
-      if (total_[static_cast<size_t>(s)] > 0) level = std::min(level, floor_[static_cast<size_t>(s)]);
+      if (total_[static_cast<size_t>(s)] > 0)
+        level = std::min(level, floor_[static_cast<size_t>(s)]);
     }
     level = std::max(level == kInfinity ? offset : level, offset);
-    int32_t tightest = -1;
-    int64_t fewest = kInfinity;
-    for (int32_t s = p.section_lo; s < p.section_hi && fewest > 1; ++s) {
-      if (!Tight(s, level)) continue;
-      const int64_t count = CountStarters(s, level, fewest);
-      if (count < fewest) {
-        fewest = count;
-        tightest = s;
-      }
+    for (int32_t s = p.section_lo; s < p.section_hi; ++s) {
+      if (Tight(s, level)) return FillTight(p, s, level, level > offset ? -1 : rank);
     }
-    if (tightest >= 0) return FillTight(p, tightest, level, level > offset ? -1 : rank);
     return PlaceNext(p, offset, rank, lowest_top);
   }
 
@@ -457,9 +477,11 @@ class CanonicalSearch {
     }
     const size_t last = candidates_.size();
     std::sort(candidates_.begin() + static_cast<std::ptrdiff_t>(first),
-              candidates_.begin() + static_cast<std::ptrdiff_t>(last),
-              [&](int32_t a, int32_t b) { return rank_[static_cast<size_t>(a)] < rank_[static_cast<size_t>(b)]; });
-    const Outcome outcome = TryEach(p, first, last, [&](int32_t) { return level; }, rank);
+              candidates_.begin() + static_cast<std::ptrdiff_t>(last), [&](int32_t a, int32_t b) {
+                return rank_[static_cast<size_t>(a)] < rank_[static_cast<size_t>(b)];
+              });
+    const Outcome outcome = TryEach(
+        p, first, last, [&](int32_t) { return level; }, rank);
     candidates_.resize(first);
     return outcome;
   }
@@ -592,7 +614,8 @@ bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers
   std::vector<bool> in_pool(ctx.problem.buffers.size(), false);
   for (BufferIndex b : buffers) in_pool[static_cast<size_t>(b)] = true;
   auto occupies = [&](BufferIndex b) {
-    return in_pool[static_cast<size_t>(b)] && ctx.problem.buffers[static_cast<size_t>(b)].size_bytes > 0;
+    return in_pool[static_cast<size_t>(b)] &&
+           ctx.problem.buffers[static_cast<size_t>(b)].size_bytes > 0;
   };
   for (BufferIndex b : buffers) {
     const auto nb = ctx.conflicts.neighbors(b);
@@ -600,15 +623,23 @@ bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers
   }
   const PoolInstance inst = MakePoolInstance(ctx, searched);
   CanonicalSearch search(inst, clock);
-  int64_t lo = lower_bound, hi = used - 1;
+  // Capacities below `proven` are impossible; the search looks in [lo, hi].
+  // A probe that runs out of its share of time proves nothing, and the
+  // search moves on to easier (larger) capacities.
+  int64_t proven = lower_bound, lo = lower_bound, hi = used - 1;
   bool first = true;
-  while (lo <= hi) {
+  while (lo <= hi && Clock::now() < clock.deadline) {
     const int64_t capacity = first ? lo : lo + (hi - lo) / 2;
+    clock.StartProbe(first ? 0.3 : 0.5);
     first = false;
     const Outcome outcome = search.Solve(capacity);
-    if (outcome == Outcome::kTimeout) break;
+    if (outcome == Outcome::kTimeout) {
+      lo = capacity + 1;
+      continue;
+    }
     if (outcome == Outcome::kInfeasible) {
       lo = capacity + 1;
+      proven = std::max(proven, capacity + 1);  // a smaller capacity fails too
       continue;
     }
     TESSEL_CHECK(outcome == Outcome::kFound);
@@ -627,7 +658,31 @@ bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers
     used = found;
     hi = found - 1;
   }
-  return lo > hi;
+  return proven >= used;
+}
+
+// Runs `fn` on a thread with a stack of `bytes` (reserved, touched only as
+// deep as the recursion goes), or on this one if no such thread starts.
+void RunOnStackOf(size_t bytes, const std::function<void()>& fn) {
+  auto trampoline = [](void* f) -> void* {
+    (*static_cast<const std::function<void()>*>(f))();
+    return nullptr;
+  };
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) {
+    fn();
+    return;
+  }
+  pthread_t thread;
+  const bool started =
+      pthread_attr_setstacksize(&attr, bytes) == 0 &&
+      pthread_create(&thread, &attr, trampoline, const_cast<std::function<void()>*>(&fn)) == 0;
+  pthread_attr_destroy(&attr);
+  if (started) {
+    pthread_join(thread, nullptr);
+  } else {
+    fn();
+  }
 }
 
 }  // namespace
@@ -637,9 +692,9 @@ StatusOr<AlgorithmResult> ImproveExactly(const PlanContext& ctx, std::vector<Pla
   SearchClock clock;
   clock.start = clock.last_report = Clock::now();
   clock.limit_s = time_limit_s;
-  clock.deadline =
-      clock.start + std::chrono::duration_cast<Clock::duration>(
-                        std::chrono::duration<double>(std::max(0.0, time_limit_s)));
+  clock.deadline = clock.start + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(std::max(0.0, time_limit_s)));
+  clock.probe_deadline = clock.deadline;
   clock.progress = &ctx.options.progress;
   std::vector<int64_t> used = PoolUsedBytes(ctx.problem, start);
   std::vector<int64_t> bounds = PoolLowerBounds(ctx.problem, start);
@@ -653,11 +708,16 @@ StatusOr<AlgorithmResult> ImproveExactly(const PlanContext& ctx, std::vector<Pla
   }
   AlgorithmResult result;
   result.proven_optimal = true;
-  for (size_t p = 0; p < members.size(); ++p) {
-    if (members[p].empty()) continue;
-    const bool proven = ImprovePool(ctx, members[p], start, bounds[p], clock, used[p]);
-    result.proven_optimal = result.proven_optimal && proven;
-  }
+  // The search recurses once per placed buffer (and per split in time).
+  const size_t stack_bytes =
+      std::clamp<size_t>(ctx.problem.buffers.size() * 8192, size_t{16} << 20, size_t{1} << 30);
+  RunOnStackOf(stack_bytes, [&] {
+    for (size_t p = 0; p < members.size(); ++p) {
+      if (members[p].empty()) continue;
+      const bool proven = ImprovePool(ctx, members[p], start, bounds[p], clock, used[p]);
+      result.proven_optimal = result.proven_optimal && proven;
+    }
+  });
   result.placements = std::move(start);
   return result;
 }

@@ -49,7 +49,8 @@ bool GreedyPlacer::Place(std::span<const BufferIndex> order, std::vector<Placeme
       const int64_t size_n = problem_.buffers[static_cast<size_t>(n)].size_bytes;
       if (n < b && problem_.buffers[static_cast<size_t>(n)].fixed_offset_bytes &&
           pn.pool == pb.pool && size_b > 0 && size_n > 0 &&
-          pn.offset_bytes < pb.offset_bytes + size_b && pb.offset_bytes < pn.offset_bytes + size_n) {
+          pn.offset_bytes < pb.offset_bytes + size_b &&
+          pb.offset_bytes < pn.offset_bytes + size_n) {
         failed_ = b;
         clash_ = n;
         return false;
@@ -95,7 +96,8 @@ std::vector<BufferIndex> OrderBySize(const Problem& problem, const ConflictGraph
     const int64_t sa = problem.buffers[static_cast<size_t>(a)].size_bytes;
     const int64_t sb = problem.buffers[static_cast<size_t>(b)].size_bytes;
     if (sa != sb) return sa > sb;
-    if (conflicts.degree(a) != conflicts.degree(b)) return conflicts.degree(a) > conflicts.degree(b);
+    if (conflicts.degree(a) != conflicts.degree(b))
+      return conflicts.degree(a) > conflicts.degree(b);
     return a < b;
   });
   return order;
@@ -104,7 +106,8 @@ std::vector<BufferIndex> OrderBySize(const Problem& problem, const ConflictGraph
 std::vector<BufferIndex> OrderByConflicts(const Problem& problem, const ConflictGraph& conflicts) {
   std::vector<BufferIndex> order = Unpinned(problem);
   std::sort(order.begin(), order.end(), [&](BufferIndex a, BufferIndex b) {
-    if (conflicts.degree(a) != conflicts.degree(b)) return conflicts.degree(a) > conflicts.degree(b);
+    if (conflicts.degree(a) != conflicts.degree(b))
+      return conflicts.degree(a) > conflicts.degree(b);
     const int64_t sa = problem.buffers[static_cast<size_t>(a)].size_bytes;
     const int64_t sb = problem.buffers[static_cast<size_t>(b)].size_bytes;
     if (sa != sb) return sa > sb;
@@ -117,14 +120,14 @@ Status PlacementFailure(const Problem& problem, const ConflictGraph& conflicts,
                         std::span<const BufferIndex> order, const GreedyPlacer& failed) {
   const BufferInfo& b = problem.buffers[static_cast<size_t>(failed.failed_buffer())];
   if (failed.pinned_clash() >= 0) {
-    return InvalidArgument(
-        "pinned buffers '" + b.name + "' and '" +
-        problem.buffers[static_cast<size_t>(failed.pinned_clash())].name +
-        "' conflict and overlap at their fixed offsets");
+    return InvalidArgument("pinned buffers '" + b.name + "' and '" +
+                           problem.buffers[static_cast<size_t>(failed.pinned_clash())].name +
+                           "' conflict and overlap at their fixed offsets");
   }
   // The last candidate is where the buffer gave up: lift its limit and see
   // what that pool would need.
-  const PoolIndex pool = b.fixed_offset_bytes ? b.pool_candidates.front() : b.pool_candidates.back();
+  const PoolIndex pool =
+      b.fixed_offset_bytes ? b.pool_candidates.front() : b.pool_candidates.back();
   const PoolInfo& info = problem.pools[static_cast<size_t>(pool)];
   Problem unbounded = problem;
   unbounded.pools[static_cast<size_t>(pool)].size_limit_bytes.reset();
@@ -135,9 +138,9 @@ Status PlacementFailure(const Problem& problem, const ConflictGraph& conflicts,
     need = DescribeBytes(PoolUsedBytes(unbounded, placements)[static_cast<size_t>(pool)]);
   }
   return ResourceExhausted("pool '" + info.name + "' is too small: limit " +
-                           DescribeBytes(info.size_limit_bytes.value_or(0)) +
-                           ", the plan needs " + need + " (buffer '" + b.name + "' of " +
-                           DescribeBytes(b.size_bytes) + " fits in none of its pools)");
+                           DescribeBytes(info.size_limit_bytes.value_or(0)) + ", the plan needs " +
+                           need + " (buffer '" + b.name + "' of " + DescribeBytes(b.size_bytes) +
+                           " fits in none of its pools)");
 }
 
 }  // namespace tessel::memory

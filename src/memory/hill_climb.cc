@@ -25,11 +25,13 @@ StatusOr<AlgorithmResult> HillClimb(const PlanContext& ctx) {
                             std::chrono::duration<double>(ctx.options.time_limit_s));
   std::vector<BufferIndex> order = OrderBySize(problem, ctx.conflicts);
   std::vector<int64_t> position(problem.buffers.size(), -1);
-  for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < order.size(); ++i)
+    position[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
 
   GreedyPlacer placer(problem, ctx.conflicts);
   std::vector<Placement> current, trial;
-  if (!placer.Place(order, &current)) return PlacementFailure(problem, ctx.conflicts, order, placer);
+  if (!placer.Place(order, &current))
+    return PlacementFailure(problem, ctx.conflicts, order, placer);
   std::vector<int64_t> current_used = PoolUsedBytes(problem, current);
   int64_t current_total = Total(current_used);
   std::vector<Placement> best = current;

@@ -94,8 +94,7 @@ StatusOr<Instance> ParseInstanceCsv(const std::string& text, const std::string& 
     auto number = [&](const char* name, int64_t* v) -> Status {
       const std::string& cell = cells[column[name]];
       if (!ParseInt(cell, v)) {
-        return error(std::string("column '") + name + "' holds '" + cell +
-                     "', not an integer");
+        return error(std::string("column '") + name + "' holds '" + cell + "', not an integer");
       }
       return Status::Ok();
     };
@@ -146,7 +145,8 @@ StatusOr<Instance> ReadInstanceCsv(const std::filesystem::path& path) {
 std::string FormatInstanceCsv(const Problem& problem, const Plan& plan) {
   bool aligned = false;
   for (const BufferInfo& b : problem.buffers) aligned = aligned || b.alignment != 1;
-  std::string out = aligned ? "id,lower,upper,size,alignment,offset\n" : "id,lower,upper,size,offset\n";
+  std::string out =
+      aligned ? "id,lower,upper,size,alignment,offset\n" : "id,lower,upper,size,offset\n";
   for (size_t i = 0; i < problem.buffers.size(); ++i) {
     const BufferInfo& b = problem.buffers[i];
     out += b.name + "," + std::to_string(b.live.first_use) + "," + std::to_string(b.live.last_use) +

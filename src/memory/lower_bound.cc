@@ -11,7 +11,8 @@ int64_t PoolLowerBound(const Problem& problem, std::span<const BufferIndex> memb
   for (BufferIndex b : members) {
     const BufferInfo& info = problem.buffers[static_cast<size_t>(b)];
     bound = std::max(bound, info.size_bytes);
-    if (info.fixed_offset_bytes) bound = std::max(bound, *info.fixed_offset_bytes + info.size_bytes);
+    if (info.fixed_offset_bytes)
+      bound = std::max(bound, *info.fixed_offset_bytes + info.size_bytes);
     min_alignment = std::min(min_alignment, info.alignment);
   }
   if (members.empty()) return 0;

@@ -56,18 +56,17 @@ StatusOr<AlgorithmResult> Optimal(const PlanContext& ctx, double time_limit_s) {
 PlannerRegistry& PlannerRegistry::Global() {
   static PlannerRegistry* registry = [] {
     auto* r = new PlannerRegistry();
-    r->Register({"auto",
-                 "the best greedy plan, improved by the exact search within a small budget",
-                 [](const PlanContext& ctx) { return Optimal(ctx, ctx.options.auto_time_limit_s); }});
-    r->Register({"greedy_by_size", "largest buffer first, each in the lowest gap that fits",
-                 GreedyBySize});
+    r->Register(
+        {"auto", "the best greedy plan, improved by the exact search within a small budget",
+         [](const PlanContext& ctx) { return Optimal(ctx, ctx.options.auto_time_limit_s); }});
+    r->Register(
+        {"greedy_by_size", "largest buffer first, each in the lowest gap that fits", GreedyBySize});
     r->Register({"greedy_by_conflicts",
                  "most conflicted buffer first, each in the lowest gap that fits",
                  GreedyByConflicts});
-    r->Register({"hill_climb", "greedy placement of an order improved by random swaps (TVM)",
-                 HillClimb});
-    r->Register({"optimal",
-                 "branch and bound over canonical placements, within the time limit",
+    r->Register(
+        {"hill_climb", "greedy placement of an order improved by random swaps (TVM)", HillClimb});
+    r->Register({"optimal", "branch and bound over canonical placements, within the time limit",
                  [](const PlanContext& ctx) { return Optimal(ctx, ctx.options.time_limit_s); }});
     return r;
   }();

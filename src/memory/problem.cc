@@ -70,8 +70,8 @@ std::string DescribeBytes(int64_t bytes) {
     std::snprintf(buf, sizeof buf, "%.1f KiB (%lld bytes)", static_cast<double>(bytes) / 1024,
                   static_cast<long long>(bytes));
   } else {
-    std::snprintf(buf, sizeof buf, "%.1f MiB (%lld bytes)",
-                  static_cast<double>(bytes) / (1 << 20), static_cast<long long>(bytes));
+    std::snprintf(buf, sizeof buf, "%.1f MiB (%lld bytes)", static_cast<double>(bytes) / (1 << 20),
+                  static_cast<long long>(bytes));
   }
   return buf;
 }

@@ -25,6 +25,7 @@ const OpRegistry& OpRegistry::Global() {
     RegisterMatmulOps(*r);
     RegisterTensorOps(*r);
     RegisterReductionOps(*r);
+    RegisterSubgraphOps(*r);
     RegisterLossOps(*r);
     RegisterQuantizeOps(*r);
     RegisterDetectionOps(*r);
@@ -111,8 +112,23 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const ir::Node& node, int opset,
     outputs[i] = Tensor(o->dtype, o->shape);
     ctx.outputs[i] = &outputs[i];
   }
+  // Without a memory plan, scratch lives as long as this call (64-byte
+  // aligned byte tensors).
+  std::vector<Tensor> scratch;
+  if (schema->scratch) {
+    for (const ScratchNeed& need : schema->scratch(node, opset)) {
+      scratch.emplace_back(DType::kUInt8, Shape{need.size_bytes});
+      ctx.scratch.push_back(scratch.back().raw_data());
+    }
+  }
   TESSEL_RETURN_IF_ERROR(schema->run(ctx));
   return outputs;
+}
+
+std::vector<ScratchNeed> ScratchNeeds(const ir::Node& node, int opset) {
+  const OpSchema* schema = OpRegistry::Global().Find(node.op_type, node.domain);
+  if (!schema || !schema->scratch) return {};
+  return schema->scratch(node, opset);
 }
 
 StatusOr<std::vector<Tensor>> RunSingleOp(const std::string& op_type, const AttributeMap& attrs,

@@ -19,6 +19,15 @@
 // and shapes; outputs are allocated and zeroed. It returns a Status only for
 // problems that depend on data (an index out of range); it never re-checks
 // what infer validated.
+//
+// Memory the kernel needs beyond its outputs (a padded input, an im2col
+// matrix, transposed weights) it declares through `scratch(node, opset)`: the
+// memory plan places these buffers with the tensors between ops, and the
+// kernel finds them in ctx.scratch, one pointer per declared need, aligned as
+// asked and with unspecified contents. Elementwise and broadcast kernels must
+// also accept an output that is the very memory of an input of the same dtype
+// and shape (the plan reuses it in place): element i of the output may be
+// written only after element i of that input was read.
 #pragma once
 
 #include <map>
@@ -50,7 +59,17 @@ struct KernelContext {
   bool has_in(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
   Tensor& out(size_t i) { return *outputs[i]; }
   bool has_out(size_t i) const { return i < outputs.size() && outputs[i] != nullptr; }
+  // One buffer per need the op's `scratch` function declared, in order.
+  std::vector<void*> scratch;
 };
+
+// A buffer a kernel needs while it runs, beyond its outputs.
+struct ScratchNeed {
+  std::string name;  // what it holds ("padded input"), for reports
+  int64_t size_bytes = 0;
+  int64_t alignment = 64;  // a power of two
+};
+using ScratchFn = std::vector<ScratchNeed> (*)(const ir::Node& node, int opset);
 
 using InferFn = Status (*)(ir::Node& node, int opset);
 using KernelFn = Status (*)(KernelContext& ctx);
@@ -67,6 +86,8 @@ struct OpSchema {
   KernelFn run = nullptr;
   // May be evaluated at compile time when every input is a constant.
   bool foldable = true;
+  // Scratch buffers the kernel needs; none when null.
+  ScratchFn scratch = nullptr;
 };
 
 class OpRegistry {
@@ -91,6 +112,9 @@ Status InferNode(ir::Node& node, int opset);
 StatusOr<std::vector<Tensor>> EvaluateNode(const ir::Node& node, int opset,
                                            const std::vector<const Tensor*>& inputs);
 
+// The scratch buffers `node`'s kernel declares (none for unknown ops).
+std::vector<ScratchNeed> ScratchNeeds(const ir::Node& node, int opset);
+
 // For tests and constant folding: builds a one-node graph with `inputs`
 // (an undefined Tensor is an omitted optional input), infers shapes and runs
 // the reference kernel. Returns `num_outputs` tensors.
@@ -104,6 +128,7 @@ void RegisterNnOps(OpRegistry& r);            // conv, pooling, normalization, .
 void RegisterMatmulOps(OpRegistry& r);        // Gemm, MatMul: matmul.cc
 void RegisterTensorOps(OpRegistry& r);        // shape/data movement: tensor.cc
 void RegisterReductionOps(OpRegistry& r);     // Reduce*, ArgMax/Min: reduction.cc
+void RegisterSubgraphOps(OpRegistry& r);      // tessel's Subgraph (fused snippets): subgraph.cc
 void RegisterLossOps(OpRegistry& r);          // NegativeLogLikelihoodLoss, ...: loss.cc
 void RegisterQuantizeOps(OpRegistry& r);      // QuantizeLinear, QLinearConv, ...: quantize.cc
 void RegisterDetectionOps(OpRegistry& r);     // NonMaxSuppression, RoiAlign: detection.cc

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -101,7 +102,8 @@ void Interpret(const KernelIR& ir, const KernelCall& call) {
             for (int64_t l = 0; l < n; ++l) {
               const int64_t i = (begin + l) * step;
               if (a.dtype == DType::kBool) {
-                d[l] = reinterpret_cast<const bool*>(p)[i] ? 1.0f : 0.0f;
+                // Read as a byte: any nonzero byte is true.
+                d[l] = reinterpret_cast<const uint8_t*>(p)[i] != 0 ? 1.0f : 0.0f;
               } else {
                 std::memcpy(&d[l], p + i * 4, 4);
               }

@@ -152,7 +152,7 @@ void SnippetKernel::Run(const std::vector<const void*>& inputs, const std::vecto
       Interpret(ir_, call);
     }
   };
-  if (!parallel_for || items == 1) {
+  if (!parallel_for || items == 1 || outer * rows * inner < options_.min_parallel_elements) {
     for (int64_t i = 0; i < items; ++i) run_item(i);
   } else {
     parallel_for(items, run_item);

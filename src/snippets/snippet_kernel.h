@@ -43,6 +43,9 @@ struct SnippetOptions {
   int64_t nontemporal_threshold_bytes = LastLevelCacheBytes();
   // Elements per work item.
   int64_t grain_elements = 16384;
+  // Launches over fewer elements run on the calling thread: waking the pool
+  // costs more than the work.
+  int64_t min_parallel_elements = int64_t{1} << 17;
 };
 
 class X86Function;

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "snippets/test_util.h"
 
 namespace tessel::snippets {
@@ -232,6 +234,28 @@ TEST_P(SnippetOps, Large_domains_stream_with_nontemporal_stores) {
   }
 }
 
+TEST_P(SnippetOps, Any_nonzero_bool_byte_is_true) {
+  // Tensors from outside may hold bytes other than 0 and 1 for true.
+  BodyBuilder b;
+  ir::Value* c = b.Input("c", {37}, kBool);
+  ir::Value* x = b.Input("x", {37});
+  b.Output(b.Op("Where", {c, x, b.Scalar(-1.0f)}));
+  b.Output(b.Op("And", {c, c}));
+  Tensor cond(kBool, {37});
+  Tensor xs(kF32, {37});
+  auto* bytes = static_cast<uint8_t*>(cond.raw_data());
+  for (int i = 0; i < 37; ++i) {
+    bytes[i] = static_cast<uint8_t>(i % 3 == 0 ? 0 : i % 3 == 1 ? 1 : 2 + 50 * (i % 5));
+    xs.data<float>()[i] = static_cast<float>(i);
+  }
+  const auto got = testing::RunSnippet(b.graph(), {cond, xs}, GetParam());
+  ASSERT_EQ(got.size(), 2u);
+  for (int i = 0; i < 37; ++i) {
+    EXPECT_EQ(got[0].data<float>()[i], i % 3 == 0 ? -1.0f : static_cast<float>(i)) << i;
+    EXPECT_EQ(static_cast<const uint8_t*>(got[1].raw_data())[i], i % 3 == 0 ? 0 : 1) << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, SnippetOps,
                          ::testing::Values(Isa::kInterpreter, Isa::kAvx2, Isa::kAvx512),
                          [](const auto& info) { return std::string(IsaName(info.param)); });
@@ -249,12 +273,15 @@ TEST(SnippetKernel, Compile_rejects_a_body_whose_output_does_not_span_the_domain
 }
 
 TEST(SnippetKernel, TESSEL_JIT_off_selects_the_interpreter) {
+  const char* saved = std::getenv("TESSEL_JIT");
+  const std::string before = saved ? saved : "";
   ::setenv("TESSEL_JIT", "off", 1);
   EXPECT_EQ(DefaultIsa(), Isa::kInterpreter);
   ::setenv("TESSEL_JIT", "avx2", 1);
   EXPECT_EQ(DefaultIsa(), std::min(HostIsa(), Isa::kAvx2));
   ::unsetenv("TESSEL_JIT");
   EXPECT_EQ(DefaultIsa(), HostIsa());
+  if (saved) ::setenv("TESSEL_JIT", before.c_str(), 1);
 }
 
 }  // namespace

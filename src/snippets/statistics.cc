@@ -127,12 +127,12 @@ void PrintSnippetReport(const SnippetReport& report, std::ostream& os, bool verb
   }
   os << "snippets: " << report.snippets.size() << " subgraphs, " << report.fused_ops
      << " ops fused\n";
-  os << "bytes walked by fused regions: " << Bytes(report.fused_bytes_before) << " -> "
-     << Bytes(report.fused_bytes_after) << " (shrinkage "
-     << Factor(report.fused_bytes_before, report.fused_bytes_after) << ")\n";
-  os << "bytes walked by the model: " << Bytes(report.model_bytes_before) << " -> "
-     << Bytes(report.model_bytes_after) << " (shrinkage "
-     << Factor(report.model_bytes_before, report.model_bytes_after) << ")\n";
+  auto total = [&](const char* what, int64_t before, int64_t after) {
+    os << "bytes walked by " << what << ": " << Bytes(before) << " -> " << Bytes(after) << " ("
+       << before << " B -> " << after << " B, shrinkage " << Factor(before, after) << ")\n";
+  };
+  total("fused regions", report.fused_bytes_before, report.fused_bytes_after);
+  total("the model", report.model_bytes_before, report.model_bytes_after);
 }
 
 }  // namespace tessel::snippets

@@ -89,6 +89,7 @@ inline std::vector<Tensor> RunSnippet(const ir::Graph& body, const std::vector<T
   SnippetOptions options;
   options.isa = isa;
   options.grain_elements = grain;
+  options.min_parallel_elements = 0;
   auto kernel = SnippetKernel::Compile(body, options);
   EXPECT_TRUE(kernel.ok()) << kernel.status().message();
   if (!kernel.ok()) return {};

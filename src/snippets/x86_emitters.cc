@@ -188,13 +188,20 @@ const KernelArg& ArgOf(JitContext& c, const Instr& in) {
   return c.ir->args[static_cast<size_t>(in.arg)];
 }
 
+// Booleans are bytes 0 or 1, but a tensor from outside may hold any nonzero
+// byte for true: clamp to 1.0 so logic and stores see 0.0/1.0 only.
+void NormalizeBool(JitContext& c, const Xmm& d) {
+  c.g.vcvtdq2ps(d, d);
+  c.g.vminps(d, d, c.Const(1.0f));
+}
+
 // One element into lane 0 (zeroing the others).
 void LoadOne(JitContext& c, const Xmm& d, const KernelArg& arg, const Xbyak::RegExp& p) {
   const Xmm x(d.getIdx());
   if (arg.dtype == DType::kBool) {
     c.g.movzx(c.scratch.cvt32(), c.g.byte[p]);
     c.g.vmovd(x, c.scratch.cvt32());
-    c.g.vcvtdq2ps(x, x);
+    NormalizeBool(c, x);
   } else {
     c.g.vmovss(x, c.g.dword[p]);
   }
@@ -208,7 +215,7 @@ void EmitLoad(JitContext& c, Emission& e) {
     LoadOne(c, d, arg, p);
   } else if (arg.dtype == DType::kBool) {
     c.g.vpmovzxbd(d, c.g.ptr[p]);
-    c.g.vcvtdq2ps(d, d);
+    NormalizeBool(c, d);
   } else {
     c.g.vmovups(d, c.g.ptr[p]);
   }

@@ -16,6 +16,8 @@ int NumVectorRegisters(Isa isa) { return isa == Isa::kAvx512 ? 32 : 16; }
 
 namespace {
 
+constexpr int kMaxUnroll = 2;
+
 // x86-specific rewrite: a division by an immediate whose result only feeds
 // erf or tanh becomes a multiplication by the rounded reciprocal. The
 // argument moves by at most one ulp, and erf and tanh have condition numbers
@@ -89,7 +91,7 @@ class Generator : public X86Function, public Xbyak::CodeGenerator {
       c.arg_ptr[k] = arg_regs[k];
       mov(arg_regs[k], ptr[rdi + kCallPtrOffset + static_cast<int>(8 * k)]);
     }
-    Xbyak::Label row, pair_loop, vector_loop, vector_done, scalar_loop, scalar_done, done;
+    Xbyak::Label row, unrolled_loop, vector_loop, vector_done, scalar_loop, scalar_done, done;
     mov(r14, ptr[rdi + kCallRowsOffset]);
     test(r14, r14);
     jz(done, T_NEAR);
@@ -98,20 +100,24 @@ class Generator : public X86Function, public Xbyak::CodeGenerator {
     mov(rax, ptr[rdi + kCallInnerOffset]);
     const int lanes = avx512_ ? 16 : 8;
     c.nontemporal = nontemporal_;
-    // Two independent copies of the vector tile per iteration, when the
-    // register file holds both, overlap the long dependency chains of the
-    // polynomial evaluations.
-    if (2 * vector_regs_.num_used <= NumVectorRegisters(avx512_ ? Isa::kAvx512 : Isa::kAvx2)) {
-      L(pair_loop);
-      cmp(rax, 2 * lanes);
+    // Several independent copies of the vector tile per iteration, as many as
+    // the register file holds (up to 4), overlap the long dependency chains
+    // of the polynomial evaluations.
+    const int num_regs = NumVectorRegisters(avx512_ ? Isa::kAvx512 : Isa::kAvx2);
+    int unroll = 1;
+    while (unroll < kMaxUnroll && 2 * unroll * vector_regs_.num_used <= num_regs) unroll *= 2;
+    if (unroll > 1) {
+      L(unrolled_loop);
+      cmp(rax, unroll * lanes);
       jl(vector_loop, T_NEAR);
-      EmitTile(c, ir_.body, vector_regs_, lanes, 0);
-      c.element_offset = lanes;
-      EmitTile(c, ir_.body, vector_regs_, lanes, vector_regs_.num_used);
+      for (int copy = 0; copy < unroll; ++copy) {
+        c.element_offset = copy * lanes;
+        EmitTile(c, ir_.body, vector_regs_, lanes, copy * vector_regs_.num_used);
+      }
       c.element_offset = 0;
-      Advance(c, 2 * lanes);
-      sub(rax, 2 * lanes);
-      jmp(pair_loop, T_NEAR);
+      Advance(c, unroll * lanes);
+      sub(rax, unroll * lanes);
+      jmp(unrolled_loop, T_NEAR);
     }
     L(vector_loop);
     cmp(rax, lanes);

@@ -5,8 +5,11 @@
 // 2^32 bit patterns), against the function evaluated in double; "ulp" is the
 // spacing of floats at the exact result, "rel" is |error| / |exact| in units
 // of FLT_EPSILON (2^-23). Results below FLT_MIN are compared in absolute
-// terms. The figures are recorded in docs/benchmarks.md; the unit tests check
-// a dense sample of the same sweep against these bounds.
+// terms (all within 1.4e-45). docs/benchmarks.md records the sweep;
+// approx_error_test.cc checks a dense sample of it against these bounds.
+//
+//   exp 1.01 ulp / 0.71 rel   log 0.83 / 0.68   erf 1.90 / 1.05
+//   tanh 1.33 / 1.19          sigmoid 2.40 / 1.50   expm1 0.86 / 0.73
 //
 //   exp      Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2; Cephes degree-5
 //            polynomial for (e^r - 1 - r) / r^2; 2^n applied in two halves so

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
+#include "memory_options.h"
 #include "ir/printer.h"
 #include "targets/cpu/executor.h"
 
@@ -31,12 +32,12 @@ Status Bench(const BenchArgs& args) {
   TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
   TESSEL_ASSIGN_OR_RETURN(CompiledModel model, LoadOrCompile(args.model, copts));
   std::vector<Tensor> inputs = RandomInputs(*model.graph, 1);
-  cpu::CpuExecutor executor(*model.graph);
-  for (int i = 0; i < args.warmup; ++i) TESSEL_RETURN_IF_ERROR(executor.Run(inputs).status());
+  std::unique_ptr<cpu::CpuExecutor> executor = MakeExecutor(model);
+  for (int i = 0; i < args.warmup; ++i) TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
   std::vector<double> times;
   for (int i = 0; i < args.repeat; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    TESSEL_RETURN_IF_ERROR(executor.Run(inputs).status());
+    TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
     times.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
@@ -48,7 +49,7 @@ Status Bench(const BenchArgs& args) {
                         {"runs", args.repeat},
                         {"latency_ms", {{"min", lat.min_ms}, {"median", lat.median_ms}, {"p90", lat.p90_ms}}},
                         {"weights_bytes", stats.parameter_bytes},
-                        {"peak_activation_bytes", executor.stats().peak_activation_bytes},
+                        {"peak_activation_bytes", executor->stats().peak_activation_bytes},
                         {"peak_rss_bytes", rss}};
     std::cout << j.dump(2) << "\n";
     return Status::Ok();
@@ -58,7 +59,7 @@ Status Bench(const BenchArgs& args) {
               lat.p90_ms);
   std::printf("memory   weights %s, peak activations %s, process peak RSS %s\n",
               FormatBytes(stats.parameter_bytes).c_str(),
-              FormatBytes(executor.stats().peak_activation_bytes).c_str(), FormatBytes(rss).c_str());
+              FormatBytes(executor->stats().peak_activation_bytes).c_str(), FormatBytes(rss).c_str());
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
+#include "memory_options.h"
 #include "onnx/test_data.h"
 #include "targets/cpu/executor.h"
 
@@ -29,7 +30,7 @@ StatusOr<bool> Check(const CheckArgs& args) {
   TESSEL_ASSIGN_OR_RETURN(CompiledModel model, LoadOrCompile(dir / "model.onnx", copts));
   std::set<std::string> bound;
   for (const auto& [input, value] : copts.import.constant_inputs) bound.insert(input);
-  cpu::CpuExecutor executor(*model.graph);
+  std::unique_ptr<cpu::CpuExecutor> executor = MakeExecutor(model);
   bool all_ok = true;
   nlohmann::json report;
   report["model"] = (dir / "model.onnx").string();
@@ -40,7 +41,7 @@ StatusOr<bool> Check(const CheckArgs& args) {
     TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,
                             OrderInputs(*model.graph, set.inputs, name, bound));
     const auto t0 = std::chrono::steady_clock::now();
-    TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executor.Run(inputs));
+    TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executor->Run(inputs));
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (set.outputs.size() != outputs.size()) {

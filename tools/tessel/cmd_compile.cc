@@ -1,10 +1,14 @@
 // tessel compile MODEL -o FILE: compiles an ONNX model and saves the result.
+// --dump-snippets prints every fused subgraph and the bytes walked before and
+// after fusion.
 #include <chrono>
 #include <iostream>
 
 #include "common.h"
+#include "memory_options.h"
 #include "compiler/model_file.h"
 #include "ir/printer.h"
+#include "snippets/statistics.h"
 
 namespace tessel::cli {
 
@@ -14,11 +18,15 @@ struct CompileArgs {
   std::string model;
   std::string output;
   std::string dump_after;
+  bool dump_snippets = false;
+  bool dump_kernels = false;
   ModelOptions model_options;
+  MemoryCliOptions memory;
 };
 
 Status RunCompile(const CompileArgs& args) {
   TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
+  TESSEL_RETURN_IF_ERROR(ApplyMemoryOptions(args.memory, &copts.memory));
   if (!args.dump_after.empty()) {
     const auto& names = StageNames();
     if (std::find(names.begin(), names.end(), args.dump_after) == names.end()) {
@@ -34,7 +42,9 @@ Status RunCompile(const CompileArgs& args) {
     };
   }
   const auto t0 = std::chrono::steady_clock::now();
-  TESSEL_ASSIGN_OR_RETURN(CompiledModel model, Compile(args.model, copts));
+  StatusOr<CompiledModel> loaded = Compile(args.model, copts);
+  EndSearchProgressBar();
+  TESSEL_ASSIGN_OR_RETURN(CompiledModel model, std::move(loaded));
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   TESSEL_RETURN_IF_ERROR(WriteCompiledModel(model, args.output));
@@ -42,6 +52,14 @@ Status RunCompile(const CompileArgs& args) {
   std::printf("compiled %s -> %s in %.0f ms: %lld nodes, weights %s\n", args.model.c_str(),
               args.output.c_str(), ms, static_cast<long long>(stats.num_nodes),
               FormatBytes(stats.parameter_bytes).c_str());
+  for (const ir::MemoryPool& pool : model.memory.pools) {
+    std::printf("pool %s '%s': %s (planner %s)\n", pool.read_only ? "ro" : "rw", pool.name.c_str(),
+                FormatBytes(pool.size_bytes).c_str(), model.memory.algorithm.c_str());
+  }
+  if (args.dump_snippets || args.dump_kernels) {
+    snippets::PrintSnippetReport(snippets::ReportSnippets(*model.graph), std::cout,
+                                 args.dump_kernels);
+  }
   return Status::Ok();
 }
 
@@ -53,7 +71,13 @@ void AddCompileCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("-o,--output", args->output, "Compiled model file to write")->required();
   cmd->add_option("--dump-after", args->dump_after, "Print the graph after this stage");
+  cmd->add_flag("--dump-snippets", args->dump_snippets,
+                "Print every fused subgraph (ops, shapes, registers) and the bytes walked "
+                "before and after fusion");
+  cmd->add_flag("--dump-kernels", args->dump_kernels,
+                "As --dump-snippets, with each snippet's lowered kernel IR");
   AddModelOptions(*cmd, args->model_options);
+  AddMemoryOptions(*cmd, args->memory, /*time_limit=*/true);
   cmd->callback([args, &exit_code] {
     Status s = RunCompile(*args);
     exit_code = s.ok() ? 0 : ReportError(s);

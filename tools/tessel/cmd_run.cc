@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
+#include "memory_options.h"
 #include "compiler/model_file.h"
 #include "ir/printer.h"
 #include "onnx/tensor_io.h"
@@ -22,23 +23,33 @@ struct RunArgs {
   uint32_t seed = 1;
   bool json = false;
   ModelOptions model_options;
+  MemoryCliOptions memory;
+  bool replan = false;  // memory options given: plan a compiled model again
 };
 
 Status Run(const RunArgs& args) {
   TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
+  TESSEL_RETURN_IF_ERROR(ApplyMemoryOptions(args.memory, &copts.memory));
   TESSEL_ASSIGN_OR_RETURN(const bool precompiled, IsCompiledModelFile(args.model));
   const auto t0 = std::chrono::steady_clock::now();
-  TESSEL_ASSIGN_OR_RETURN(CompiledModel model, LoadOrCompile(args.model, copts));
+  StatusOr<CompiledModel> loaded = LoadOrCompile(args.model, copts);
+  EndSearchProgressBar();
+  TESSEL_ASSIGN_OR_RETURN(CompiledModel model, std::move(loaded));
   const double load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,
                           LoadInputs(*model.graph, args.inputs, args.seed));
-  cpu::CpuExecutor executor(*model.graph);
+  if (precompiled && args.replan) {
+    StatusOr<ir::MemoryLayout> layout = PlanMemory(*model.graph, copts.memory);
+    EndSearchProgressBar();
+    TESSEL_ASSIGN_OR_RETURN(model.memory, std::move(layout));
+  }
+  std::unique_ptr<cpu::CpuExecutor> executor = MakeExecutor(model);
   std::vector<Tensor> outputs;
   std::vector<double> times;
   for (int i = 0; i < args.repeat; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    TESSEL_ASSIGN_OR_RETURN(outputs, executor.Run(inputs));
+    TESSEL_ASSIGN_OR_RETURN(outputs, executor->Run(inputs));
     times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                               start)
                         .count());
@@ -61,7 +72,9 @@ Status Run(const RunArgs& args) {
     j["runs"] = args.repeat;
     j["latency_ms"] = {{"min", lat.min_ms}, {"median", lat.median_ms}, {"p90", lat.p90_ms}};
     j["weights_bytes"] = stats.parameter_bytes;
-    j["peak_activation_bytes"] = executor.stats().peak_activation_bytes;
+    j["peak_activation_bytes"] = executor->stats().peak_activation_bytes;
+    j["planner"] = model.memory.empty() ? "none" : model.memory.algorithm;
+    j["workspace_bytes"] = executor->stats().workspace_bytes;
     for (size_t k = 0; k < outputs.size(); ++k) {
       const Tensor& t = outputs[k];
       double sum = 0;
@@ -84,8 +97,13 @@ Status Run(const RunArgs& args) {
   }
   std::printf("latency min %.3f ms, median %.3f ms (%d run%s)\n", lat.min_ms, lat.median_ms,
               args.repeat, args.repeat == 1 ? "" : "s");
-  std::printf("memory  weights %s, peak activations %s\n", FormatBytes(stats.parameter_bytes).c_str(),
-              FormatBytes(executor.stats().peak_activation_bytes).c_str());
+  std::printf("memory  weights %s, peak activations %s", FormatBytes(stats.parameter_bytes).c_str(),
+              FormatBytes(executor->stats().peak_activation_bytes).c_str());
+  if (!model.memory.empty()) {
+    std::printf(", planned workspace %s (%s)", FormatBytes(executor->stats().workspace_bytes).c_str(),
+                model.memory.algorithm.c_str());
+  }
+  std::printf("\n");
   if (!args.output_dir.empty()) std::printf("wrote   %zu output(s) to %s\n", outputs.size(), args.output_dir.c_str());
   return Status::Ok();
 }
@@ -103,7 +121,9 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", args->seed, "Seed for random inputs");
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   AddModelOptions(*cmd, args->model_options);
-  cmd->callback([args, &exit_code] {
+  AddMemoryOptions(*cmd, args->memory, /*time_limit=*/true);
+  cmd->callback([cmd, args, &exit_code] {
+    args->replan = MemoryOptionsGiven(*cmd);
     Status s = Run(*args);
     exit_code = s.ok() ? 0 : ReportError(s);
   });

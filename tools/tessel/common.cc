@@ -15,10 +15,13 @@ void AddModelOptions(CLI::App& app, ModelOptions& opts) {
                  "Static shape for an input with symbolic dims: NAME=D0,D1,... (repeatable)");
   app.add_option("--bind", opts.bindings,
                  "Bind a graph input to a constant at compile time: NAME=FILE.pb (repeatable)");
+  app.add_flag("--no-fusion", opts.no_fusion,
+               "Do not fuse elementwise ops into snippets (each op runs its reference kernel)");
 }
 
 StatusOr<CompileOptions> MakeCompileOptions(const ModelOptions& opts) {
   CompileOptions options;
+  options.fusion = !opts.no_fusion;
   for (const std::string& spec : opts.input_shapes) {
     TESSEL_ASSIGN_OR_RETURN(auto parsed, onnx_io::ParseInputShape(spec));
     options.import.input_shapes[parsed.first] = parsed.second;

@@ -16,6 +16,7 @@ namespace tessel::cli {
 struct ModelOptions {
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
   std::vector<std::string> bindings;      // NAME=FILE.pb: input bound at compile time
+  bool no_fusion = false;                 // --no-fusion: no snippets (CompileOptions::fusion)
 };
 void AddModelOptions(CLI::App& app, ModelOptions& opts);
 StatusOr<CompileOptions> MakeCompileOptions(const ModelOptions& opts);
@@ -56,6 +57,7 @@ void AddShowCommand(CLI::App& app, int& exit_code);
 void AddCompileCommand(CLI::App& app, int& exit_code);
 void AddBenchCommand(CLI::App& app, int& exit_code);
 void AddConformanceCommand(CLI::App& app, int& exit_code);
+void AddPlanCommand(CLI::App& app, int& exit_code);
 
 // Prints "tessel: error: <message>" and returns 2.
 int ReportError(const Status& status);

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   tessel::cli::AddCompileCommand(app, exit_code);
   tessel::cli::AddBenchCommand(app, exit_code);
   tessel::cli::AddConformanceCommand(app, exit_code);
+  tessel::cli::AddPlanCommand(app, exit_code);
   // CLI11 would only say "a subcommand is required"; name the culprit.
   const auto subcommands = app.get_subcommands([](const CLI::App*) { return true; });
   bool known = argc < 2 || argv[1][0] == '-';

@@ -1,6 +1,12 @@
 #include "targets/cpu/executor.h"
 
+#include <algorithm>
+
 #include "ops/op_registry.h"
+#include "ops/subgraph.h"
+#include "snippets/snippet_kernel.h"
+#include "targets/cpu/planned_memory.h"
+#include "targets/cpu/thread_pool.h"
 
 namespace tessel::cpu {
 
@@ -36,9 +42,41 @@ CpuExecutor::CpuExecutor(const ir::Graph& graph)
   }
   // Graph outputs live to the end.
   for (const ir::Value* o : graph.outputs()) last_use_[static_cast<size_t>(o->id)] = nodes.size();
+  snippets_.resize(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node& n = *nodes[i];
+    const bool complete = std::none_of(n.inputs.begin(), n.inputs.end(), [](auto* v) { return !v; }) &&
+                          std::none_of(n.outputs.begin(), n.outputs.end(), [](auto* v) { return !v; });
+    if (!ops::IsSubgraph(n) || !n.body || !complete) continue;
+    auto kernel = snippets::SnippetKernel::Compile(*nodes[i]->body);
+    if (kernel.ok()) snippets_[i] = std::move(*kernel);
+  }
 }
 
+CpuExecutor::~CpuExecutor() = default;
+
+namespace {
+
+// Runs a compiled snippet into freshly allocated outputs.
+std::vector<Tensor> RunSnippet(const snippets::SnippetKernel& kernel, const ir::Node& node,
+                               const std::vector<const Tensor*>& inputs) {
+  std::vector<const void*> in;
+  for (const Tensor* t : inputs) in.push_back(t->raw_data());
+  std::vector<Tensor> outs;
+  std::vector<void*> out;
+  for (const ir::Value* o : node.outputs) outs.emplace_back(o->dtype, o->shape);
+  for (Tensor& t : outs) out.push_back(t.raw_data());
+  ThreadPool& pool = ThreadPool::Default();
+  kernel.Run(in, out, [&pool](int64_t n, const std::function<void(int64_t)>& fn) {
+    pool.ParallelFor(n, fn);
+  });
+  return outs;
+}
+
+}  // namespace
+
 StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::vector<Tensor>& inputs) {
+  if (planned_) return RunPlanned(inputs);
   TESSEL_RETURN_IF_ERROR(ValidateInputs(graph_, inputs));
   std::vector<Tensor> values(graph_.values().size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -60,7 +98,12 @@ StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::vector<Tensor>& inputs
         in_ptrs.push_back(&values[static_cast<size_t>(in->id)]);
       }
     }
-    TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> outs, ops::EvaluateNode(node, opset_, in_ptrs));
+    std::vector<Tensor> outs;
+    if (snippets_[step]) {
+      outs = RunSnippet(*snippets_[step], node, in_ptrs);
+    } else {
+      TESSEL_ASSIGN_OR_RETURN(outs, ops::EvaluateNode(node, opset_, in_ptrs));
+    }
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const ir::Value* o = node.outputs[k];
       if (!o) continue;

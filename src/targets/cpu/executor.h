@@ -1,31 +1,57 @@
 // The CPU executor: runs a compiled graph's nodes in order with the reference
-// kernels of src/ops.
+// kernels of src/ops, except Subgraph nodes (fused snippets), which run as
+// JIT-compiled kernels over the thread pool.
 //
 //   CpuExecutor exec(graph);           // validates once: every op has a kernel
 //   auto outputs = exec.Run(inputs);   // inputs in graph-input order
 //
 // Inputs are checked (count, dtype, shape) at every Run, since they come from
-// the user; nodes are not re-validated. Intermediate tensors are freed after
-// their last use. Run is not reentrant; use one executor per thread.
+// the user; nodes are not re-validated. Snippet kernels are compiled once, by
+// the constructor; a body the JIT cannot take runs on its interpreter, and a
+// body that does not lower at all through the Subgraph reference kernel.
+// Intermediate tensors are freed after their last use. Run is not reentrant;
+// use one executor per thread.
+//
+// With a memory plan (CpuExecutor(graph, layout)), the constructor allocates
+// one arena per pool, copies the constants into theirs and binds every tensor
+// and scratch buffer at its offset; Run then allocates no tensor but the
+// outputs it returns to the caller. Each output is cleared before its kernel
+// (kernels may accumulate into it) unless the kernel writes it in place over
+// an input. Outputs are the same bits with and without the plan.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/status.h"
 #include "ir/graph.h"
+#include "ir/memory_layout.h"
+
+namespace tessel::snippets {
+class SnippetKernel;
+}
 
 namespace tessel::cpu {
 
 struct RunStats {
   // Largest total of intermediate and output tensor bytes alive at once.
   int64_t peak_activation_bytes = 0;
+  // With a memory plan: the bytes of the read-write arenas (activations and
+  // scratch), which is what the run actually holds.
+  int64_t workspace_bytes = 0;
 };
+
+struct PlannedMemory;
 
 class CpuExecutor {
  public:
   // `graph` must be typed and verified, and outlive the executor.
   explicit CpuExecutor(const ir::Graph& graph);
+  // Runs on `layout` (plan-memory's, for this graph); it need not outlive
+  // the executor.
+  CpuExecutor(const ir::Graph& graph, const ir::MemoryLayout& layout);
+  ~CpuExecutor();
 
   StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs);
   const RunStats& stats() const { return stats_; }
@@ -34,8 +60,19 @@ class CpuExecutor {
   const ir::Graph& graph_;
   int opset_;
   std::vector<size_t> last_use_;  // per value id: index of the last node reading it
+  // Per node: the compiled snippet of a Subgraph node, else null.
+  std::vector<std::unique_ptr<snippets::SnippetKernel>> snippets_;
   RunStats stats_;
+  // The memory plan's arenas and bindings (executor_planned.cc); null
+  // without a plan.
+  std::unique_ptr<PlannedMemory> planned_;
+  void BindPlan(const ir::MemoryLayout& layout);
+  StatusOr<std::vector<Tensor>> RunPlanned(const std::vector<Tensor>& inputs);
 };
+
+// What Run reports as peak_activation_bytes without a plan (the sum of live
+// tensors of the reference executor), computed from the schedule alone.
+int64_t PredictPeakActivationBytes(const ir::Graph& graph);
 
 // Checks that `inputs` match the graph inputs in count, dtype and shape.
 Status ValidateInputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);

@@ -1,0 +1,174 @@
+// planner_bench: every planning algorithm on the shared models, the shared
+// planning instances and random instances of 100 to 20,000 buffers, as
+// markdown tables of size / lower bound and planning time (docs/benchmarks.md).
+//
+//   build/planner_bench [--shared DIR] [--time-limit SECONDS] [--sizes 100,1000,...]
+//
+// Times are wall-clock milliseconds of MakePlan (conflict graph included);
+// `optimal` and hill_climb stop at --time-limit (default 1 s). Plans are not
+// verified here (the tests do that), so the times are the algorithms' own.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "compiler/compile.h"
+#include "memory/conflict_graph.h"
+#include "memory/instance_csv.h"
+#include "memory/lower_bound.h"
+#include "memory/planner.h"
+#include "memory/random_instance.h"
+#include "targets/cpu/executor.h"
+
+namespace tessel {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Options {
+  fs::path shared = fs::path(TESSEL_SHARED_DIR);
+  double time_limit_s = 1.0;
+  std::vector<int32_t> sizes = {100, 1000, 5000, 20000};
+};
+
+int64_t PeakRssKiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss);
+}
+
+// One row per problem, one "ratio / ms" cell per algorithm (the ratio is the
+// total size over the total of the pools' lower bounds).
+void Row(const std::string& name, const memory::Problem& problem, const Options& options,
+         const std::string& extra = "") {
+  memory::PlannerOptions planner;
+  planner.time_limit_s = options.time_limit_s;
+  planner.verify = false;
+  std::string line = "| " + name + " | " + std::to_string(problem.buffers.size()) + " |";
+  for (const std::string& algo : memory::AlgorithmNames()) {
+    StatusOr<memory::Plan> plan = memory::MakePlan(problem, algo, planner);
+    if (!plan.ok()) {
+      line += " failed: " + plan.status().message() + " |";
+      continue;
+    }
+    int64_t bound = 0;
+    for (int64_t b : memory::PoolLowerBounds(problem, plan->placements)) bound += b;
+    char cell[96];
+    std::snprintf(cell, sizeof cell, " %.4f%s / %.1f |",
+                  bound > 0
+                      ? static_cast<double>(plan->total_used_bytes()) / static_cast<double>(bound)
+                      : 1.0,
+                  plan->proven_optimal ? "*" : "", plan->planning_ms);
+    line += cell;
+  }
+  std::printf("%s%s\n", line.c_str(), extra.c_str());
+  std::fflush(stdout);
+}
+
+void Header(const std::string& first, const std::string& extra = "") {
+  std::string h = "| " + first + " | buffers |", rule = "|---|---:|";
+  for (const std::string& algo : memory::AlgorithmNames()) {
+    h += " " + algo + " |";
+    rule += "---:|";
+  }
+  if (!extra.empty()) {
+    h += " " + extra + " |";
+    rule += "---:|";
+  }
+  std::printf("%s\n%s\n", h.c_str(), rule.c_str());
+}
+
+void Models(const Options& options) {
+  std::printf("\n### Models (workspace and constants pools)\n\n");
+  Header("model", "reference peak");
+  std::vector<fs::path> models;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(options.shared / "models", ec)) {
+    if (fs::exists(e.path() / "model.onnx")) models.push_back(e.path() / "model.onnx");
+  }
+  std::sort(models.begin(), models.end());
+  for (const fs::path& path : models) {
+    CompileOptions copts;
+    copts.memory.algorithm = "none";
+    StatusOr<CompiledModel> model = Compile(path, copts);
+    if (!model.ok()) {
+      std::printf("| %s | compile failed: %s |\n", path.string().c_str(),
+                  model.status().message().c_str());
+      continue;
+    }
+    StatusOr<GraphMemoryProblem> buffers = BuildMemoryProblem(*model->graph, MemoryOptions{});
+    if (!buffers.ok()) continue;
+    char extra[64];
+    std::snprintf(extra, sizeof extra, " %.2f MiB |",
+                  static_cast<double>(cpu::PredictPeakActivationBytes(*model->graph)) / (1 << 20));
+    Row(path.parent_path().filename().string(), buffers->problem, options, extra);
+  }
+}
+
+void Instances(const Options& options) {
+  std::printf(
+      "\n### Shared planning instances (ratio to the capacity, which is the lower bound)\n\n");
+  Header("instance");
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(options.shared / "planning", ec)) {
+    if (e.path().extension() == ".csv") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) {
+    StatusOr<memory::Instance> inst = memory::ReadInstanceCsv(f);
+    if (!inst.ok()) continue;
+    Row(f.filename().string(), inst->problem, options);
+  }
+}
+
+void Random(const Options& options) {
+  std::printf("\n### Random instances (64-byte aligned, lifetimes up to 64 steps)\n\n");
+  Header("random", "conflicting pairs, peak RSS");
+  for (int32_t n : options.sizes) {
+    const memory::Problem p =
+        memory::RandomInstance({.num_buffers = n, .seed = 1, .alignment = 64});
+    const int64_t pairs = memory::ConflictGraph::Build(p).num_pairs();
+    Row("n=" + std::to_string(n), p, options,
+        " " + std::to_string(pairs) + ", " + std::to_string(PeakRssKiB() / 1024) + " MiB |");
+  }
+}
+
+}  // namespace
+}  // namespace tessel
+
+int main(int argc, char** argv) {
+  tessel::Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--shared" && has_value) {
+      options.shared = argv[++i];
+    } else if (arg == "--time-limit" && has_value) {
+      options.time_limit_s = std::atof(argv[++i]);
+    } else if (arg == "--sizes" && has_value) {
+      options.sizes.clear();
+      for (const char* p = argv[++i]; *p;) {
+        options.sizes.push_back(static_cast<int32_t>(std::strtol(p, const_cast<char**>(&p), 10)));
+        if (*p == ',') ++p;
+      }
+    } else {
+      std::fprintf(
+          stderr, "usage: planner_bench [--shared DIR] [--time-limit SECONDS] [--sizes N,N,...]\n");
+      return 2;
+    }
+  }
+  std::printf(
+      "Cells: size / lower bound (* = proven optimal) / planning time in ms; "
+      "optimal and hill_climb limited to %.1f s.\n",
+      options.time_limit_s);
+  // Random instances first: the peak RSS column then measures planning alone.
+  tessel::Random(options);
+  tessel::Models(options);
+  tessel::Instances(options);
+  return 0;
+}

@@ -1,0 +1,249 @@
+#include "compiler/plan_memory.h"
+
+#include <algorithm>
+
+#include "ops/subgraph.h"
+
+namespace tessel {
+
+namespace {
+
+// Tensors are aligned for vector loads of any width the targets use.
+constexpr int64_t kBufferAlignment = 64;
+
+// An op whose output 0 may be written over an input of its dtype and shape:
+// elementwise and broadcast kernels by contract (op_registry.h), and fused
+// Subgraphs, whose JIT kernel allows an output to be an input of the same
+// shape and whose reference kernel writes outputs only once the body has
+// run, except an output that is a body input passed through (a copy onto
+// itself).
+bool MayRunInPlace(const ir::Node& node) {
+  if (ops::IsSubgraph(node)) {
+    if (!node.body || node.body->outputs().empty()) return false;
+    const ir::Value* first = node.body->outputs()[0];
+    const auto& body_inputs = node.body->inputs();
+    return !first->is_constant() &&
+           std::find(body_inputs.begin(), body_inputs.end(), first) == body_inputs.end();
+  }
+  if (node.outputs.size() != 1) return false;
+  const ops::OpSchema* schema = ops::OpRegistry::Global().Find(node.op_type, node.domain);
+  return schema && (schema->op_class == ops::OpClass::kElementwise ||
+                    schema->op_class == ops::OpClass::kBroadcast);
+}
+
+}  // namespace
+
+StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
+                                                const MemoryOptions& options) {
+  GraphMemoryProblem out;
+  memory::Problem& problem = out.problem;
+  std::vector<memory::PoolIndex> workspace, constants;
+  for (const memory::PoolInfo& pool : options.pools) {
+    for (const memory::PoolInfo& other : problem.pools) {
+      if (other.name == pool.name) {
+        return InvalidArgument("pool '" + pool.name + "' is given twice");
+      }
+    }
+    (pool.read_only ? constants : workspace)
+        .push_back(static_cast<memory::PoolIndex>(problem.pools.size()));
+    problem.pools.push_back(pool);
+  }
+  if (workspace.empty()) {
+    workspace.push_back(static_cast<memory::PoolIndex>(problem.pools.size()));
+    problem.pools.push_back({.name = "workspace"});
+  }
+  if (constants.empty()) {
+    constants.push_back(static_cast<memory::PoolIndex>(problem.pools.size()));
+    problem.pools.push_back({.name = "constants", .read_only = true});
+  }
+
+  const auto& nodes = graph.nodes();
+  const auto num_steps = static_cast<int64_t>(nodes.size());
+  const size_t num_values = graph.values().size();
+  // last_use[v]: one past the last step that reads v.
+  std::vector<int64_t> last_use(num_values, 0);
+  std::vector<bool> is_input(num_values, false), is_output(num_values, false),
+      used(num_values, false);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const ir::Value* in : nodes[i]->inputs) {
+      if (!in) continue;
+      last_use[static_cast<size_t>(in->id)] = static_cast<int64_t>(i) + 1;
+      used[static_cast<size_t>(in->id)] = true;
+    }
+  }
+  for (const ir::Value* v : graph.inputs()) is_input[static_cast<size_t>(v->id)] = true;
+  for (const ir::Value* v : graph.outputs()) {
+    is_output[static_cast<size_t>(v->id)] = true;
+    used[static_cast<size_t>(v->id)] = true;
+    last_use[static_cast<size_t>(v->id)] = std::max<int64_t>(num_steps, 1);
+  }
+
+  out.value_buffer.assign(num_values, -1);
+  out.scratch_buffer.resize(nodes.size());
+  out.in_place.assign(nodes.size(), -1);
+  auto add_buffer = [&](std::string name, int64_t size, int64_t first, int64_t last,
+                        const std::vector<memory::PoolIndex>& candidates,
+                        GraphMemoryProblem::Origin origin) {
+    memory::BufferInfo b;
+    b.name = std::move(name);
+    b.size_bytes = size;
+    b.alignment = kBufferAlignment;
+    b.live = {first, std::max(last, first + 1)};
+    b.pool_candidates = candidates;
+    problem.buffers.push_back(std::move(b));
+    out.origins.push_back(origin);
+    return static_cast<int32_t>(problem.buffers.size() - 1);
+  };
+
+  // Constants live for the whole run; they never share memory.
+  for (const auto& v : graph.values()) {
+    if (!v->is_constant() || !used[static_cast<size_t>(v->id)]) continue;
+    out.value_buffer[static_cast<size_t>(v->id)] =
+        add_buffer(v->name, static_cast<int64_t>(v->size_bytes()), 0,
+                   std::max<int64_t>(num_steps, 1), constants, {.value_id = v->id});
+  }
+  if (options.plan_io) {
+    for (const ir::Value* v : graph.inputs()) {
+      const auto id = static_cast<size_t>(v->id);
+      if (v->is_constant() || out.value_buffer[id] >= 0) continue;
+      out.value_buffer[id] = add_buffer(v->name, static_cast<int64_t>(v->size_bytes()), 0,
+                                        last_use[id], workspace, {.value_id = v->id});
+    }
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node& node = *nodes[i];
+    const auto step = static_cast<int64_t>(i);
+    const std::vector<ops::ScratchNeed> needs =
+        options.scratch_needs ? options.scratch_needs(node, graph.opset_version())
+                              : ops::ScratchNeeds(node, graph.opset_version());
+    for (size_t k = 0; k < needs.size(); ++k) {
+      const ops::ScratchNeed& need = needs[k];
+      if (need.size_bytes < 0 || need.alignment < 1 || (need.alignment & (need.alignment - 1))) {
+        return Internal(node.Describe() + " declares scratch '" + need.name +
+                        "' with a bad size or alignment");
+      }
+      const int32_t b =
+          add_buffer(node.name + "/" + need.name, need.size_bytes, step, step + 1, workspace,
+                     {.node = static_cast<int32_t>(i), .scratch = static_cast<int32_t>(k)});
+      problem.buffers[static_cast<size_t>(b)].alignment =
+          std::max(kBufferAlignment, need.alignment);
+      out.scratch_buffer[i].push_back(b);
+    }
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const ir::Value* v = node.outputs[k];
+      if (!v) continue;
+      const auto id = static_cast<size_t>(v->id);
+      if (is_output[id] && !options.plan_io) continue;  // the caller's
+      const int64_t last = std::max(last_use[id], step + 1);
+      if (k == 0 && options.in_place && MayRunInPlace(node)) {
+        for (size_t j = 0; j < node.inputs.size(); ++j) {
+          const ir::Value* in = node.inputs[j];
+          if (!in || in->is_constant() || in->dtype != v->dtype || in->shape != v->shape) continue;
+          const auto in_id = static_cast<size_t>(in->id);
+          const int32_t shared = out.value_buffer[in_id];
+          if (shared < 0 || last_use[in_id] != step + 1 || is_output[in_id]) continue;
+          out.value_buffer[id] = shared;
+          problem.buffers[static_cast<size_t>(shared)].live.last_use = last;
+          out.in_place[i] = static_cast<int32_t>(j);
+          break;
+        }
+        if (out.value_buffer[id] >= 0) continue;
+      }
+      out.value_buffer[id] = add_buffer(v->name, static_cast<int64_t>(v->size_bytes()), step, last,
+                                        workspace, {.value_id = v->id});
+    }
+  }
+  return out;
+}
+
+ir::MemoryLayout MakeMemoryLayout(const GraphMemoryProblem& buffers, const memory::Plan& plan) {
+  ir::MemoryLayout layout;
+  layout.algorithm = plan.algorithm;
+  for (size_t p = 0; p < buffers.problem.pools.size(); ++p) {
+    const memory::PoolInfo& pool = buffers.problem.pools[p];
+    layout.pools.push_back({pool.name, plan.pool_used_bytes[p], pool.read_only});
+  }
+  auto placement = [&](int32_t b) {
+    if (b < 0) return ir::BufferPlacement{};
+    const memory::Placement& p = plan.placements[static_cast<size_t>(b)];
+    return ir::BufferPlacement{p.pool, p.offset_bytes};
+  };
+  for (int32_t b : buffers.value_buffer) layout.values.push_back(placement(b));
+  for (const auto& node_scratch : buffers.scratch_buffer) {
+    layout.scratch.emplace_back();
+    for (int32_t b : node_scratch) layout.scratch.back().push_back(placement(b));
+  }
+  layout.in_place = buffers.in_place;
+  return layout;
+}
+
+StatusOr<ir::MemoryLayout> PlanMemory(const ir::Graph& graph, const MemoryOptions& options) {
+  if (options.algorithm == "none") return ir::MemoryLayout{};
+  TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers, BuildMemoryProblem(graph, options));
+  TESSEL_ASSIGN_OR_RETURN(memory::Plan plan,
+                          memory::MakePlan(buffers.problem, options.algorithm, options.planner));
+  return MakeMemoryLayout(buffers, plan);
+}
+
+Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout) {
+  constexpr int64_t kMaxPoolBytes = int64_t{1} << 40;
+  const auto& nodes = graph.nodes();
+  if (layout.values.size() != graph.values().size() || layout.scratch.size() != nodes.size() ||
+      layout.in_place.size() != nodes.size()) {
+    return InvalidArgument("its size does not match the graph");
+  }
+  for (const ir::MemoryPool& pool : layout.pools) {
+    if (pool.size_bytes < 0 || pool.size_bytes > kMaxPoolBytes) {
+      return InvalidArgument("pool '" + pool.name + "' has size " +
+                             std::to_string(pool.size_bytes));
+    }
+  }
+  auto inside = [&](const ir::BufferPlacement& p, int64_t size, bool constant) -> bool {
+    if (p.pool < 0 || static_cast<size_t>(p.pool) >= layout.pools.size()) return false;
+    const ir::MemoryPool& pool = layout.pools[static_cast<size_t>(p.pool)];
+    return pool.read_only == constant && p.offset_bytes >= 0 && size >= 0 &&
+           p.offset_bytes <= pool.size_bytes - size;
+  };
+  std::vector<bool> is_output(graph.values().size(), false);
+  for (const ir::Value* v : graph.outputs()) is_output[static_cast<size_t>(v->id)] = true;
+  for (const auto& v : graph.values()) {
+    const ir::BufferPlacement& p = layout.values[static_cast<size_t>(v->id)];
+    if (p.pool < -1)
+      return InvalidArgument("value '" + v->name + "' has pool " + std::to_string(p.pool));
+    if (p.planned() && !inside(p, static_cast<int64_t>(v->size_bytes()), v->is_constant())) {
+      return InvalidArgument("value '" + v->name + "' does not fit where it is placed");
+    }
+    if (!p.planned() && v->producer && !is_output[static_cast<size_t>(v->id)]) {
+      return InvalidArgument("value '" + v->name + "' has no place");
+    }
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node& node = *nodes[i];
+    const std::vector<ops::ScratchNeed> needs = ops::ScratchNeeds(node, graph.opset_version());
+    if (needs.size() != layout.scratch[i].size()) {
+      return InvalidArgument(node.Describe() + " has " + std::to_string(layout.scratch[i].size()) +
+                             " scratch buffers; its kernel needs " + std::to_string(needs.size()));
+    }
+    for (size_t k = 0; k < needs.size(); ++k) {
+      const ir::BufferPlacement& p = layout.scratch[i][k];
+      if (!inside(p, needs[k].size_bytes, false) || p.offset_bytes % needs[k].alignment != 0) {
+        return InvalidArgument(node.Describe() + ": scratch '" + needs[k].name +
+                               "' does not fit where it is placed");
+      }
+    }
+    const int32_t j = layout.in_place[i];
+    if (j == -1) continue;
+    const ir::Value* in = j >= 0 ? node.input(static_cast<size_t>(j)) : nullptr;
+    const ir::Value* out = node.output(0);
+    if (!in || !out || in->dtype != out->dtype || in->shape != out->shape ||
+        layout.values[static_cast<size_t>(in->id)].pool !=
+            layout.values[static_cast<size_t>(out->id)].pool ||
+        layout.values[static_cast<size_t>(in->id)].offset_bytes !=
+            layout.values[static_cast<size_t>(out->id)].offset_bytes) {
+      return InvalidArgument(node.Describe() + " runs in place over an input it cannot share");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessel

@@ -1,0 +1,62 @@
+// A small fixed-size thread pool for data-parallel loops.
+//
+//   ThreadPool& pool = ThreadPool::Default();           // hardware concurrency
+//   pool.ParallelFor(n, [&](int64_t i) { work(i); });   // returns when all i ran
+//
+// The calling thread takes part, so a pool of N threads uses N-1 workers.
+// Items are handed out one at a time from a shared counter, which balances
+// uneven items. Workers spin briefly before sleeping, so the kernels of one
+// inference, launched back to back, do not pay a wake-up each. A ParallelFor
+// issued while the pool is busy (from another thread, or from inside an
+// item) runs serially on its caller instead of waiting, so nested or
+// concurrent use cannot deadlock.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tessel::cpu {
+
+class ThreadPool {
+ public:
+  // `num_threads` <= 0: std::thread::hardware_concurrency() (at least 1).
+  explicit ThreadPool(int num_threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Threads that run items, the caller included.
+  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  void ParallelFor(int64_t n, const std::function<void(int64_t)>& fn);
+
+  // The process-wide pool, created on first use.
+  static ThreadPool& Default();
+
+ private:
+  void WorkerLoop();
+  void RunItems();
+
+  std::vector<std::thread> workers_;
+  std::mutex busy_;  // held by the ParallelFor in progress
+
+  // The current job, published by bumping generation_ (under mu_, so a
+  // worker about to sleep cannot miss it).
+  const std::function<void(int64_t)>* fn_ = nullptr;
+  int64_t n_ = 0;
+  std::atomic<int64_t> next_{0};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};  // workers not yet done with the current job
+  std::atomic<bool> stop_{false};
+
+  std::mutex mu_;
+  std::condition_variable work_ready_;
+  std::condition_variable work_done_;
+};
+
+}  // namespace tessel::cpu

@@ -1,0 +1,285 @@
+// Memory planning end to end: the shared planning instances, the shared
+// models (plans near the lower bound, the executor's outputs unchanged by the
+// plan), and `tessel plan` on the command line, bad input included.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "compiler/compile.h"
+#include "memory/instance_csv.h"
+#include "memory/lower_bound.h"
+#include "memory/planner.h"
+#include "memory/verifier.h"
+#include "onnx/model_builder.h"
+#include "onnx/tensor_io.h"
+#include "onnx/test_data.h"
+#include "targets/cpu/executor.h"
+
+namespace tessel::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kPlanning = fs::path(TESSEL_SHARED_DIR) / "planning";
+const fs::path kModels = fs::path(TESSEL_SHARED_DIR) / "models";
+
+std::vector<std::string> SharedInstances() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(kPlanning, ec)) {
+    if (e.path().extension() == ".csv") names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  if (names.empty()) names.push_back("absent");
+  return names;
+}
+
+class SharedInstance : public ::testing::TestWithParam<std::string> {};
+
+// The two largest instances are not solved yet: the exact search finds no
+// zero-waste packing of them in its budget (docs/benchmarks.md records how
+// far it gets). For them the test holds the search to what it does achieve,
+// a plan no worse than the greedy one, and prints the gap.
+bool OpenInstance(const std::string& name) {
+  return name.rfind("guillotine_08_", 0) == 0 || name.rfind("guillotine_09_", 0) == 0;
+}
+
+TEST_P(SharedInstance, Fits_its_stated_capacity) {
+  const fs::path file = kPlanning / GetParam();
+  if (!fs::exists(file)) {
+    GTEST_SKIP() << "skipped: " << kPlanning << " is absent (../shared not beside the checkout)";
+  }
+  StatusOr<memory::Instance> inst = memory::ReadInstanceCsv(file);
+  ASSERT_TRUE(inst.ok()) << inst.status().message();
+  ASSERT_TRUE(inst->capacity_bytes.has_value());
+  memory::PlannerOptions options;
+  options.verify = true;
+  StatusOr<memory::Plan> plan = memory::MakePlan(inst->problem, "auto", options);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const int64_t peak = plan->pool_used_bytes[0];
+  if (!OpenInstance(GetParam())) {
+    EXPECT_LE(peak, *inst->capacity_bytes) << GetParam() << ": peak " << peak << " bytes";
+    return;
+  }
+  StatusOr<memory::Plan> greedy = memory::MakePlan(inst->problem, "greedy_by_size", options);
+  ASSERT_TRUE(greedy.ok());
+  EXPECT_LE(peak, greedy->pool_used_bytes[0]);
+  std::printf("open instance %s: peak %lld bytes, %.1f%% over its capacity\n", GetParam().c_str(),
+              static_cast<long long>(peak),
+              100.0 * static_cast<double>(peak - *inst->capacity_bytes) /
+                  static_cast<double>(*inst->capacity_bytes));
+}
+
+INSTANTIATE_TEST_SUITE_P(Planning, SharedInstance, ::testing::ValuesIn(SharedInstances()),
+                         [](const auto& info) {
+                           std::string n = info.param.substr(0, info.param.find('.'));
+                           return n;
+                         });
+
+// The four shared models and the demo: compiled once without a plan.
+struct Model {
+  std::string name;
+  fs::path onnx;
+};
+
+void PrintTo(const Model& m, std::ostream* os) { *os << m.name; }
+
+std::vector<Model> Models() {
+  std::vector<Model> models;
+  for (const char* m :
+       {"mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x1_0", "transformer_encoder"}) {
+    models.push_back({m, kModels / m / "model.onnx"});
+  }
+  models.push_back({"demo", TESSEL_DEMO_MODEL});
+  return models;
+}
+
+class PlannedModel : public ::testing::TestWithParam<Model> {};
+
+TEST_P(PlannedModel, Default_plan_is_within_2_percent_and_optimal_proves_it) {
+  if (!fs::exists(GetParam().onnx)) GTEST_SKIP() << "skipped: " << GetParam().onnx << " is absent";
+  CompileOptions o;
+  o.memory.algorithm = "none";
+  StatusOr<CompiledModel> m = Compile(GetParam().onnx, o);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  StatusOr<GraphMemoryProblem> buffers = BuildMemoryProblem(*m->graph, MemoryOptions{});
+  ASSERT_TRUE(buffers.ok());
+  memory::PlannerOptions options;
+  options.verify = true;
+  options.time_limit_s = 1.0;
+  for (const char* algo : {"auto", "optimal"}) {
+    StatusOr<memory::Plan> plan = memory::MakePlan(buffers->problem, algo, options);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    const std::vector<int64_t> bounds = memory::PoolLowerBounds(buffers->problem, plan->placements);
+    for (size_t p = 0; p < bounds.size(); ++p) {
+      EXPECT_LE(static_cast<double>(plan->pool_used_bytes[p]),
+                1.02 * static_cast<double>(bounds[p]))
+          << algo << " pool " << buffers->problem.pools[p].name;
+    }
+    if (std::string(algo) == "optimal") EXPECT_TRUE(plan->proven_optimal) << GetParam().name;
+  }
+}
+
+TEST_P(PlannedModel, Executor_gives_the_same_bits_with_and_without_the_plan) {
+  if (!fs::exists(GetParam().onnx)) GTEST_SKIP() << "skipped: " << GetParam().onnx << " is absent";
+  CompileOptions planned_options, plain_options;
+  plain_options.memory.algorithm = "none";
+  StatusOr<CompiledModel> planned = Compile(GetParam().onnx, planned_options);
+  StatusOr<CompiledModel> plain = Compile(GetParam().onnx, plain_options);
+  ASSERT_TRUE(planned.ok() && plain.ok());
+  ASSERT_FALSE(planned->memory.empty());
+  // The data set's input where there is one, seeded random values otherwise.
+  std::vector<Tensor> inputs;
+  auto sets = onnx_io::ReadTestDataSets(GetParam().onnx.parent_path());
+  if (sets.ok() && !sets->empty()) {
+    for (const auto& nt : (*sets)[0].inputs) inputs.push_back(nt.tensor);
+  } else {
+    for (const ir::Value* v : plain->graph->inputs()) {
+      Tensor t(v->dtype, v->shape);
+      for (int64_t i = 0; i < t.num_elements(); ++i)
+        t.data<float>()[i] = static_cast<float>(i % 13) / 13.0f;
+      inputs.push_back(t);
+    }
+  }
+  cpu::CpuExecutor a(*plain->graph);
+  cpu::CpuExecutor b(*planned->graph, planned->memory);
+  StatusOr<std::vector<Tensor>> out_a = a.Run(inputs);
+  StatusOr<std::vector<Tensor>> out_b = b.Run(inputs);
+  StatusOr<std::vector<Tensor>> out_b2 = b.Run(inputs);  // the arenas are dirty now
+  ASSERT_TRUE(out_a.ok() && out_b.ok() && out_b2.ok());
+  ASSERT_EQ(out_a->size(), out_b->size());
+  for (size_t k = 0; k < out_a->size(); ++k) {
+    const Tensor& x = (*out_a)[k];
+    for (const Tensor* y : {&(*out_b)[k], &(*out_b2)[k]}) {
+      ASSERT_EQ(x.size_bytes(), y->size_bytes());
+      EXPECT_EQ(std::memcmp(x.raw_data(), y->raw_data(), x.size_bytes()), 0) << "output " << k;
+    }
+  }
+  EXPECT_EQ(b.stats().peak_activation_bytes, a.stats().peak_activation_bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, PlannedModel, ::testing::ValuesIn(Models()),
+                         [](const auto& info) { return info.param.name; });
+
+class PlanCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tessel_plan_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    // y = Relu(Concat(x, x)) over float32 1x256.
+    onnx_io::ModelBuilder b(13);
+    b.Input("x", DType::kFloat32, {1, 256});
+    b.Node("Relu", {"x"}, {"r"});
+    onnx_io::ModelBuilder::SetAttr(b.Node("Concat", {"r", "r"}, {"c"}), "axis", int64_t{1});
+    b.Node("Sigmoid", {"c"}, {"y"});
+    b.Output("y");
+    ASSERT_TRUE(b.Save(path("m.onnx")).ok());
+    Write("i.12.csv", "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void Write(const std::string& name, const std::string& text) {
+    ASSERT_TRUE(onnx_io::WriteFileAtomically(dir_ / name, text).ok());
+  }
+  static void ExpectRejected(const CliResult& r, std::initializer_list<std::string> culprit) {
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("tessel: error: ", 0), 0u) << r.err;
+    for (const std::string& c : culprit) EXPECT_NE(r.err.find(c), std::string::npos) << r.err;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(PlanCli, Plans_an_instance_and_writes_it_back) {
+  CliResult r = RunTessel("plan --instance " + path("i.12.csv") + " --algo all --out " +
+                          path("o.csv") + " --json " + path("o.json") + " --svg " + path("o.svg"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("5 buffers, capacity 12 bytes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("optimal: peak 12 bytes, fits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lower bound"), std::string::npos) << r.out;
+  StatusOr<memory::Instance> back = memory::ReadInstanceCsv(path("o.csv"));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  for (const memory::BufferInfo& b : back->problem.buffers) {
+    ASSERT_TRUE(b.fixed_offset_bytes.has_value());
+    EXPECT_LE(*b.fixed_offset_bytes + b.size_bytes, 12);
+  }
+  const nlohmann::json j = nlohmann::json::parse(ReadAll(path("o.json")));
+  ASSERT_EQ(j["plans"].size(), memory::AlgorithmNames().size());
+  EXPECT_EQ(j["capacity_bytes"], 12);
+  for (const auto& plan : j["plans"]) {
+    EXPECT_TRUE(plan.contains("planning_ms"));
+    EXPECT_EQ(plan["pools"][0]["lower_bound_bytes"], 12);
+    EXPECT_EQ(plan["buffers"].size(), 5u);
+  }
+  EXPECT_EQ(ReadAll(path("o.svg")).rfind("<svg", 0), 0u);
+}
+
+TEST_F(PlanCli, A_capacity_too_small_is_reported_as_not_fitting) {
+  CliResult r = RunTessel("plan --instance " + path("i.12.csv") + " --capacity 11");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("auto: peak 12 bytes, does not fit"), std::string::npos) << r.out;
+}
+
+TEST_F(PlanCli, Plans_a_model_with_every_algorithm_and_compiles_runs_with_a_pool) {
+  CliResult r = RunTessel("plan " + path("m.onnx") + " --algo all --json " + path("m.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("reference executor peak"), std::string::npos) << r.out;
+  for (const std::string& algo : memory::AlgorithmNames())
+    EXPECT_NE(r.out.find(algo), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(ReadAll(path("m.json")))["plans"].size(),
+            memory::AlgorithmNames().size());
+
+  CliResult c = RunTessel("compile " + path("m.onnx") + " -o " + path("m.tsl") +
+                          " --pool name=sram,size=4KiB --planner greedy_by_size");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("pool rw 'sram'"), std::string::npos) << c.out;
+  CliResult a = RunTessel("run " + path("m.tsl") + " --output-dir " + path("a"));
+  CliResult b = RunTessel("run " + path("m.onnx") + " --planner none --output-dir " + path("b"));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(a.out.find("planned workspace"), std::string::npos) << a.out;
+  EXPECT_EQ(ReadAll(path("a/output_0.pb")), ReadAll(path("b/output_0.pb")));
+}
+
+TEST_F(PlanCli, compile_rejects_a_pool_too_small_naming_pool_limit_and_need) {
+  ExpectRejected(RunTessel("compile " + path("m.onnx") + " -o " + path("m.tsl") +
+                           " --pool name=sram,size=1KiB"),
+                 {"pool 'sram' is too small", "limit 1.0 KiB (1024 bytes)",
+                  "the plan needs 3.0 KiB (3072 bytes)"});
+  EXPECT_FALSE(fs::exists(path("m.tsl")));
+  ExpectRejected(RunTessel("run " + path("m.onnx") + " --pool name=sram,size=1KiB"),
+                 {"pool 'sram' is too small"});
+}
+
+TEST_F(PlanCli, rejects_a_bad_pool_spec_and_unknown_planners) {
+  ExpectRejected(RunTessel("plan " + path("m.onnx") + " --pool name=sram,size=lots"),
+                 {"--pool 'name=sram,size=lots'", "size 'lots' is not a byte count"});
+  ExpectRejected(RunTessel("run " + path("m.onnx") + " --pool size=1KiB"),
+                 {"name=NAME is required"});
+  ExpectRejected(
+      RunTessel("compile " + path("m.onnx") + " -o " + path("x.tsl") + " --planner best"),
+      {"--planner 'best'", "greedy_by_size"});
+  ExpectRejected(RunTessel("plan --instance " + path("i.12.csv") + " --algo best"),
+                 {"--algo 'best'", "hill_climb"});
+  CliResult help = RunTessel("plan --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--pool"), std::string::npos) << help.out;
+}
+
+TEST_F(PlanCli, plan_rejects_a_corrupt_instance_naming_file_and_line) {
+  Write("bad.64.csv", "id,lower,upper,size\nb0,0,3,4\nb1,0,x,4\n");
+  ExpectRejected(RunTessel("plan --instance " + path("bad.64.csv")),
+                 {"bad.64.csv", "line 3", "'x'"});
+  ExpectRejected(RunTessel("plan --instance " + path("none.csv")), {"none.csv"});
+  ExpectRejected(RunTessel("plan"), {"give a MODEL or --instance"});
+}
+
+}  // namespace
+}  // namespace tessel::testing

@@ -1,0 +1,85 @@
+#include "memory_options.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "memory/pool_spec.h"
+
+namespace tessel::cli {
+
+namespace {
+
+bool progress_drawn = false;
+
+}  // namespace
+
+void AddMemoryOptions(CLI::App& app, MemoryCliOptions& opts, bool time_limit) {
+  std::string names = "none";
+  for (const std::string& n : memory::AlgorithmNames()) names += ", " + n;
+  app.add_option("--planner", opts.planner,
+                 "Memory planning algorithm (" + names + "; default auto)");
+  app.add_option(
+      "--pool", opts.pools,
+      "A memory pool, in order of preference: name=NAME[,size=BYTES][,access=rw|ro]"
+      "[,targets=A+B] (repeatable; default: one unbounded workspace and constants pool)");
+  app.add_option(
+         "--io", opts.io,
+         "Graph inputs and outputs: 'caller' (the caller's memory) or 'workspace' (planned)")
+      ->check(CLI::IsMember({"caller", "workspace"}));
+  if (time_limit) {
+    app.add_option("--time-limit", opts.time_limit_s,
+                   "Seconds the 'optimal' planner may search (default 10)")
+        ->check(CLI::Range(0.0, 86400.0));
+  }
+}
+
+Status ApplyMemoryOptions(const MemoryCliOptions& opts, MemoryOptions* memory) {
+  if (opts.planner != "none" && !memory::PlannerRegistry::Global().Find(opts.planner)) {
+    std::string names = "none";
+    for (const std::string& n : memory::AlgorithmNames()) names += ", " + n;
+    return InvalidArgument("--planner '" + opts.planner + "': no such planner (planners: " + names +
+                           ")");
+  }
+  memory->algorithm = opts.planner;
+  memory->plan_io = opts.io == "workspace";
+  memory->planner.time_limit_s = opts.time_limit_s;
+  memory->planner.progress = SearchProgressBar();
+  memory->pools.clear();
+  for (const std::string& spec : opts.pools) {
+    TESSEL_ASSIGN_OR_RETURN(memory::PoolInfo pool, memory::ParsePoolSpec(spec));
+    memory->pools.push_back(std::move(pool));
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<cpu::CpuExecutor> MakeExecutor(const CompiledModel& model) {
+  if (model.memory.empty()) return std::make_unique<cpu::CpuExecutor>(*model.graph);
+  return std::make_unique<cpu::CpuExecutor>(*model.graph, model.memory);
+}
+
+bool MemoryOptionsGiven(const CLI::App& app) {
+  return app.count("--planner") + app.count("--pool") + app.count("--io") > 0;
+}
+
+std::function<void(const memory::SearchProgress&)> SearchProgressBar() {
+  if (!isatty(STDERR_FILENO)) return {};
+  return [](const memory::SearchProgress& p) {
+    constexpr int kWidth = 30;
+    const double share = p.limit_s > 0 ? std::min(1.0, p.elapsed_s / p.limit_s) : 1.0;
+    const int filled = static_cast<int>(share * kWidth);
+    std::fprintf(stderr, "\r[%.*s%*s] %.1f/%.1f s, best %lld bytes, bound %lld", filled,
+                 "##############################", kWidth - filled, "", p.elapsed_s, p.limit_s,
+                 static_cast<long long>(p.best_bytes), static_cast<long long>(p.lower_bound_bytes));
+    std::fflush(stderr);
+    progress_drawn = true;
+  };
+}
+
+void EndSearchProgressBar() {
+  if (!progress_drawn) return;
+  std::fprintf(stderr, "\r%80s\r", "");
+  progress_drawn = false;
+}
+
+}  // namespace tessel::cli
