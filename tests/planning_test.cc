@@ -43,9 +43,10 @@ class SharedInstance : public ::testing::TestWithParam<std::string> {};
 // zero-waste packing of them in its budget (docs/benchmarks.md records how
 // far it gets). For them the test holds the search to what it does achieve,
 // a plan no worse than the greedy one, and prints the gap.
-bool OpenInstance(const std::string& name) {
-  return name.rfind("guillotine_08_", 0) == 0 || name.rfind("guillotine_09_", 0) == 0;
-}
+// Instances no planner here packs within capacity yet (the 4,000-buffer
+// guillotine): the test still requires a plan no worse than greedy_by_size's
+// and prints how far over it is.
+bool OpenInstance(const std::string& name) { return name.rfind("guillotine_09_", 0) == 0; }
 
 TEST_P(SharedInstance, Fits_its_stated_capacity) {
   const fs::path file = kPlanning / GetParam();
@@ -119,7 +120,9 @@ TEST_P(PlannedModel, Default_plan_is_within_2_percent_and_optimal_proves_it) {
                 1.02 * static_cast<double>(bounds[p]))
           << algo << " pool " << buffers->problem.pools[p].name;
     }
-    if (std::string(algo) == "optimal") EXPECT_TRUE(plan->proven_optimal) << GetParam().name;
+    if (std::string(algo) == "optimal") {
+      EXPECT_TRUE(plan->proven_optimal) << GetParam().name;
+    }
   }
 }
 

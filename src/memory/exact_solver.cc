@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "memory/lower_bound.h"
+#include "memory/perfect_packing.h"
 
 namespace tessel::memory {
 
@@ -622,6 +623,47 @@ bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers
     if (occupies(b) && std::any_of(nb.begin(), nb.end(), occupies)) searched.push_back(b);
   }
   const PoolInstance inst = MakePoolInstance(ctx, searched);
+  // Writes a solution of the pool's searched buffers into `placements`.
+  auto adopt = [&](const std::vector<int64_t>& offsets) {
+    for (BufferIndex b : buffers) placements[static_cast<size_t>(b)].offset_bytes = 0;
+    for (int32_t i = 0; i < inst.num_buffers(); ++i) {
+      const BufferIndex g = inst.global[static_cast<size_t>(i)];
+      placements[static_cast<size_t>(g)].offset_bytes = offsets[static_cast<size_t>(i)];
+    }
+    int64_t found = 0;
+    for (BufferIndex b : buffers) {
+      found = std::max(found, placements[static_cast<size_t>(b)].offset_bytes +
+                                  ctx.problem.buffers[static_cast<size_t>(b)].size_bytes);
+    }
+    clock.best_total -= used - found;
+    used = found;
+  };
+  if (inst.decomposable) {
+    // No slack at any moment: a guillotine decomposition finds zero-waste
+    // packings the canonical search needs luck for.
+    std::vector<PackingItem> items;
+    for (int32_t i = 0; i < inst.num_buffers(); ++i) {
+      const auto ii = static_cast<size_t>(i);
+      items.push_back({inst.size[ii], inst.section_begin[ii], inst.section_end[ii]});
+    }
+    clock.StartProbe(0.25);
+    const std::optional<std::vector<int64_t>> packed = FindPerfectPacking(
+        items, inst.num_sections, [&] { return clock.Expired(); }, int64_t{1} << 40);
+    bool aligned = packed.has_value();
+    for (int32_t i = 0; aligned && i < inst.num_buffers(); ++i) {
+      const auto ii = static_cast<size_t>(i);
+      aligned = (*packed)[ii] % inst.alignment[ii] == 0;
+    }
+    if (aligned) {
+      int64_t peak = 0;
+      for (int32_t i = 0; i < inst.num_buffers(); ++i) {
+        const auto ii = static_cast<size_t>(i);
+        peak = std::max(peak, (*packed)[ii] + inst.size[ii]);
+      }
+      if (peak < used) adopt(*packed);
+      if (used <= lower_bound) return true;
+    }
+  }
   CanonicalSearch search(inst, clock);
   // Capacities below `proven` are impossible; the search looks in [lo, hi].
   // A probe that runs out of its share of time proves nothing, and the
@@ -643,20 +685,9 @@ bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers
       continue;
     }
     TESSEL_CHECK(outcome == Outcome::kFound);
-    int64_t found = 0;
-    for (BufferIndex b : buffers) placements[static_cast<size_t>(b)].offset_bytes = 0;
-    for (int32_t i = 0; i < inst.num_buffers(); ++i) {
-      const BufferIndex g = inst.global[static_cast<size_t>(i)];
-      placements[static_cast<size_t>(g)].offset_bytes = search.solution()[static_cast<size_t>(i)];
-    }
-    for (BufferIndex b : buffers) {
-      found = std::max(found, placements[static_cast<size_t>(b)].offset_bytes +
-                                  ctx.problem.buffers[static_cast<size_t>(b)].size_bytes);
-    }
-    TESSEL_CHECK(found <= capacity);
-    clock.best_total -= used - found;
-    used = found;
-    hi = found - 1;
+    adopt(search.solution());
+    TESSEL_CHECK(used <= capacity);
+    hi = used - 1;
   }
   return proven >= used;
 }

@@ -1,0 +1,461 @@
+#include "memory/perfect_packing.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <bit>
+#include <unordered_map>
+
+namespace tessel::memory {
+
+namespace {
+
+class GuillotinePacker {
+ public:
+  GuillotinePacker(const std::vector<PackingItem>& items, const std::function<bool()>& expired,
+                   int64_t node_budget)
+      : items_(items), expired_(expired), nodes_left_(node_budget), offset_(items.size(), 0) {}
+
+  std::optional<std::vector<int64_t>> Run(int32_t num_sections) {
+    std::vector<int32_t> all;
+    for (size_t i = 0; i < items_.size(); ++i) {
+      if (items_[i].size > 0) all.push_back(static_cast<int32_t>(i));
+    }
+    if (all.empty()) return offset_;
+    // Parts split at moments nothing crosses may differ in height; each must
+    // be full on its own.
+    const std::vector<std::vector<int32_t>> parts = SplitInTime(all, 0, num_sections);
+    for (const std::vector<int32_t>& part : parts) {
+      int32_t lo = num_sections, hi = 0;
+      for (int32_t i : part) {
+        lo = std::min(lo, item(i).section_begin);
+        hi = std::max(hi, item(i).section_end);
+      }
+      std::vector<int64_t> total(static_cast<size_t>(hi - lo) + 1, 0);
+      for (int32_t i : part) {
+        total[static_cast<size_t>(item(i).section_begin - lo)] += item(i).size;
+        total[static_cast<size_t>(item(i).section_end - lo)] -= item(i).size;
+      }
+      int64_t live = 0, height = -1;
+      for (int32_t s = 0; s < hi - lo; ++s) {
+        live += total[static_cast<size_t>(s)];
+        if (height >= 0 && live != height) return std::nullopt;  // slack somewhere
+        height = live;
+      }
+      if (!Solve(part, lo, hi, 0, height)) return std::nullopt;
+    }
+    return offset_;
+  }
+
+ private:
+  const PackingItem& item(int32_t i) const { return items_[static_cast<size_t>(i)]; }
+
+  bool OutOfTime() {
+    if (--nodes_left_ < 0) return true;
+    if ((nodes_left_ & 255) == 0 && expired_()) nodes_left_ = -1;
+    return nodes_left_ < 0;
+  }
+
+  // The groups of `s` between moments in (lo, hi) that no item crosses, in
+  // time order; one group when there is no such moment.
+  std::vector<std::vector<int32_t>> SplitInTime(const std::vector<int32_t>& s, int32_t lo,
+                                                int32_t hi) const {
+    std::vector<int32_t> crossing(static_cast<size_t>(hi - lo) + 1, 0);
+    for (int32_t i : s) {
+      // Moments strictly inside the item's lifespan: begin+1 .. end-1.
+      if (item(i).section_end - item(i).section_begin < 2) continue;
+      ++crossing[static_cast<size_t>(item(i).section_begin + 1 - lo)];
+      --crossing[static_cast<size_t>(item(i).section_end - lo)];
+    }
+    std::vector<int32_t> part_of(static_cast<size_t>(hi - lo), 0);
+    int32_t parts = 0, running = 0;
+    for (int32_t t = 0; t < hi - lo; ++t) {
+      running += crossing[static_cast<size_t>(t)];
+      if (t > 0 && running == 0) ++parts;
+      part_of[static_cast<size_t>(t)] = parts;
+    }
+    std::vector<std::vector<int32_t>> groups(static_cast<size_t>(parts) + 1);
+    for (int32_t i : s) {
+      groups[static_cast<size_t>(part_of[static_cast<size_t>(item(i).section_begin - lo)])]
+          .push_back(i);
+    }
+    std::erase_if(groups, [](const std::vector<int32_t>& g) { return g.empty(); });
+    return groups;
+  }
+
+  // Packs `s`, whose live sizes add up to `height` at every moment of
+  // [lo, hi), into [base, base + height).
+  bool Solve(const std::vector<int32_t>& s, int32_t lo, int32_t hi, int64_t base,
+             int64_t height) {
+    if (OutOfTime()) return false;
+    if (s.size() == 1) {
+      const PackingItem& only = item(s[0]);
+      offset_[static_cast<size_t>(s[0])] = base;
+      return only.size == height && only.section_begin == lo && only.section_end == hi;
+    }
+    const std::vector<std::vector<int32_t>> parts = SplitInTime(s, lo, hi);
+    if (parts.size() > 1) {
+      for (const std::vector<int32_t>& part : parts) {
+        int32_t part_lo = hi, part_hi = lo;
+        for (int32_t i : part) {
+          part_lo = std::min(part_lo, item(i).section_begin);
+          part_hi = std::max(part_hi, item(i).section_end);
+        }
+        if (!Solve(part, part_lo, part_hi, base, height)) return false;
+      }
+      return true;
+    }
+    // Stack the bands that the moments' seams reveal, if there are several;
+    // when they do not pack, guess the ambiguous seams differently.
+    for (uint64_t attempt = 0; attempt < kBandAttempts; ++attempt) {
+      const std::vector<std::vector<int32_t>> bands = Bands(s, lo, hi, attempt);
+      if (bands.size() <= 1) break;
+      int64_t level = base;
+      bool packed = true;
+      for (const std::vector<int32_t>& band : bands) {
+        int64_t h = 0;
+        for (int32_t i : band) h += item(i).section_begin == lo ? item(i).size : 0;
+        if (!Solve(band, lo, hi, level, h)) {
+          packed = false;
+          break;
+        }
+        level += h;
+      }
+      if (packed) return true;
+      if (nodes_left_ < 0) return false;
+      if (!guessed_) break;
+    }
+    // Enumerating balanced subsets is exponential: only for small sets. A
+    // large set that no seam splits is usually a wrong guess of the caller's,
+    // which it retries.
+    return s.size() <= kMaxEnumerated && SplitInAddress(s, lo, hi, base, height);
+  }
+
+  // Bands: subsets of `s` whose live sizes add up to the same total at every
+  // moment, found by joining items that must share a band. At a moment t,
+  // every band's items ending there and starting there add up to the same
+  // size (the band is full on both sides). When one item ends at t (or one
+  // starts), the others there fill its interval, so all share its band.
+  // Then groups that do not balance at some moment are joined until all do:
+  // each result is balanced at every moment, a union of parts of bands.
+  // `attempt` > 0 varies the guesses; guessed_ says whether any was made.
+  std::vector<std::vector<int32_t>> Bands(const std::vector<int32_t>& s, int32_t lo, int32_t hi,
+                                          uint64_t attempt) {
+    guessed_ = false;
+    uint64_t random = attempt * 0x9E3779B97F4A7C15ull;
+    const size_t width = static_cast<size_t>(hi - lo);
+    std::vector<int32_t> parent(s.size());
+    for (size_t k = 0; k < s.size(); ++k) parent[k] = static_cast<int32_t>(k);
+    auto find = [&](int32_t k) {
+      while (parent[static_cast<size_t>(k)] != k) {
+        parent[static_cast<size_t>(k)] = parent[static_cast<size_t>(parent[static_cast<size_t>(k)])];
+        k = parent[static_cast<size_t>(k)];
+      }
+      return k;
+    };
+    // By moment: (local item, +size when it ends there, -size when it starts).
+    std::vector<std::vector<std::pair<int32_t, int64_t>>> at(width + 1);
+    std::vector<int32_t> enders(width + 1, 0), starters(width + 1, 0);
+    // By group root: the moments where the group has items (a superset).
+    std::vector<std::vector<size_t>> moments(s.size());
+    for (size_t k = 0; k < s.size(); ++k) {
+      const PackingItem& it = item(s[k]);
+      if (it.section_begin > lo) {
+        const auto t = static_cast<size_t>(it.section_begin - lo);
+        at[t].emplace_back(k, -it.size);
+        ++starters[t];
+        moments[k].push_back(t);
+      }
+      if (it.section_end < hi) {
+        const auto t = static_cast<size_t>(it.section_end - lo);
+        at[t].emplace_back(k, it.size);
+        ++enders[t];
+        moments[k].push_back(t);
+      }
+    }
+    // Moments to look at again: those where two joined groups both have items.
+    std::vector<size_t> queue;
+    std::vector<char> queued(width + 1, 0);
+    auto look_again = [&](size_t t) {
+      if (!queued[t]) queued[t] = 1, queue.push_back(t);
+    };
+    auto join = [&](int32_t a, int32_t b) {
+      a = find(a);
+      b = find(b);
+      if (a == b) return;
+      auto& ma = moments[static_cast<size_t>(a)];
+      auto& mb = moments[static_cast<size_t>(b)];
+      if (ma.size() > mb.size()) std::swap(a, b);
+      auto& small = moments[static_cast<size_t>(a)];
+      auto& large = moments[static_cast<size_t>(b)];
+      for (size_t t : small) look_again(t);
+      large.insert(large.end(), small.begin(), small.end());
+      small = {};
+      parent[static_cast<size_t>(a)] = b;
+    };
+    for (size_t t = 1; t < width; ++t) {
+      if (enders[t] == 1 || starters[t] == 1) {
+        for (const auto& [k, size] : at[t]) join(k, at[t][0].first);
+      }
+    }
+    // Joins are certain where the groups out of balance at a moment have no
+    // smaller balanced subset (they can only balance together); where they do,
+    // the moment is ambiguous, and the smallest balanced subset at the least
+    // crowded ambiguous moment is a guess, made only when nothing is certain.
+    std::unordered_map<int32_t, int64_t> imbalance;
+    auto unbalanced = [&](size_t t) {
+      imbalance.clear();
+      for (const auto& [k, size] : at[t]) imbalance[find(k)] += size;
+      std::vector<std::pair<int32_t, int64_t>> rest;
+      for (const auto& [root, sum] : imbalance) {
+        if (sum != 0) rest.emplace_back(root, sum);
+      }
+      std::sort(rest.begin(), rest.end());
+      return rest;
+    };
+    std::vector<size_t> ambiguous(width + 1, 0);  // by moment: groups out of balance
+    queue.clear();
+    std::fill(queued.begin(), queued.end(), 0);
+    for (size_t t = 1; t < width; ++t) look_again(t);
+    for (;;) {
+      while (!queue.empty()) {
+        if (OutOfTime()) return {};
+        const size_t t = queue.back();
+        queue.pop_back();
+        queued[t] = 0;
+        const std::vector<std::pair<int32_t, int64_t>> rest = unbalanced(t);
+        ambiguous[t] = 0;
+        if (rest.empty()) continue;
+        if (SmallestBalanced(rest).empty()) {
+          for (const auto& [root, sum] : rest) join(root, rest[0].first);
+        } else {
+          ambiguous[t] = rest.size();
+        }
+      }
+      size_t guess_at = 0;
+      for (size_t t = 1; t < width; ++t) {
+        if (ambiguous[t] > 0 && (guess_at == 0 || ambiguous[t] < ambiguous[guess_at])) guess_at = t;
+      }
+      if (guess_at == 0) break;
+      if (OutOfTime()) return {};
+      std::vector<std::pair<int32_t, int64_t>> rest = unbalanced(guess_at);
+      guessed_ = true;
+      if (attempt > 0) {
+        // A different order picks a different subset among equally small ones.
+        for (size_t j = rest.size(); j > 1; --j) {
+          random = random * 6364136223846793005ull + 1442695040888963407ull;
+          std::swap(rest[j - 1], rest[(random >> 33) % j]);
+        }
+      }
+      const std::vector<size_t> seam = SmallestBalanced(rest);
+      for (size_t j : seam) join(rest[j].first, rest[seam[0]].first);
+      look_again(guess_at);
+    }
+    std::vector<int32_t> band_of(s.size(), -1);
+    std::vector<std::vector<int32_t>> bands;
+    for (size_t k = 0; k < s.size(); ++k) {
+      const auto root = static_cast<size_t>(find(static_cast<int32_t>(k)));
+      if (band_of[root] < 0) {
+        band_of[root] = static_cast<int32_t>(bands.size());
+        bands.emplace_back();
+      }
+      bands[static_cast<size_t>(band_of[root])].push_back(s[k]);
+    }
+    return bands;
+  }
+
+  // The positions (ascending) of a smallest proper subset of `v` whose sizes
+  // add up to zero; empty when there is none, or `v` is too crowded to look
+  // (over 64 entries or too many distinct partial sums). A dynamic program
+  // over partial sums keeps the fewest entries reaching each sum.
+  static std::vector<size_t> SmallestBalanced(const std::vector<std::pair<int32_t, int64_t>>& v) {
+    const size_t m = v.size();
+    if (m > 64) return {};
+    const uint64_t all = m == 64 ? ~uint64_t{0} : (uint64_t{1} << m) - 1;
+    std::unordered_map<int64_t, uint64_t> fewest = {{0, 0}};
+    uint64_t best = 0;
+    for (size_t j = 0; j < m; ++j) {
+      std::vector<std::pair<int64_t, uint64_t>> reached;
+      for (const auto& [sum, mask] : fewest) {
+        const int64_t next = sum + v[j].second;
+        const uint64_t with = mask | (uint64_t{1} << j);
+        if (next == 0) {
+          if (with != all && (best == 0 || std::popcount(with) < std::popcount(best))) best = with;
+          continue;
+        }
+        reached.emplace_back(next, with);
+      }
+      for (const auto& [sum, mask] : reached) {
+        auto [slot, inserted] = fewest.try_emplace(sum, mask);
+        if (!inserted && std::popcount(mask) < std::popcount(slot->second)) slot->second = mask;
+      }
+      if (fewest.size() > (size_t{1} << 16)) return {};
+    }
+    std::vector<size_t> positions;
+    for (size_t j = 0; j < m; ++j) {
+      if (best >> j & 1) positions.push_back(j);
+    }
+    return positions;
+  }
+
+  // The state of one enumeration of balanced subsets of `s`.
+  struct Split {
+    const std::vector<int32_t>* s = nullptr;
+    int32_t lo = 0, hi = 0;
+    int64_t base = 0, height = 0;
+    // By moment t - lo: local items starting / ending there.
+    std::vector<std::vector<int32_t>> starts, ends;
+    // By moment: sizes of chosen items ending there minus those starting.
+    std::vector<int64_t> imbalance;
+    int32_t imbalanced = 0;  // moments with imbalance != 0
+    std::vector<char> chosen, banned;
+    int32_t num_chosen = 0;
+    int32_t max_chosen = 0;  // the subsets enumerated have at most this many items
+    bool truncated = false;  // some subset was cut off by max_chosen
+  };
+
+  bool SplitInAddress(const std::vector<int32_t>& s, int32_t lo, int32_t hi, int64_t base,
+                      int64_t height) {
+    Split sp;
+    sp.s = &s;
+    sp.lo = lo;
+    sp.hi = hi;
+    sp.base = base;
+    sp.height = height;
+    const size_t width = static_cast<size_t>(hi - lo);
+    sp.starts.resize(width + 1);
+    sp.ends.resize(width + 1);
+    sp.imbalance.assign(width + 1, 0);
+    sp.chosen.assign(s.size(), 0);
+    sp.banned.assign(s.size(), 0);
+    int32_t pivot = -1;
+    for (size_t k = 0; k < s.size(); ++k) {
+      const PackingItem& it = item(s[k]);
+      sp.starts[static_cast<size_t>(it.section_begin - lo)].push_back(static_cast<int32_t>(k));
+      sp.ends[static_cast<size_t>(it.section_end - lo)].push_back(static_cast<int32_t>(k));
+      // The pivot: the longest item that starts first (its part goes below).
+      if (it.section_begin == lo &&
+          (pivot < 0 || it.section_end > item(s[static_cast<size_t>(pivot)]).section_end)) {
+        pivot = static_cast<int32_t>(k);
+      }
+    }
+    // Try the larger candidates first: they tend to settle a moment alone.
+    for (size_t t = 0; t <= width; ++t) {
+      auto by_size = [&](int32_t a, int32_t b) {
+        return item(s[static_cast<size_t>(a)]).size > item(s[static_cast<size_t>(b)]).size;
+      };
+      std::sort(sp.starts[t].begin(), sp.starts[t].end(), by_size);
+      std::sort(sp.ends[t].begin(), sp.ends[t].end(), by_size);
+    }
+    if (pivot < 0) return false;
+    Choose(sp, pivot, +1);
+    // Small balanced subsets first (iterative deepening on their size): the
+    // true bands are usually small, and a large subset that is balanced by
+    // coincidence may not pack, which costs a futile search inside it.
+    const auto n = static_cast<int32_t>(s.size());
+    for (sp.max_chosen = std::min(n - 1, 4);; sp.max_chosen = std::min(n - 1, sp.max_chosen * 4)) {
+      sp.truncated = false;
+      if (Enumerate(sp)) return true;
+      if (nodes_left_ < 0 || !sp.truncated || sp.max_chosen == n - 1) return false;
+    }
+  }
+
+  void Shift(Split& sp, int32_t t, int64_t delta) {
+    if (t <= 0 || t >= sp.hi - sp.lo) return;  // the ends of [lo, hi) are free
+    int64_t& d = sp.imbalance[static_cast<size_t>(t)];
+    sp.imbalanced -= d != 0;
+    d += delta;
+    sp.imbalanced += d != 0;
+  }
+
+  // Adds (sign +1) or removes (-1) local item k from the subset.
+  void Choose(Split& sp, int32_t k, int sign) {
+    const PackingItem& it = item((*sp.s)[static_cast<size_t>(k)]);
+    sp.chosen[static_cast<size_t>(k)] = sign > 0;
+    sp.num_chosen += sign;
+    Shift(sp, it.section_begin - sp.lo, -sign * it.size);
+    Shift(sp, it.section_end - sp.lo, sign * it.size);
+  }
+
+  bool Enumerate(Split& sp) {
+    if (OutOfTime()) return false;
+    if (sp.imbalanced == 0) return sp.num_chosen < static_cast<int32_t>(sp.s->size()) && Recurse(sp);
+    if (sp.num_chosen >= sp.max_chosen) {
+      sp.truncated = true;
+      return false;
+    }
+    // The first moment out of balance: when more chosen size ends there than
+    // starts, some item starting there must join (and the other way round).
+    int32_t t = 1;
+    while (sp.imbalance[static_cast<size_t>(t)] == 0) ++t;
+    const std::vector<int32_t>& pool = sp.imbalance[static_cast<size_t>(t)] > 0
+                                           ? sp.starts[static_cast<size_t>(t)]
+                                           : sp.ends[static_cast<size_t>(t)];
+    // What joins from `pool` must add up to at least the imbalance (more when
+    // items on the other side join too).
+    const int64_t need = sp.imbalance[static_cast<size_t>(t)];
+    int64_t available = 0;
+    for (int32_t k : pool) {
+      const auto ki = static_cast<size_t>(k);
+      if (!sp.chosen[ki] && !sp.banned[ki]) available += item((*sp.s)[ki]).size;
+    }
+    if (available < (need > 0 ? need : -need)) return false;
+    std::vector<int32_t> banned_here;
+    bool found = false;
+    for (int32_t k : pool) {
+      const auto ki = static_cast<size_t>(k);
+      if (sp.chosen[ki] || sp.banned[ki]) continue;
+      Choose(sp, k, +1);
+      found = Enumerate(sp);
+      Choose(sp, k, -1);
+      if (found || nodes_left_ < 0) break;
+      // Subsets with k were all tried: the siblings' subtrees leave it out.
+      sp.banned[ki] = 1;
+      banned_here.push_back(k);
+    }
+    for (int32_t k : banned_here) sp.banned[static_cast<size_t>(k)] = 0;
+    return found;
+  }
+
+  // A balanced proper subset: pack it below, the rest above.
+  bool Recurse(const Split& sp) {
+    std::vector<int32_t> below, above;
+    int64_t h = 0;
+    for (size_t k = 0; k < sp.s->size(); ++k) {
+      const int32_t i = (*sp.s)[k];
+      if (sp.chosen[k]) {
+        below.push_back(i);
+        if (item(i).section_begin == sp.lo) h += item(i).size;
+      } else {
+        above.push_back(i);
+      }
+    }
+    return h > 0 && h < sp.height && Solve(below, sp.lo, sp.hi, sp.base, h) &&
+           Solve(above, sp.lo, sp.hi, sp.base + h, sp.height - h);
+  }
+
+  static constexpr uint64_t kBandAttempts = 6;
+  static constexpr size_t kMaxEnumerated = 200;
+
+  const std::vector<PackingItem>& items_;
+  const std::function<bool()>& expired_;
+  bool guessed_ = false;
+  int64_t nodes_left_;
+  std::vector<int64_t> offset_;
+};
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> FindPerfectPacking(const std::vector<PackingItem>& items,
+                                                       int32_t num_sections,
+                                                       const std::function<bool()>& expired,
+                                                       int64_t node_budget) {
+  for (const PackingItem& it : items) {
+    if (it.size < 0 || it.section_begin < 0 || it.section_end > num_sections ||
+        (it.size > 0 && it.section_begin >= it.section_end)) {
+      return std::nullopt;
+    }
+  }
+  return GuillotinePacker(items, expired, node_budget).Run(num_sections);
+}
+
+}  // namespace tessel::memory

@@ -1,0 +1,42 @@
+// Zero-waste packings by guillotine decomposition.
+//
+// When the buffers live at every moment add up to the same total H (the lower
+// bound, with no slack anywhere), a plan of peak H must fill every byte below
+// H at every moment. Such a packing, when it is a guillotine one, splits
+// recursively:
+//   - in time, at a moment no buffer crosses: both sides are packings of
+//     height H on their own;
+//   - in address, at a level no buffer crosses: the buffers below form a
+//     "balanced" subset, one whose live sizes add up to the same h at every
+//     moment, and the rest is balanced with H - h.
+// The search enumerates balanced subsets that contain a pivot buffer (the
+// part holding it may as well go below) by fixing one imbalanced moment at a
+// time, and recurses into both parts, backtracking when a part does not pack.
+// It finds packings that the canonical branch and bound (exact_solver.h)
+// reaches only by luck, and proves nothing when it fails: the caller falls
+// back to that search.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace tessel::memory {
+
+struct PackingItem {
+  int64_t size = 0;
+  int32_t section_begin = 0;  // lives over sections [section_begin, section_end)
+  int32_t section_end = 0;
+};
+
+// Offsets (by item) of a packing whose peak is the largest total live in one
+// section, or nullopt when none was found before `expired()` returned true or
+// `node_budget` search nodes were spent. Items of size 0 get offset 0.
+// Conflicts are exactly overlaps of the section ranges.
+std::optional<std::vector<int64_t>> FindPerfectPacking(const std::vector<PackingItem>& items,
+                                                       int32_t num_sections,
+                                                       const std::function<bool()>& expired,
+                                                       int64_t node_budget);
+
+}  // namespace tessel::memory
