@@ -1,6 +1,7 @@
 #include "memory/perfect_packing.h"
 
 #include <algorithm>
+#include <utility>
 #include <cstdint>
 #include <bit>
 #include <unordered_map>
@@ -8,6 +9,213 @@
 namespace tessel::memory {
 
 namespace {
+
+// The positions (ascending) of a smallest proper subset of `v` whose sizes
+// add up to zero; empty when there is none; nullopt when `v` is too crowded
+// to look (over 64 entries or too many distinct partial sums). A dynamic
+// program over partial sums keeps the fewest entries reaching each sum.
+std::optional<std::vector<size_t>> SmallestBalanced(
+    const std::vector<std::pair<int32_t, int64_t>>& v) {
+  const size_t m = v.size();
+  if (m > 64) return std::nullopt;
+  const uint64_t all = m == 64 ? ~uint64_t{0} : (uint64_t{1} << m) - 1;
+  std::unordered_map<int64_t, uint64_t> fewest = {{0, 0}};
+  uint64_t best = 0;
+  for (size_t j = 0; j < m; ++j) {
+    std::vector<std::pair<int64_t, uint64_t>> reached;
+    for (const auto& [sum, mask] : fewest) {
+      const int64_t next = sum + v[j].second;
+      const uint64_t with = mask | (uint64_t{1} << j);
+      if (next == 0) {
+        if (with != all && (best == 0 || std::popcount(with) < std::popcount(best))) best = with;
+        continue;
+      }
+      reached.emplace_back(next, with);
+    }
+    for (const auto& [sum, mask] : reached) {
+      auto [slot, inserted] = fewest.try_emplace(sum, mask);
+      if (!inserted && std::popcount(mask) < std::popcount(slot->second)) slot->second = mask;
+    }
+    if (fewest.size() > (size_t{1} << 16)) return std::nullopt;
+  }
+  std::vector<size_t> positions;
+  for (size_t j = 0; j < m; ++j) {
+    if (best >> j & 1) positions.push_back(j);
+  }
+  return positions;
+}
+
+
+// Groups of items (by local index) joined because they must share a band.
+// At a moment t, every band's items ending there and starting there add up
+// to the same size (the band is full on both sides). When one item ends at t
+// (or one starts), the others there fill its interval, so all share its band;
+// and when the groups out of balance at t have no smaller balanced subset,
+// they can only balance together. Those joins are certain. Where a smaller
+// balanced subset exists the moment is ambiguous, and joining one is a guess.
+// When no moment is out of balance, each group is balanced at every moment.
+class SeamGroups {
+ public:
+  // By moment: (local item, +size when it ends there, -size when it starts).
+  using Moments = std::vector<std::vector<std::pair<int32_t, int64_t>>>;
+
+  SeamGroups(const Moments& at, size_t num_items)
+      : at_(&at), parent_(num_items), moments_(num_items), ambiguous_(at.size(), 0),
+        queued_(at.size(), 0), groups_(num_items) {
+    for (size_t k = 0; k < num_items; ++k) parent_[k] = static_cast<int32_t>(k);
+    for (size_t t = 1; t + 1 < at.size(); ++t) {
+      int32_t enders = 0, starters = 0;
+      for (const auto& [k, size] : at[t]) {
+        moments_[static_cast<size_t>(Find(k))].push_back(t);
+        (size > 0 ? enders : starters) += 1;
+      }
+      if (enders == 1 || starters == 1) {
+        for (const auto& [k, size] : at[t]) Join(k, at[t][0].first);
+      }
+    }
+    for (size_t t = 1; t + 1 < at.size(); ++t) LookAgain(t);
+  }
+
+  size_t num_groups() const { return groups_; }
+
+  // Makes the certain joins until none is left; false when `out_of_time`.
+  template <typename OutOfTime>
+  bool Propagate(OutOfTime out_of_time) {
+    while (!queue_.empty()) {
+      if (out_of_time()) return false;
+      const size_t t = queue_.back();
+      queue_.pop_back();
+      queued_[t] = 0;
+      const std::vector<std::pair<int32_t, int64_t>> rest = Unbalanced(t);
+      ambiguous_[t] = 0;
+      if (rest.empty()) continue;
+      const std::optional<std::vector<size_t>> smaller = SmallestBalanced(rest);
+      if (!smaller) {
+        crowded_.push_back(t);
+      } else if (smaller->empty()) {
+        for (const auto& [root, sum] : rest) Join(root, rest[0].first);
+      } else {
+        ambiguous_[t] = rest.size();
+      }
+    }
+    return true;
+  }
+
+  // The ambiguous moment with the fewest groups out of balance; 0 if none.
+  size_t MostDecidedAmbiguousMoment() const {
+    size_t best = 0;
+    for (size_t t = 1; t < ambiguous_.size(); ++t) {
+      if (ambiguous_[t] > 0 && (best == 0 || ambiguous_[t] < ambiguous_[best])) best = t;
+    }
+    return best;
+  }
+
+  // Distinct smallest balanced subsets (as group roots) at moment t, one
+  // starting from each group out of balance there.
+  std::vector<std::vector<int32_t>> SmallestSeams(size_t t) {
+    std::vector<std::pair<int32_t, int64_t>> rest = Unbalanced(t);
+    std::vector<std::vector<int32_t>> seams;
+    for (size_t first = 0; first < rest.size(); ++first) {
+      std::rotate(rest.begin(), rest.begin() + 1, rest.end());
+      std::vector<int32_t> seam;
+      for (size_t j : SmallestBalanced(rest).value_or(std::vector<size_t>{})) {
+        seam.push_back(rest[j].first);
+      }
+      std::sort(seam.begin(), seam.end());
+      if (!seam.empty() && std::find(seams.begin(), seams.end(), seam) == seams.end()) {
+        seams.push_back(std::move(seam));
+      }
+    }
+    return seams;
+  }
+
+  // Joins every group out of balance at a moment too crowded to look at
+  // closely (unions of bands are still bands); false when there was none.
+  bool SettleCrowded() {
+    bool joined = false;
+    for (size_t t : std::exchange(crowded_, {})) {
+      std::vector<std::pair<int32_t, int64_t>> rest = Unbalanced(t);
+      for (const auto& [root, sum] : rest) Join(root, rest[0].first);
+      joined = joined || rest.size() > 1;
+    }
+    return joined;
+  }
+
+  void JoinAll(const std::vector<int32_t>& members) {
+    for (int32_t k : members) Join(k, members[0]);
+  }
+
+  std::vector<std::vector<int32_t>> Groups() {
+    std::vector<int32_t> index(parent_.size(), -1);
+    std::vector<std::vector<int32_t>> groups;
+    for (size_t k = 0; k < parent_.size(); ++k) {
+      const auto root = static_cast<size_t>(Find(static_cast<int32_t>(k)));
+      if (index[root] < 0) {
+        index[root] = static_cast<int32_t>(groups.size());
+        groups.emplace_back();
+      }
+      groups[static_cast<size_t>(index[root])].push_back(static_cast<int32_t>(k));
+    }
+    return groups;
+  }
+
+ private:
+  int32_t Find(int32_t k) {
+    while (parent_[static_cast<size_t>(k)] != k) {
+      parent_[static_cast<size_t>(k)] = parent_[static_cast<size_t>(parent_[static_cast<size_t>(k)])];
+      k = parent_[static_cast<size_t>(k)];
+    }
+    return k;
+  }
+
+  void LookAgain(size_t t) {
+    if (!queued_[t]) queued_[t] = 1, queue_.push_back(t);
+  }
+
+  // Joins two groups; the moments where both have items must be looked at
+  // again (the smaller group's moments are a superset of those).
+  void Join(int32_t a, int32_t b) {
+    a = Find(a);
+    b = Find(b);
+    if (a == b) return;
+    if (moments_[static_cast<size_t>(a)].size() > moments_[static_cast<size_t>(b)].size()) {
+      std::swap(a, b);
+    }
+    std::vector<size_t>& small = moments_[static_cast<size_t>(a)];
+    std::vector<size_t>& large = moments_[static_cast<size_t>(b)];
+    for (size_t t : small) LookAgain(t);
+    large.insert(large.end(), small.begin(), small.end());
+    small = {};
+    parent_[static_cast<size_t>(a)] = b;
+    --groups_;
+  }
+
+  // The groups out of balance at moment t, with their imbalance.
+  std::vector<std::pair<int32_t, int64_t>> Unbalanced(size_t t) {
+    std::vector<std::pair<int32_t, int64_t>> rest;
+    for (const auto& [k, size] : (*at_)[t]) {
+      const int32_t root = Find(k);
+      auto it = std::find_if(rest.begin(), rest.end(), [&](const auto& r) { return r.first == root; });
+      if (it == rest.end()) {
+        rest.emplace_back(root, size);
+      } else {
+        it->second += size;
+      }
+    }
+    std::erase_if(rest, [](const auto& r) { return r.second == 0; });
+    std::sort(rest.begin(), rest.end());
+    return rest;
+  }
+
+  const Moments* at_;
+  std::vector<int32_t> parent_;
+  std::vector<std::vector<size_t>> moments_;  // by root: a superset of its moments
+  std::vector<size_t> ambiguous_;             // by moment: groups out of balance
+  std::vector<char> queued_;
+  std::vector<size_t> queue_;
+  std::vector<size_t> crowded_;  // moments too crowded for SmallestBalanced
+  size_t groups_;
+};
 
 class GuillotinePacker {
  public:
@@ -131,170 +339,55 @@ class GuillotinePacker {
   }
 
   // Bands: subsets of `s` whose live sizes add up to the same total at every
-  // moment, found by joining items that must share a band. At a moment t,
-  // every band's items ending there and starting there add up to the same
-  // size (the band is full on both sides). When one item ends at t (or one
-  // starts), the others there fill its interval, so all share its band.
-  // Then groups that do not balance at some moment are joined until all do:
-  // each result is balanced at every moment, a union of parts of bands.
+  // moment (see SeamGroups), or one set when none splits off.
   // `attempt` > 0 varies the guesses; guessed_ says whether any was made.
   std::vector<std::vector<int32_t>> Bands(const std::vector<int32_t>& s, int32_t lo, int32_t hi,
                                           uint64_t attempt) {
     guessed_ = false;
     uint64_t random = attempt * 0x9E3779B97F4A7C15ull;
-    const size_t width = static_cast<size_t>(hi - lo);
-    std::vector<int32_t> parent(s.size());
-    for (size_t k = 0; k < s.size(); ++k) parent[k] = static_cast<int32_t>(k);
-    auto find = [&](int32_t k) {
-      while (parent[static_cast<size_t>(k)] != k) {
-        parent[static_cast<size_t>(k)] = parent[static_cast<size_t>(parent[static_cast<size_t>(k)])];
-        k = parent[static_cast<size_t>(k)];
-      }
-      return k;
-    };
-    // By moment: (local item, +size when it ends there, -size when it starts).
-    std::vector<std::vector<std::pair<int32_t, int64_t>>> at(width + 1);
-    std::vector<int32_t> enders(width + 1, 0), starters(width + 1, 0);
-    // By group root: the moments where the group has items (a superset).
-    std::vector<std::vector<size_t>> moments(s.size());
+    SeamGroups::Moments at(static_cast<size_t>(hi - lo) + 1);
     for (size_t k = 0; k < s.size(); ++k) {
       const PackingItem& it = item(s[k]);
       if (it.section_begin > lo) {
-        const auto t = static_cast<size_t>(it.section_begin - lo);
-        at[t].emplace_back(k, -it.size);
-        ++starters[t];
-        moments[k].push_back(t);
+        at[static_cast<size_t>(it.section_begin - lo)].emplace_back(k, -it.size);
       }
       if (it.section_end < hi) {
-        const auto t = static_cast<size_t>(it.section_end - lo);
-        at[t].emplace_back(k, it.size);
-        ++enders[t];
-        moments[k].push_back(t);
+        at[static_cast<size_t>(it.section_end - lo)].emplace_back(k, it.size);
       }
     }
-    // Moments to look at again: those where two joined groups both have items.
-    std::vector<size_t> queue;
-    std::vector<char> queued(width + 1, 0);
-    auto look_again = [&](size_t t) {
-      if (!queued[t]) queued[t] = 1, queue.push_back(t);
-    };
-    auto join = [&](int32_t a, int32_t b) {
-      a = find(a);
-      b = find(b);
-      if (a == b) return;
-      auto& ma = moments[static_cast<size_t>(a)];
-      auto& mb = moments[static_cast<size_t>(b)];
-      if (ma.size() > mb.size()) std::swap(a, b);
-      auto& small = moments[static_cast<size_t>(a)];
-      auto& large = moments[static_cast<size_t>(b)];
-      for (size_t t : small) look_again(t);
-      large.insert(large.end(), small.begin(), small.end());
-      small = {};
-      parent[static_cast<size_t>(a)] = b;
-    };
-    for (size_t t = 1; t < width; ++t) {
-      if (enders[t] == 1 || starters[t] == 1) {
-        for (const auto& [k, size] : at[t]) join(k, at[t][0].first);
-      }
-    }
-    // Joins are certain where the groups out of balance at a moment have no
-    // smaller balanced subset (they can only balance together); where they do,
-    // the moment is ambiguous, and the smallest balanced subset at the least
-    // crowded ambiguous moment is a guess, made only when nothing is certain.
-    std::unordered_map<int32_t, int64_t> imbalance;
-    auto unbalanced = [&](size_t t) {
-      imbalance.clear();
-      for (const auto& [k, size] : at[t]) imbalance[find(k)] += size;
-      std::vector<std::pair<int32_t, int64_t>> rest;
-      for (const auto& [root, sum] : imbalance) {
-        if (sum != 0) rest.emplace_back(root, sum);
-      }
-      std::sort(rest.begin(), rest.end());
-      return rest;
-    };
-    std::vector<size_t> ambiguous(width + 1, 0);  // by moment: groups out of balance
-    queue.clear();
-    std::fill(queued.begin(), queued.end(), 0);
-    for (size_t t = 1; t < width; ++t) look_again(t);
+    SeamGroups groups(at, s.size());
     for (;;) {
-      while (!queue.empty()) {
-        if (OutOfTime()) return {};
-        const size_t t = queue.back();
-        queue.pop_back();
-        queued[t] = 0;
-        const std::vector<std::pair<int32_t, int64_t>> rest = unbalanced(t);
-        ambiguous[t] = 0;
-        if (rest.empty()) continue;
-        if (SmallestBalanced(rest).empty()) {
-          for (const auto& [root, sum] : rest) join(root, rest[0].first);
-        } else {
-          ambiguous[t] = rest.size();
-        }
+      if (!groups.Propagate([this] { return OutOfTime(); })) return {};
+      const size_t t = groups.MostDecidedAmbiguousMoment();
+      if (t == 0) {
+        if (groups.SettleCrowded()) continue;
+        break;
       }
-      size_t guess_at = 0;
-      for (size_t t = 1; t < width; ++t) {
-        if (ambiguous[t] > 0 && (guess_at == 0 || ambiguous[t] < ambiguous[guess_at])) guess_at = t;
-      }
-      if (guess_at == 0) break;
-      if (OutOfTime()) return {};
-      std::vector<std::pair<int32_t, int64_t>> rest = unbalanced(guess_at);
       guessed_ = true;
+      // Look one guess ahead: of the smallest balanced subsets there, take the
+      // one whose consequences join the fewest groups.
+      std::vector<std::vector<int32_t>> seams = groups.SmallestSeams(t);
+      if (seams.empty()) return {};  // too crowded to look at: no split
       if (attempt > 0) {
-        // A different order picks a different subset among equally small ones.
-        for (size_t j = rest.size(); j > 1; --j) {
+        for (size_t j = seams.size(); j > 1; --j) {
           random = random * 6364136223846793005ull + 1442695040888963407ull;
-          std::swap(rest[j - 1], rest[(random >> 33) % j]);
+          std::swap(seams[j - 1], seams[(random >> 33) % j]);
         }
       }
-      const std::vector<size_t> seam = SmallestBalanced(rest);
-      for (size_t j : seam) join(rest[j].first, rest[seam[0]].first);
-      look_again(guess_at);
-    }
-    std::vector<int32_t> band_of(s.size(), -1);
-    std::vector<std::vector<int32_t>> bands;
-    for (size_t k = 0; k < s.size(); ++k) {
-      const auto root = static_cast<size_t>(find(static_cast<int32_t>(k)));
-      if (band_of[root] < 0) {
-        band_of[root] = static_cast<int32_t>(bands.size());
-        bands.emplace_back();
+      size_t best = 0, most_groups = 0;
+      for (size_t j = 0; j < seams.size() && seams.size() > 1; ++j) {
+        SeamGroups trial = groups;
+        trial.JoinAll(seams[j]);
+        if (!trial.Propagate([this] { return OutOfTime(); })) return {};
+        if (trial.num_groups() > most_groups) most_groups = trial.num_groups(), best = j;
       }
-      bands[static_cast<size_t>(band_of[root])].push_back(s[k]);
+      groups.JoinAll(seams[best]);
+    }
+    std::vector<std::vector<int32_t>> bands = groups.Groups();
+    for (std::vector<int32_t>& band : bands) {
+      for (int32_t& k : band) k = s[static_cast<size_t>(k)];
     }
     return bands;
-  }
-
-  // The positions (ascending) of a smallest proper subset of `v` whose sizes
-  // add up to zero; empty when there is none, or `v` is too crowded to look
-  // (over 64 entries or too many distinct partial sums). A dynamic program
-  // over partial sums keeps the fewest entries reaching each sum.
-  static std::vector<size_t> SmallestBalanced(const std::vector<std::pair<int32_t, int64_t>>& v) {
-    const size_t m = v.size();
-    if (m > 64) return {};
-    const uint64_t all = m == 64 ? ~uint64_t{0} : (uint64_t{1} << m) - 1;
-    std::unordered_map<int64_t, uint64_t> fewest = {{0, 0}};
-    uint64_t best = 0;
-    for (size_t j = 0; j < m; ++j) {
-      std::vector<std::pair<int64_t, uint64_t>> reached;
-      for (const auto& [sum, mask] : fewest) {
-        const int64_t next = sum + v[j].second;
-        const uint64_t with = mask | (uint64_t{1} << j);
-        if (next == 0) {
-          if (with != all && (best == 0 || std::popcount(with) < std::popcount(best))) best = with;
-          continue;
-        }
-        reached.emplace_back(next, with);
-      }
-      for (const auto& [sum, mask] : reached) {
-        auto [slot, inserted] = fewest.try_emplace(sum, mask);
-        if (!inserted && std::popcount(mask) < std::popcount(slot->second)) slot->second = mask;
-      }
-      if (fewest.size() > (size_t{1} << 16)) return {};
-    }
-    std::vector<size_t> positions;
-    for (size_t j = 0; j < m; ++j) {
-      if (best >> j & 1) positions.push_back(j);
-    }
-    return positions;
   }
 
   // The state of one enumeration of balanced subsets of `s`.
@@ -433,7 +526,7 @@ class GuillotinePacker {
            Solve(above, sp.lo, sp.hi, sp.base + h, sp.height - h);
   }
 
-  static constexpr uint64_t kBandAttempts = 6;
+  static constexpr uint64_t kBandAttempts = 8;
   static constexpr size_t kMaxEnumerated = 200;
 
   const std::vector<PackingItem>& items_;
