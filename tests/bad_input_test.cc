@@ -39,13 +39,6 @@ class BadInput : public ::testing::Test {
     ASSERT_TRUE(onnx_io::WriteFileAtomically(dir_ / name, bytes).ok());
   }
 
-  // Exit code 2, one line on stderr containing every piece of `culprit`.
-  static void ExpectRejected(const CliResult& r, std::initializer_list<std::string> culprit) {
-    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-    EXPECT_EQ(CountLines(r.err), 1) << r.err;
-    EXPECT_EQ(r.err.rfind("tessel: error: ", 0), 0u) << r.err;
-    for (const std::string& c : culprit) EXPECT_NE(r.err.find(c), std::string::npos) << r.err;
-  }
 
   fs::path dir_;
 };

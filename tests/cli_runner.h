@@ -4,8 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -46,6 +49,15 @@ inline int CountLines(const std::string& s) {
   int n = 0;
   for (char c : s) n += c == '\n';
   return n;
+}
+
+// A rejected command: exit code 2 and one line on stderr, "tessel: error: ...",
+// containing every piece of `culprit`.
+inline void ExpectRejected(const CliResult& r, std::initializer_list<std::string> culprit) {
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("tessel: error: ", 0), 0u) << r.err;
+  for (const std::string& c : culprit) EXPECT_NE(r.err.find(c), std::string::npos) << r.err;
 }
 
 }  // namespace tessel::testing

@@ -267,34 +267,31 @@ class CanonicalSearch {
     int64_t old;
   };
 
+  int64_t& Slot(Field f, int32_t i) {
+    const auto k = static_cast<size_t>(i);
+    switch (f) {
+      case Field::kMinOffset:
+        return min_offset_[k];
+      case Field::kFloor:
+        return floor_[k];
+      case Field::kTotal:
+        return total_[k];
+      case Field::kOffset:
+        break;
+    }
+    return offset_[k];
+  }
+
   void Set(Field f, int32_t i, int64_t value) {
-    int64_t& slot = f == Field::kMinOffset ? min_offset_[static_cast<size_t>(i)]
-                    : f == Field::kFloor   ? floor_[static_cast<size_t>(i)]
-                    : f == Field::kTotal   ? total_[static_cast<size_t>(i)]
-                                           : offset_[static_cast<size_t>(i)];
+    int64_t& slot = Slot(f, i);
     trail_.push_back({f, i, slot});
     slot = value;
   }
 
   void UndoTo(size_t mark) {
-    while (trail_.size() > mark) {
-      const Change c = trail_.back();
-      trail_.pop_back();
-      const auto i = static_cast<size_t>(c.index);
-      switch (c.field) {
-        case Field::kMinOffset:
-          min_offset_[i] = c.old;
-          break;
-        case Field::kFloor:
-          floor_[i] = c.old;
-          break;
-        case Field::kTotal:
-          total_[i] = c.old;
-          break;
-        case Field::kOffset:
-          offset_[i] = c.old;
-          break;
-      }
+    for (; trail_.size() > mark; trail_.pop_back()) {
+      const Change& c = trail_.back();
+      Slot(c.field, c.index) = c.old;
     }
   }
 
@@ -646,7 +643,7 @@ bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers
       const auto ii = static_cast<size_t>(i);
       items.push_back({inst.size[ii], inst.section_begin[ii], inst.section_end[ii]});
     }
-    clock.StartProbe(0.25);
+    clock.StartProbe(0.2);
     const std::optional<std::vector<int64_t>> packed = FindPerfectPacking(
         items, inst.num_sections, [&] { return clock.Expired(); }, int64_t{1} << 40);
     bool aligned = packed.has_value();
