@@ -76,8 +76,7 @@ TEST(FindPerfectPacking, Packs_random_guillotine_partitions_without_waste) {
     ExpectValid(items, *packed, height);
   }
   // The decomposition is a heuristic search; on these sizes it finds nearly
-  // every packing (measured: all 40; with only 64 moments, crowded with
-  // ambiguous seams, 29 of 40).
+  // every packing (measured: all 40).
   EXPECT_GE(found, tried - 2) << found << " of " << tried;
   std::printf("packed %d of %d guillotine partitions\n", found, tried);
 }
