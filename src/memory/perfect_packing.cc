@@ -315,20 +315,9 @@ class GuillotinePacker {
     // Stack the bands that the moments' seams reveal, if there are several;
     // when they do not pack, guess the ambiguous seams differently.
     for (uint64_t attempt = 0; attempt < kBandAttempts; ++attempt) {
-      const std::vector<std::vector<int32_t>> bands = Bands(s, lo, hi, attempt);
+      std::vector<std::vector<int32_t>> bands = Bands(s, lo, hi, attempt);
       if (bands.size() <= 1) break;
-      int64_t level = base;
-      bool packed = true;
-      for (const std::vector<int32_t>& band : bands) {
-        int64_t h = 0;
-        for (int32_t i : band) h += item(i).section_begin == lo ? item(i).size : 0;
-        if (!Solve(band, lo, hi, level, h)) {
-          packed = false;
-          break;
-        }
-        level += h;
-      }
-      if (packed) return true;
+      if (StackBands(bands, lo, hi, base)) return true;
       if (nodes_left_ < 0) return false;
       if (!guessed_) break;
     }
@@ -336,6 +325,48 @@ class GuillotinePacker {
     // large set that no seam splits is usually a wrong guess of the caller's,
     // which it retries.
     return s.size() <= kMaxEnumerated && SplitInAddress(s, lo, hi, base, height);
+  }
+
+  // Packs the bands one above the other. A band that does not pack may be
+  // part of a true band whose other parts are in other groups: it is joined
+  // with the band that shares the most moments with it, and the stack is
+  // tried again, until one band is left.
+  bool StackBands(std::vector<std::vector<int32_t>>& bands, int32_t lo, int32_t hi, int64_t base) {
+    while (bands.size() > 1) {
+      int64_t level = base;
+      size_t failed = bands.size();
+      for (size_t j = 0; j < bands.size() && failed == bands.size(); ++j) {
+        int64_t h = 0;
+        for (int32_t i : bands[j]) h += item(i).section_begin == lo ? item(i).size : 0;
+        if (Solve(bands[j], lo, hi, level, h)) {
+          level += h;
+        } else {
+          failed = j;
+        }
+      }
+      if (failed == bands.size()) return true;
+      if (nodes_left_ < 0) return false;
+      std::vector<int32_t> live(static_cast<size_t>(hi - lo), 0);
+      for (int32_t i : bands[failed]) {
+        for (int32_t t = item(i).section_begin; t < item(i).section_end; ++t) {
+          live[static_cast<size_t>(t - lo)] = 1;
+        }
+      }
+      size_t partner = failed == 0 ? 1 : 0;
+      int64_t most = -1;
+      for (size_t j = 0; j < bands.size(); ++j) {
+        if (j == failed) continue;
+        int64_t shared = 0;
+        for (int32_t i : bands[j]) {
+          shared += live[static_cast<size_t>(item(i).section_begin - lo)] +
+                    live[static_cast<size_t>(item(i).section_end - 1 - lo)];
+        }
+        if (shared > most) most = shared, partner = j;
+      }
+      bands[partner].insert(bands[partner].end(), bands[failed].begin(), bands[failed].end());
+      bands.erase(bands.begin() + static_cast<std::ptrdiff_t>(failed));
+    }
+    return false;
   }
 
   // Bands: subsets of `s` whose live sizes add up to the same total at every
