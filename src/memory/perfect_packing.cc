@@ -1,10 +1,10 @@
 #include "memory/perfect_packing.h"
 
 #include <algorithm>
-#include <utility>
-#include <cstdint>
 #include <bit>
+#include <cstdint>
 #include <unordered_map>
+#include <utility>
 
 namespace tessel::memory {
 
@@ -44,7 +44,6 @@ std::optional<std::vector<size_t>> SmallestBalanced(
   }
   return positions;
 }
-
 
 // Groups of items (by local index) joined because they must share a band.
 // At a moment t, every band's items ending there and starting there add up

@@ -9,9 +9,11 @@
 //   - in address, at a level no buffer crosses: the buffers below form a
 //     "balanced" subset, one whose live sizes add up to the same h at every
 //     moment, and the rest is balanced with H - h.
-// The search enumerates balanced subsets that contain a pivot buffer (the
-// part holding it may as well go below) by fixing one imbalanced moment at a
-// time, and recurses into both parts, backtracking when a part does not pack.
+// The bands are found from the "seams" at each moment: the items ending and
+// starting there that balance each other (SeamGroups in the .cc). Joins that
+// must hold are propagated; at ambiguous moments one join is guessed, looking
+// one step ahead, and other guesses are tried when the stack does not pack.
+// Small sets that no seam splits fall back to enumerating balanced subsets.
 // It finds packings that the canonical branch and bound (exact_solver.h)
 // reaches only by luck, and proves nothing when it fails: the caller falls
 // back to that search.
