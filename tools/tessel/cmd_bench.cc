@@ -34,6 +34,7 @@ Status Bench(const BenchArgs& args) {
   TESSEL_ASSIGN_OR_RETURN(CompiledModel model, LoadOrCompile(args.model, copts));
   std::vector<Tensor> inputs = RandomInputs(*model.graph, 1);
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> executor, MakeRunner(model, args.target));
+  executor->SetProfiling(false);  // timed runs take no events; one profiled run follows
   for (int i = 0; i < args.warmup; ++i) TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
   std::vector<double> times;
   for (int i = 0; i < args.repeat; ++i) {
@@ -65,6 +66,7 @@ Status Bench(const BenchArgs& args) {
               FormatBytes(executor->peak_activation_bytes()).c_str(), FormatBytes(rss).c_str());
   if (args.target.profile) {
     // One more run, profiled on its own (the timed runs above are not).
+    executor->SetProfiling(true);
     TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
     std::printf("%s", executor->ProfileReport().c_str());
   }

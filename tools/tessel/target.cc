@@ -42,6 +42,7 @@ class OpenClRunner : public ModelRunner {
     return exec_->Run(inputs);
   }
   int64_t peak_activation_bytes() const override { return peak_; }
+  void SetProfiling(bool on) override { exec_->set_record_timings(on); }
   int64_t workspace_bytes() const override { return exec_->workspace_bytes(); }
   std::string Describe() const override {
     return "opencl:" + std::to_string(rt_->device().index) + " " + rt_->device().name;

@@ -32,6 +32,8 @@ class ModelRunner {
   virtual std::string Describe() const = 0;
   // With --profile: per-kernel timings of the last Run, slowest first.
   virtual std::string ProfileReport() const { return ""; }
+  // With --profile: whether the next runs record timings (they cost time).
+  virtual void SetProfiling(bool on) {}
 };
 
 // Fails (InvalidArgument / NotFound) naming the option when the target or

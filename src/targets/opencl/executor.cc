@@ -153,6 +153,7 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
                     snippet_names[i], single_op_inputs[i].empty() && snippet_names[i].empty()
                                           ? nullptr : &single_op_inputs[i]};
     if (nodes[i]->op_type == "Subgraph") ctx.snippet_inputs = nullptr;
+    ctx.compute_units = std::max<int64_t>(runtime.device().compute_units, 1);
     const size_t before = pending.size();
     TESSEL_RETURN_IF_ERROR(BuildNodeLaunches(ctx, &pending));
     pending_node.resize(pending.size(), static_cast<int>(i));
@@ -226,7 +227,7 @@ StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inp
   }
   for (cl_event e : impl_->events) clReleaseEvent(e);
   impl_->events.clear();
-  const bool profiling = runtime_.profiling();
+  const bool profiling = runtime_.profiling() && record_timings_;
   for (const Launch& l : launches_) {
     cl_event event = nullptr;
     const size_t* local = l.local.data();

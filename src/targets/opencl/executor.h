@@ -70,6 +70,9 @@ class OpenClExecutor {
   const std::vector<Launch>& launches() const { return launches_; }
   // With a profiling runtime: every launch of the last Run, in schedule order.
   const std::vector<LaunchTiming>& last_timings() const { return timings_; }
+  // Whether Run records timings (with a profiling runtime; on by default).
+  // Off, launches take no events, so timed runs pay nothing for them.
+  void set_record_timings(bool on) { record_timings_ = on; }
   // Device bytes of the read-write pools (the planned workspace).
   int64_t workspace_bytes() const { return workspace_bytes_; }
 
@@ -83,6 +86,7 @@ class OpenClExecutor {
   std::vector<Launch> launches_;
   std::vector<LaunchTiming> timings_;
   int64_t workspace_bytes_ = 0;
+  bool record_timings_ = true;
 };
 
 }  // namespace tessel::opencl

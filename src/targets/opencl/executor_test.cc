@@ -111,8 +111,12 @@ class OpenClTest : public ::testing::Test {
       t.data<float>()[i] = std::uniform_real_distribution<float>(-1, 1)(rng);
     return t;
   }
+  // Whether a launch ran a kernel whose name starts with `kernel`.
   bool Used(const std::string& kernel) const {
-    return std::find(kernel_names_.begin(), kernel_names_.end(), kernel) != kernel_names_.end();
+    for (const std::string& k : kernel_names_) {
+      if (k.rfind(kernel, 0) == 0) return true;
+    }
+    return false;
   }
 
   static Runtime* runtime_;
@@ -152,6 +156,12 @@ TEST_F(OpenClTest, ConvGeneral3x3Stride2) {
   ModelBuilder b = ConvModel({1, 3, 11, 9}, {5, 3, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}, true);
   ExpectMatchesReference(b);
   EXPECT_TRUE(Used("f32_conv2d_direct"));
+}
+
+TEST_F(OpenClTest, ConvFourOutputChannelsPerItem) {
+  ModelBuilder b = ConvModel({2, 5, 9, 8}, {12, 5, 3, 3}, 1, {1, 1}, {1, 0, 1, 2}, true);
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_conv2d_direct_oc4"));
 }
 
 TEST_F(OpenClTest, ConvGroupedAsymmetricPads) {
@@ -223,6 +233,23 @@ TEST_F(OpenClTest, GemmTransBWithBias) {
   ModelBuilder::SetAttr(n, "alpha", 0.5f);
   b.Output("y");
   ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_gemm_tiled"));
+}
+
+TEST_F(OpenClTest, GemvBothLayouts) {
+  ModelBuilder b(13);
+  b.Input("a", DType::kFloat32, {1, 300});
+  b.Initializer("wt", Random({40, 300}, 15));
+  b.Initializer("w", Random({300, 40}, 16));
+  b.Initializer("c", Random({40}, 17));
+  auto& n = b.Node("Gemm", {"a", "wt", "c"}, {"y"});
+  ModelBuilder::SetAttr(n, "transB", int64_t{1});
+  b.Node("Gemm", {"a", "w", "c"}, {"z"});
+  b.Output("y");
+  b.Output("z");
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_gemv_rows"));
+  EXPECT_TRUE(Used("f32_gemv_cols"));
 }
 
 TEST_F(OpenClTest, MatMulBatchedAndBroadcast) {

@@ -11,8 +11,6 @@ namespace {
 
 using Dims6 = std::array<int64_t, 8>;  // int8 argument: 6 dims used
 
-constexpr int kTile = 32;        // TS of f32_gemm_tiled
-constexpr int kRowsPerItem = 8;  // WPT of f32_gemm_tiled
 constexpr int kRowGroup = 128;   // ROW_WG of the row kernels
 
 int64_t Product(const Shape& s, size_t begin, size_t end) {
@@ -238,15 +236,34 @@ struct GemmArgs {
 
 void Gemm(const NodeContext& c, const GemmArgs& g, std::vector<PendingLaunch>* launches) {
   PendingLaunch l;
-  l.kernel_name = "f32_gemm_tiled";
   const TensorRef cref = g.c ? c.ref(g.c) : c.ref(g.a);
   l.args.Tensor(c.ref(g.a)).Tensor(c.ref(g.b)).Tensor(cref).Int(g.c ? 1 : 0).Tensor(c.ref(g.y));
-  l.args.Int(g.M).Int(g.N).Int(g.K).Ints(g.st).Float(g.alpha).Float(g.beta);
-  l.geometry.dims = 3;
-  l.geometry.global = {static_cast<size_t>((g.N + kTile - 1) / kTile * kTile),
-                       static_cast<size_t>((g.M + kTile - 1) / kTile * (kTile / kRowsPerItem)),
-                       static_cast<size_t>(g.batch)};
-  l.geometry.local = {static_cast<size_t>(kTile), static_cast<size_t>(kTile / kRowsPerItem), 1};
+  if (g.M == 1 && g.batch == 1) {
+    // A matrix-vector product: tiles would waste all rows but one.
+    l.args.Int(g.N).Int(g.K).Ints(g.st).Float(g.alpha).Float(g.beta);
+    if (g.st[2] == 1) {
+      l.kernel_name = "f32_gemv_rows";
+      l.geometry = Grid(kRowGroup, g.N, 1);
+      l.geometry.local = {static_cast<size_t>(kRowGroup), 1, 1};
+    } else {
+      l.kernel_name = "f32_gemv_cols";
+      l.geometry = Linear(g.N);
+    }
+  } else {
+    // 32x32 tiles (8 rows per item) unless they leave compute units idle.
+    auto groups = [&](int64_t tile) {
+      return (g.M + tile - 1) / tile * ((g.N + tile - 1) / tile) * g.batch;
+    };
+    const int64_t tile = groups(32) >= 2 * c.compute_units ? 32 : 16;
+    const int64_t rows_per_item = tile == 32 ? 8 : 4;
+    l.kernel_name = tile == 32 ? "f32_gemm_tiled_32" : "f32_gemm_tiled_16";
+    l.args.Int(g.M).Int(g.N).Int(g.K).Ints(g.st).Float(g.alpha).Float(g.beta);
+    l.geometry.dims = 3;
+    l.geometry.global = {static_cast<size_t>((g.N + tile - 1) / tile * tile),
+                         static_cast<size_t>((g.M + tile - 1) / tile * (tile / rows_per_item)),
+                         static_cast<size_t>(g.batch)};
+    l.geometry.local = {static_cast<size_t>(tile), static_cast<size_t>(tile / rows_per_item), 1};
+  }
   l.bytes = Bytes(g.a) + Bytes(g.b) + Bytes(g.c) + Bytes(g.y);
   l.flops = 2 * g.M * g.N * g.K * g.batch;
   launches->push_back(std::move(l));
@@ -353,10 +370,11 @@ Status Conv(const NodeContext& c, std::vector<PendingLaunch>* launches) {
                                        dilations[0], dilations[1], group,      N};
   PendingLaunch l;
   const bool depthwise = group == C && group == OC;
-  l.kernel_name = depthwise ? "f32_conv2d_depthwise_x4" : "f32_conv2d_direct";
+  const bool oc4 = !depthwise && group == 1 && OC % 4 == 0;
+  l.kernel_name = depthwise ? "f32_conv2d_depthwise_x4" : oc4 ? "f32_conv2d_direct_oc4" : "f32_conv2d_direct";
   l.args.Tensor(c.ref(x)).Tensor(c.ref(w)).Tensor(b ? c.ref(b) : c.ref(w)).Int(b ? 1 : 0).Tensor(
       c.ref(y)).Ints(geo);
-  l.geometry = Grid(depthwise ? (OW + 3) / 4 : OW, OH, N * OC);
+  l.geometry = Grid(depthwise ? (OW + 3) / 4 : OW, OH, oc4 ? N * OC / 4 : N * OC);
   l.geometry.dims = 3;
   l.bytes = Bytes(x) + Bytes(w) + Bytes(b) + Bytes(y);
   l.flops = 2 * N * OC * OH * OW * (C / group) * KH * KW;

@@ -71,6 +71,8 @@ struct NodeContext {
   // emitted kernel's name, and its inputs when they are not the node's.
   std::string snippet_kernel;
   const std::vector<ir::Value*>* snippet_inputs = nullptr;
+  // The device's compute units: kernel variants are chosen to fill them.
+  int64_t compute_units = 1;
 };
 
 // Appends the node's launches (none for a copy onto itself). Unsupported,
