@@ -263,6 +263,17 @@ TEST_F(OpenClTest, MatMulBatchedAndBroadcast) {
   ExpectMatchesReference(b);
 }
 
+TEST_F(OpenClTest, MatMulStackOfRowsAgainstOneMatrix) {
+  ModelBuilder b(13);
+  b.Input("a", DType::kFloat32, {40, 1, 24});
+  b.Initializer("w", Random({24, 36}, 19));
+  b.Node("MatMul", {"a", "w"}, {"y"});
+  b.Output("y");
+  ExpectMatchesReference(b);
+  ASSERT_EQ(launches_, 1u);
+  EXPECT_TRUE(Used("f32_gemm_tiled"));
+}
+
 TEST_F(OpenClTest, SoftmaxLastAxisAndMiddleAxis) {
   ModelBuilder b(13);
   b.Input("x", DType::kFloat32, {2, 3, 200});

@@ -326,6 +326,14 @@ Status MatMul(const NodeContext& c, std::vector<PendingLaunch>* launches) {
     return Unsupported(c.node, "broadcasts matrix batches only when one side has a single matrix");
   }
   g.st = {g.K, 1, g.N, 1, 0, 0, na == 1 ? 0 : g.M * g.K, nb == 1 ? 0 : g.K * g.N};
+  if (nb == 1 && g.batch > 1 && na == g.batch) {
+    // One right-hand matrix for a dense stack of left ones: a single product
+    // of (batch * M) rows (a [128, 1, 256] x [256, 768] projection is then
+    // one 128-row product, not 128 one-row ones).
+    g.M *= g.batch;
+    g.batch = 1;
+    g.st[6] = 0;
+  }
   Gemm(c, g, launches);
   return Status::Ok();
 }
