@@ -28,44 +28,78 @@ std::string Expression(const Instr& in) {
   const std::string a1 = Literal(in.attr[1]);
   switch (in.op) {
     case KOp::kCopy:
-    case KOp::kBroadcastMove: return s(0);
-    case KOp::kAdd: return s(0) + " + " + s(1);
-    case KOp::kSub: return s(0) + " - " + s(1);
-    case KOp::kMul: return s(0) + " * " + s(1);
-    case KOp::kDiv: return s(0) + " / " + s(1);
+    case KOp::kBroadcastMove:
+      return s(0);
+    case KOp::kAdd:
+      return s(0) + " + " + s(1);
+    case KOp::kSub:
+      return s(0) + " - " + s(1);
+    case KOp::kMul:
+      return s(0) + " * " + s(1);
+    case KOp::kDiv:
+      return s(0) + " / " + s(1);
     // NaN in a wins, then NaN in b, then the larger (smaller), as src/ops.
-    case KOp::kMax: return "isnan(" + s(0) + ") ? " + s(0) + " : (isnan(" + s(1) + ") || " + s(1) +
-                           " > " + s(0) + ") ? " + s(1) + " : " + s(0);
-    case KOp::kMin: return "isnan(" + s(0) + ") ? " + s(0) + " : (isnan(" + s(1) + ") || " + s(1) +
-                           " < " + s(0) + ") ? " + s(1) + " : " + s(0);
-    case KOp::kClampLow: return s(0) + " < " + a0 + " ? " + a0 + " : " + s(0);
-    case KOp::kClampHigh: return a0 + " < " + s(0) + " ? " + a0 + " : " + s(0);
-    case KOp::kAbs: return "fabs(" + s(0) + ")";
-    case KOp::kNeg: return "0.0f - " + s(0);
-    case KOp::kSqrt: return "sqrt(" + s(0) + ")";
-    case KOp::kReciprocal: return "1.0f / " + s(0);
-    case KOp::kFloor: return "floor(" + s(0) + ")";
-    case KOp::kCeil: return "ceil(" + s(0) + ")";
-    case KOp::kRound: return "rint(" + s(0) + ")";
-    case KOp::kPowerStatic: return "pown(" + s(0) + ", " + std::to_string(static_cast<int>(in.attr[0])) + ")";
-    case KOp::kCmpEq: return s(0) + " == " + s(1) + " ? 1.0f : 0.0f";
-    case KOp::kCmpNe: return s(0) + " != " + s(1) + " ? 1.0f : 0.0f";
-    case KOp::kCmpLt: return s(0) + " < " + s(1) + " ? 1.0f : 0.0f";
-    case KOp::kCmpLe: return s(0) + " <= " + s(1) + " ? 1.0f : 0.0f";
-    case KOp::kCmpGt: return s(0) + " > " + s(1) + " ? 1.0f : 0.0f";
-    case KOp::kCmpGe: return s(0) + " >= " + s(1) + " ? 1.0f : 0.0f";
-    case KOp::kSelect: return s(0) + " != 0.0f ? " + s(1) + " : " + s(2);
-    case KOp::kLeakyRelu: return s(0) + " < 0.0f ? " + a0 + " * " + s(0) + " : " + s(0);
-    case KOp::kPRelu: return s(0) + " < 0.0f ? " + s(0) + " * " + s(1) + " : " + s(0);
-    case KOp::kElu: return s(0) + " < 0.0f ? " + a0 + " * expm1(" + s(0) + ") : " + s(0);
-    case KOp::kSelu: return s(0) + " > 0.0f ? " + a0 + " * " + s(0) + " : " + a1 + " * expm1(" + s(0) + ")";
-    case KOp::kExp: return "exp(" + s(0) + ")";
-    case KOp::kLog: return "log(" + s(0) + ")";
-    case KOp::kErf: return "erf(" + s(0) + ")";
-    case KOp::kTanh: return "tanh(" + s(0) + ")";
-    case KOp::kSigmoid: return s(0) + " >= 0.0f ? 1.0f / (1.0f + exp(-" + s(0) + ")) : exp(" + s(0) +
-                               ") / (1.0f + exp(" + s(0) + "))";
-    default: break;
+    case KOp::kMax:
+      return "isnan(" + s(0) + ") ? " + s(0) + " : (isnan(" + s(1) + ") || " + s(1) + " > " + s(0) +
+             ") ? " + s(1) + " : " + s(0);
+    case KOp::kMin:
+      return "isnan(" + s(0) + ") ? " + s(0) + " : (isnan(" + s(1) + ") || " + s(1) + " < " + s(0) +
+             ") ? " + s(1) + " : " + s(0);
+    case KOp::kClampLow:
+      return s(0) + " < " + a0 + " ? " + a0 + " : " + s(0);
+    case KOp::kClampHigh:
+      return a0 + " < " + s(0) + " ? " + a0 + " : " + s(0);
+    case KOp::kAbs:
+      return "fabs(" + s(0) + ")";
+    case KOp::kNeg:
+      return "0.0f - " + s(0);
+    case KOp::kSqrt:
+      return "sqrt(" + s(0) + ")";
+    case KOp::kReciprocal:
+      return "1.0f / " + s(0);
+    case KOp::kFloor:
+      return "floor(" + s(0) + ")";
+    case KOp::kCeil:
+      return "ceil(" + s(0) + ")";
+    case KOp::kRound:
+      return "rint(" + s(0) + ")";
+    case KOp::kPowerStatic:
+      return "pown(" + s(0) + ", " + std::to_string(static_cast<int>(in.attr[0])) + ")";
+    case KOp::kCmpEq:
+      return s(0) + " == " + s(1) + " ? 1.0f : 0.0f";
+    case KOp::kCmpNe:
+      return s(0) + " != " + s(1) + " ? 1.0f : 0.0f";
+    case KOp::kCmpLt:
+      return s(0) + " < " + s(1) + " ? 1.0f : 0.0f";
+    case KOp::kCmpLe:
+      return s(0) + " <= " + s(1) + " ? 1.0f : 0.0f";
+    case KOp::kCmpGt:
+      return s(0) + " > " + s(1) + " ? 1.0f : 0.0f";
+    case KOp::kCmpGe:
+      return s(0) + " >= " + s(1) + " ? 1.0f : 0.0f";
+    case KOp::kSelect:
+      return s(0) + " != 0.0f ? " + s(1) + " : " + s(2);
+    case KOp::kLeakyRelu:
+      return s(0) + " < 0.0f ? " + a0 + " * " + s(0) + " : " + s(0);
+    case KOp::kPRelu:
+      return s(0) + " < 0.0f ? " + s(0) + " * " + s(1) + " : " + s(0);
+    case KOp::kElu:
+      return s(0) + " < 0.0f ? " + a0 + " * expm1(" + s(0) + ") : " + s(0);
+    case KOp::kSelu:
+      return s(0) + " > 0.0f ? " + a0 + " * " + s(0) + " : " + a1 + " * expm1(" + s(0) + ")";
+    case KOp::kExp:
+      return "exp(" + s(0) + ")";
+    case KOp::kLog:
+      return "log(" + s(0) + ")";
+    case KOp::kErf:
+      return "erf(" + s(0) + ")";
+    case KOp::kTanh:
+      return "tanh(" + s(0) + ")";
+    case KOp::kSigmoid:
+      return s(0) + " >= 0.0f ? 1.0f / (1.0f + exp(-" + s(0) + ")) : exp(" + s(0) +
+             ") / (1.0f + exp(" + s(0) + "))";
+    default:
+      break;
   }
   TESSEL_CHECK_MSG(false, GetOpInfo(in.op).name);
   return "";
@@ -78,7 +112,8 @@ const CDialect& OpenClDialect() {
   return d;
 }
 
-std::string EmitCFamilyKernel(const KernelIR& ir, const std::string& name, const CDialect& dialect) {
+std::string EmitCFamilyKernel(const KernelIR& ir, const std::string& name,
+                              const CDialect& dialect) {
   TESSEL_CHECK(!ir.scalar_body.empty());
   std::ostringstream os;
   os << "// Generated by tessel (snippets/c_emitter.cc) from kernel IR '" << ir.name << "':";
@@ -104,8 +139,8 @@ std::string EmitCFamilyKernel(const KernelIR& ir, const std::string& name, const
     if (j + 1 == dims.size()) {
       os << "  const int d" << d << " = r;\n";
     } else {
-      os << "  const int d" << d << " = r % " << ir.domain[static_cast<size_t>(d)] << "; r /= "
-         << ir.domain[static_cast<size_t>(d)] << ";\n";
+      os << "  const int d" << d << " = r % " << ir.domain[static_cast<size_t>(d)]
+         << "; r /= " << ir.domain[static_cast<size_t>(d)] << ";\n";
     }
   }
   for (size_t k = 0; k < ir.args.size(); ++k) {

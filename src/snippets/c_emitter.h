@@ -25,8 +25,8 @@ struct CDialect {
   const char* function_prefix;  // "__kernel void" | "void"
   const char* global_space;     // "__global " | ""
   // The element index of this call, as an int expression.
-  const char* element_index;    // "get_global_id(0)" | "i"
-  bool index_is_parameter;      // C: the index is the last parameter
+  const char* element_index;  // "get_global_id(0)" | "i"
+  bool index_is_parameter;    // C: the index is the last parameter
 };
 
 // The OpenCL C 1.2 dialect.

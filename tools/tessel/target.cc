@@ -71,7 +71,8 @@ class OpenClRunner : public ModelRunner {
               [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
     std::string out;
     char line[256];
-    std::snprintf(line, sizeof line, "profile (OpenCL events, last run): %zu launches, %.3f ms of kernels\n",
+    std::snprintf(line, sizeof line,
+                  "profile (OpenCL events, last run): %zu launches, %.3f ms of kernels\n",
                   timings.size(), total);
     out += line;
     std::snprintf(line, sizeof line, "  %-34s %8s %6s %9s %10s %10s\n", "kernel", "ms", "share",
@@ -81,8 +82,8 @@ class OpenClRunner : public ModelRunner {
     for (size_t i = 0; i < sorted.size() && i < kMaxRows; ++i) {
       const auto& [name, r] = sorted[i];
       const double s = r.ms * 1e-3;
-      std::snprintf(line, sizeof line, "  %-34s %8.3f %5.1f%% %9d %10.1f %10.1f\n", name.c_str(), r.ms,
-                    total > 0 ? 100.0 * r.ms / total : 0.0, r.launches,
+      std::snprintf(line, sizeof line, "  %-34s %8.3f %5.1f%% %9d %10.1f %10.1f\n", name.c_str(),
+                    r.ms, total > 0 ? 100.0 * r.ms / total : 0.0, r.launches,
                     s > 0 ? static_cast<double>(r.bytes) / s * 1e-9 : 0.0,
                     s > 0 ? static_cast<double>(r.flops) / s * 1e-9 : 0.0);
       out += line;
@@ -145,7 +146,8 @@ StatusOr<std::unique_ptr<ModelRunner>> MakeRunner(const CompiledModel& model,
                           opencl::OpenClExecutor::Create(*model.graph, model.memory, *rt));
   return std::unique_ptr<ModelRunner>(new OpenClRunner(model, std::move(rt), std::move(exec)));
 #else
-  return Unsupported("--target opencl: this tessel was built without OpenCL (TESSEL_WITH_OPENCL=OFF)");
+  return Unsupported(
+      "--target opencl: this tessel was built without OpenCL (TESSEL_WITH_OPENCL=OFF)");
 #endif
 }
 

@@ -5,7 +5,8 @@ namespace tessel::opencl {
 const char* ClErrorName(cl_int code) {
   switch (code) {
 #define TESSEL_CL_CASE(name) \
-  case name: return #name;
+  case name:                 \
+    return #name;
     TESSEL_CL_CASE(CL_SUCCESS)
     TESSEL_CL_CASE(CL_DEVICE_NOT_FOUND)
     TESSEL_CL_CASE(CL_DEVICE_NOT_AVAILABLE)
@@ -66,8 +67,10 @@ const char* ClErrorName(cl_int code) {
     TESSEL_CL_CASE(CL_INVALID_LINKER_OPTIONS)
     TESSEL_CL_CASE(CL_INVALID_DEVICE_PARTITION_COUNT)
 #undef TESSEL_CL_CASE
-    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
-    default: return "unknown OpenCL error";
+    case -1001:
+      return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+      return "unknown OpenCL error";
   }
 }
 

@@ -19,9 +19,8 @@ Status ClStatus(cl_int code, const std::string& call);
 
 }  // namespace tessel::opencl
 
-#define TESSEL_CL_RETURN_IF_ERROR(expr, call)                              \
-  do {                                                                     \
-    const cl_int tessel_cl_code_ = (expr);                                 \
-    if (tessel_cl_code_ != CL_SUCCESS)                                     \
-      return ::tessel::opencl::ClStatus(tessel_cl_code_, call);            \
+#define TESSEL_CL_RETURN_IF_ERROR(expr, call)                                                    \
+  do {                                                                                           \
+    const cl_int tessel_cl_code_ = (expr);                                                       \
+    if (tessel_cl_code_ != CL_SUCCESS) return ::tessel::opencl::ClStatus(tessel_cl_code_, call); \
   } while (0)

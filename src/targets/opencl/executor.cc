@@ -1,12 +1,12 @@
 #include "targets/opencl/executor.h"
 
 #include <algorithm>
-#include <map>
+#include <limits>
 
 #include "core/check.h"
 #include "ops/op_registry.h"
-#include "snippets/canonicalize.h"
 #include "snippets/c_emitter.h"
+#include "snippets/canonicalize.h"
 #include "snippets/lower.h"
 #include "targets/opencl/cl_error.h"
 #include "targets/opencl/op_launches.h"
@@ -23,7 +23,7 @@ constexpr char kOpKernelSource[] =
 // a one-op snippet: its scalar constants become immediates, every other input
 // a body input (listed in `outer_inputs`, in order).
 StatusOr<std::unique_ptr<ir::Graph>> SingleOpBody(const ir::Node& node, int opset,
-                                                 std::vector<ir::Value*>* outer_inputs) {
+                                                  std::vector<ir::Value*>* outer_inputs) {
   auto body = std::make_unique<ir::Graph>();
   body->set_opset_version(opset);
   body->set_name(node.name);
@@ -42,7 +42,8 @@ StatusOr<std::unique_ptr<ir::Graph>> SingleOpBody(const ir::Node& node, int opse
   }
   std::vector<ir::Value*> outs;
   for (ir::Value* o : node.outputs) {
-    outs.push_back(o ? body->AddValue(body->UniqueValueName(o->name), o->dtype, o->shape, true) : nullptr);
+    outs.push_back(o ? body->AddValue(body->UniqueValueName(o->name), o->dtype, o->shape, true)
+                     : nullptr);
   }
   ir::Node* copy = body->AddNode(node.op_type, node.name, ins, outs);
   copy->domain = node.domain;
@@ -68,9 +69,9 @@ const std::string& ProgramOptions() {
 }
 
 struct OpenClExecutor::Impl {
-  std::vector<cl_mem> pools;       // by pool index
-  std::vector<TensorRef> values;   // by value id
-  std::vector<cl_event> events;    // profiling: one per launch of the last Run
+  std::vector<cl_mem> pools;      // by pool index
+  std::vector<TensorRef> values;  // by value id
+  std::vector<cl_event> events;   // profiling: one per launch of the last Run
 };
 
 OpenClExecutor::OpenClExecutor(const ir::Graph& graph, Runtime& runtime)
@@ -100,6 +101,15 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
     }
   }
   cl_command_queue queue = runtime.queue();
+  // Kernels index with 32-bit ints (fast on every GPU): no tensor, and no
+  // planned offset, may reach 2^31 elements.
+  constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
+  for (const auto& v : values) {
+    if (NumElements(v->shape) > kMaxElements) {
+      return Unsupported("value '" + v->name + "' has " + std::to_string(NumElements(v->shape)) +
+                         " elements; the OpenCL target indexes at most 2^31 - 1");
+    }
+  }
   impl.values.resize(values.size());
   for (const auto& v : values) {
     const auto id = static_cast<size_t>(v->id);
@@ -109,6 +119,12 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
     if (planned && layout.values[id].planned()) {
       const ir::BufferPlacement& p = layout.values[id];
       TESSEL_CHECK(p.offset_bytes % elem == 0);
+      if (p.offset_bytes / elem > kMaxElements) {
+        return Unsupported("value '" + v->name + "' lies at byte " +
+                           std::to_string(p.offset_bytes) + " of pool '" +
+                           layout.pools[static_cast<size_t>(p.pool)].name +
+                           "'; the OpenCL target indexes at most 2^31 - 1 elements");
+      }
       ref.mem = impl.pools[static_cast<size_t>(p.pool)];
       ref.offset = static_cast<int32_t>(p.offset_bytes / elem);
     } else {
@@ -119,7 +135,8 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
     if (v->is_constant() && size > 0) {
       TESSEL_CL_RETURN_IF_ERROR(
           clEnqueueWriteBuffer(queue, ref.mem, CL_TRUE, static_cast<size_t>(ref.offset * elem),
-                               static_cast<size_t>(size), v->constant.raw_data(), 0, nullptr, nullptr),
+                               static_cast<size_t>(size), v->constant.raw_data(), 0, nullptr,
+                               nullptr),
           "clEnqueueWriteBuffer (constant '" + v->name + "')");
     }
     impl.values[id] = ref;
@@ -133,7 +150,8 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
     const ir::Node& node = *nodes[i];
     std::unique_ptr<ir::Graph> single;
     if (node.op_type != "Subgraph" && snippets::IsFusable(node, graph.opset_version())) {
-      TESSEL_ASSIGN_OR_RETURN(single, SingleOpBody(node, graph.opset_version(), &single_op_inputs[i]));
+      TESSEL_ASSIGN_OR_RETURN(single,
+                              SingleOpBody(node, graph.opset_version(), &single_op_inputs[i]));
     } else if (node.op_type != "Subgraph" || !node.body) {
       continue;
     }
@@ -146,24 +164,25 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
   std::vector<PendingLaunch> pending;
   std::vector<int> pending_node;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    NodeContext ctx{*nodes[i], graph.opset_version(),
-                    [&impl](const ir::Value* v) {
-                      return v ? impl.values[static_cast<size_t>(v->id)] : TensorRef{};
-                    },
-                    snippet_names[i], single_op_inputs[i].empty() && snippet_names[i].empty()
-                                          ? nullptr : &single_op_inputs[i]};
+    NodeContext ctx{
+        *nodes[i], graph.opset_version(),
+        [&impl](const ir::Value* v) {
+          return v ? impl.values[static_cast<size_t>(v->id)] : TensorRef{};
+        },
+        snippet_names[i],
+        single_op_inputs[i].empty() && snippet_names[i].empty() ? nullptr : &single_op_inputs[i]};
     if (nodes[i]->op_type == "Subgraph") ctx.snippet_inputs = nullptr;
     ctx.compute_units = std::max<int64_t>(runtime.device().compute_units, 1);
-    const size_t before = pending.size();
     TESSEL_RETURN_IF_ERROR(BuildNodeLaunches(ctx, &pending));
     pending_node.resize(pending.size(), static_cast<int>(i));
-    (void)before;
   }
 
-  TESSEL_ASSIGN_OR_RETURN(cl_program ops_program, runtime.BuildProgram(OpKernelSource(), ProgramOptions()));
+  TESSEL_ASSIGN_OR_RETURN(cl_program ops_program,
+                          runtime.BuildProgram(OpKernelSource(), ProgramOptions()));
   cl_program snippet_program = nullptr;
   if (!snippet_source.empty()) {
-    TESSEL_ASSIGN_OR_RETURN(snippet_program, runtime.BuildProgram(snippet_source, ProgramOptions()));
+    TESSEL_ASSIGN_OR_RETURN(snippet_program,
+                            runtime.BuildProgram(snippet_source, ProgramOptions()));
   }
   const DeviceInfo& dev = runtime.device();
   for (size_t k = 0; k < pending.size(); ++k) {
@@ -176,7 +195,8 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
     l.flops = p.flops;
     const bool is_snippet = p.kernel_name.find("__opencl") != std::string::npos;
     cl_int rc = CL_SUCCESS;
-    l.kernel = clCreateKernel(is_snippet ? snippet_program : ops_program, p.kernel_name.c_str(), &rc);
+    l.kernel =
+        clCreateKernel(is_snippet ? snippet_program : ops_program, p.kernel_name.c_str(), &rc);
     TESSEL_CL_RETURN_IF_ERROR(rc, "clCreateKernel '" + p.kernel_name + "'");
     exec->launches_.push_back(l);
     const auto& args = p.args.args();
@@ -187,13 +207,16 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
               nodes[static_cast<size_t>(l.node)]->Describe() + ")");
     }
     size_t max_wg = 0;
-    TESSEL_CL_RETURN_IF_ERROR(clGetKernelWorkGroupInfo(l.kernel, dev.device, CL_KERNEL_WORK_GROUP_SIZE,
-                                                       sizeof max_wg, &max_wg, nullptr),
-                              "clGetKernelWorkGroupInfo '" + p.kernel_name + "'");
+    TESSEL_CL_RETURN_IF_ERROR(
+        clGetKernelWorkGroupInfo(l.kernel, dev.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg,
+                                 &max_wg, nullptr),
+        "clGetKernelWorkGroupInfo '" + p.kernel_name + "'");
     Launch& placed = exec->launches_.back();
-    placed.local = DefaultLocalSize(l.geometry, static_cast<int64_t>(max_wg), dev.global_mem_cache_bytes);
+    placed.local =
+        DefaultLocalSize(l.geometry, static_cast<int64_t>(max_wg), dev.global_mem_cache_bytes);
     placed.global = RoundedGlobal(l.geometry, placed.local);
-    if (l.geometry.fixed_local() && l.geometry.local[0] * l.geometry.local[1] * l.geometry.local[2] > max_wg) {
+    if (l.geometry.fixed_local() &&
+        l.geometry.local[0] * l.geometry.local[1] * l.geometry.local[2] > max_wg) {
       return ResourceExhausted(nodes[static_cast<size_t>(l.node)]->Describe() + ": kernel '" +
                                p.kernel_name + "' needs work-groups of " +
                                std::to_string(l.geometry.local[0] * l.geometry.local[1]) +
@@ -221,7 +244,8 @@ StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inp
     const TensorRef& ref = impl_->values[static_cast<size_t>(v.id)];
     if (inputs[i].size_bytes() == 0) continue;
     TESSEL_CL_RETURN_IF_ERROR(
-        clEnqueueWriteBuffer(queue, ref.mem, CL_FALSE, static_cast<size_t>(ref.offset) * DTypeSize(v.dtype),
+        clEnqueueWriteBuffer(queue, ref.mem, CL_FALSE,
+                             static_cast<size_t>(ref.offset) * DTypeSize(v.dtype),
                              inputs[i].size_bytes(), inputs[i].raw_data(), 0, nullptr, nullptr),
         "clEnqueueWriteBuffer (input '" + v.name + "')");
   }
@@ -244,8 +268,9 @@ StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inp
     const TensorRef& ref = impl_->values[static_cast<size_t>(o->id)];
     if (t.size_bytes() > 0) {
       TESSEL_CL_RETURN_IF_ERROR(
-          clEnqueueReadBuffer(queue, ref.mem, CL_FALSE, static_cast<size_t>(ref.offset) * DTypeSize(o->dtype),
-                              t.size_bytes(), t.raw_data(), 0, nullptr, nullptr),
+          clEnqueueReadBuffer(queue, ref.mem, CL_FALSE,
+                              static_cast<size_t>(ref.offset) * DTypeSize(o->dtype), t.size_bytes(),
+                              t.raw_data(), 0, nullptr, nullptr),
           "clEnqueueReadBuffer (output '" + o->name + "')");
     }
     outputs.push_back(std::move(t));
@@ -255,9 +280,10 @@ StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inp
   if (profiling) {
     for (size_t k = 0; k < launches_.size(); ++k) {
       cl_ulong start = 0, end = 0;
-      TESSEL_CL_RETURN_IF_ERROR(clGetEventProfilingInfo(impl_->events[k], CL_PROFILING_COMMAND_START,
-                                                        sizeof start, &start, nullptr),
-                                "clGetEventProfilingInfo");
+      TESSEL_CL_RETURN_IF_ERROR(
+          clGetEventProfilingInfo(impl_->events[k], CL_PROFILING_COMMAND_START, sizeof start,
+                                  &start, nullptr),
+          "clGetEventProfilingInfo");
       TESSEL_CL_RETURN_IF_ERROR(clGetEventProfilingInfo(impl_->events[k], CL_PROFILING_COMMAND_END,
                                                         sizeof end, &end, nullptr),
                                 "clGetEventProfilingInfo");

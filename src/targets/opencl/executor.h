@@ -37,7 +37,7 @@ struct Launch {
   std::string kernel_name;  // "f32_conv2d_direct", "f32_snippet_12__opencl"
   int node = -1;            // index in the graph's schedule
   cl_kernel kernel = nullptr;
-  LaunchGeometry geometry;              // the real extent
+  LaunchGeometry geometry;                // the real extent
   std::array<size_t, 3> local{1, 1, 1};   // chosen local size
   std::array<size_t, 3> global{1, 1, 1};  // rounded up to it
   // Work estimates for reports: bytes moved to or from global memory (each

@@ -11,7 +11,7 @@ namespace {
 
 using Dims6 = std::array<int64_t, 8>;  // int8 argument: 6 dims used
 
-constexpr int kRowGroup = 128;   // ROW_WG of the row kernels
+constexpr int kRowGroup = 128;  // ROW_WG of the row kernels
 
 int64_t Product(const Shape& s, size_t begin, size_t end) {
   int64_t p = 1;
@@ -49,7 +49,8 @@ StatusOr<const char*> MovePrefix(const ir::Node& node, DType dtype) {
   const size_t size = DTypeSize(dtype);
   if (size == 4) return "b32";
   if (size == 8) return "b64";
-  return Unsupported(node, std::string("moves only 4- and 8-byte elements, not ") + DTypeName(dtype));
+  return Unsupported(node,
+                     std::string("moves only 4- and 8-byte elements, not ") + DTypeName(dtype));
 }
 
 LaunchGeometry Linear(int64_t n) {
@@ -62,14 +63,15 @@ LaunchGeometry Linear(int64_t n) {
 LaunchGeometry Grid(int64_t x, int64_t y, int64_t z) {
   LaunchGeometry g;
   g.dims = z > 1 ? 3 : 2;
-  g.global = {static_cast<size_t>(std::max<int64_t>(x, 1)), static_cast<size_t>(std::max<int64_t>(y, 1)),
+  g.global = {static_cast<size_t>(std::max<int64_t>(x, 1)),
+              static_cast<size_t>(std::max<int64_t>(y, 1)),
               static_cast<size_t>(std::max<int64_t>(z, 1))};
   return g;
 }
 
-Status StridedCopy(const NodeContext& c, const ir::Value* in, const ir::Value* out, const Dims6& dims,
-                   const Dims6& xs, const Dims6& ys, int64_t x_extra, int64_t y_extra,
-                   std::vector<PendingLaunch>* launches) {
+Status StridedCopy(const NodeContext& c, const ir::Value* in, const ir::Value* out,
+                   const Dims6& dims, const Dims6& xs, const Dims6& ys, int64_t x_extra,
+                   int64_t y_extra, std::vector<PendingLaunch>* launches) {
   TESSEL_ASSIGN_OR_RETURN(const char* prefix, MovePrefix(c.node, out->dtype));
   int64_t n = 1;
   for (int i = 0; i < 6; ++i) n *= dims[static_cast<size_t>(i)];
@@ -135,8 +137,8 @@ Status Concat(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   int64_t at = 0;
   for (const ir::Value* in : c.node.inputs) {
     if (!in) continue;
-    TESSEL_RETURN_IF_ERROR(
-        StridedCopy(c, in, out, Pad6(in->shape), Strides6(in->shape), ys, 0, at * ys[a6], launches));
+    TESSEL_RETURN_IF_ERROR(StridedCopy(c, in, out, Pad6(in->shape), Strides6(in->shape), ys, 0,
+                                       at * ys[a6], launches));
     at += in->shape[static_cast<size_t>(axis)];
   }
   return Status::Ok();
@@ -153,8 +155,8 @@ Status Split(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   int64_t at = 0;
   for (const ir::Value* out : c.node.outputs) {
     if (!out) continue;
-    TESSEL_RETURN_IF_ERROR(
-        StridedCopy(c, in, out, Pad6(out->shape), xs, Strides6(out->shape), at * xs[a6], 0, launches));
+    TESSEL_RETURN_IF_ERROR(StridedCopy(c, in, out, Pad6(out->shape), xs, Strides6(out->shape),
+                                       at * xs[a6], 0, launches));
     at += out->shape[static_cast<size_t>(axis)];
   }
   return Status::Ok();
@@ -163,7 +165,8 @@ Status Split(const NodeContext& c, std::vector<PendingLaunch>* launches) {
 StatusOr<std::vector<int64_t>> ConstantInts(const NodeContext& c, size_t input, const char* what) {
   const ir::Value* v = c.node.input(input);
   if (!v) return std::vector<int64_t>{};
-  if (!v->is_constant()) return Unsupported(c.node, std::string("needs ") + what + " known at compile time");
+  if (!v->is_constant())
+    return Unsupported(c.node, std::string("needs ") + what + " known at compile time");
   return v->constant.ToInt64Vector();
 }
 
@@ -218,8 +221,13 @@ Status Gather(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   if (n == 0) return Status::Ok();
   PendingLaunch l;
   l.kernel_name = std::string(prefix) + "_gather_" + (idx->dtype == DType::kInt64 ? "i64" : "i32");
-  l.args.Tensor(c.ref(data)).Tensor(c.ref(idx)).Tensor(c.ref(out)).Int(n).Int(num_idx).Int(inner).Int(
-      data->shape[static_cast<size_t>(axis)]);
+  l.args.Tensor(c.ref(data))
+      .Tensor(c.ref(idx))
+      .Tensor(c.ref(out))
+      .Int(n)
+      .Int(num_idx)
+      .Int(inner)
+      .Int(data->shape[static_cast<size_t>(axis)]);
   l.geometry = Linear(n);
   l.bytes = 2 * Bytes(out) + Bytes(idx);
   launches->push_back(std::move(l));
@@ -372,16 +380,21 @@ Status Conv(const NodeContext& c, std::vector<PendingLaunch>* launches) {
     Gemm(c, g, launches);
     return Status::Ok();
   }
-  const std::array<int64_t, 16> geo = {C,          W == 0 ? 0 : H, W,          OC,
-                                       OH,         OW,             KH,         KW,
-                                       strides[0], strides[1],     pads[0],    pads[1],
-                                       dilations[0], dilations[1], group,      N};
+  const std::array<int64_t, 16> geo = {
+      C,          W == 0 ? 0 : H, W,       OC,      OH,           OW,           KH,    KW,
+      strides[0], strides[1],     pads[0], pads[1], dilations[0], dilations[1], group, N};
   PendingLaunch l;
   const bool depthwise = group == C && group == OC;
   const bool oc4 = !depthwise && group == 1 && OC % 4 == 0;
-  l.kernel_name = depthwise ? "f32_conv2d_depthwise_x4" : oc4 ? "f32_conv2d_direct_oc4" : "f32_conv2d_direct";
-  l.args.Tensor(c.ref(x)).Tensor(c.ref(w)).Tensor(b ? c.ref(b) : c.ref(w)).Int(b ? 1 : 0).Tensor(
-      c.ref(y)).Ints(geo);
+  l.kernel_name = depthwise ? "f32_conv2d_depthwise_x4"
+                  : oc4     ? "f32_conv2d_direct_oc4"
+                            : "f32_conv2d_direct";
+  l.args.Tensor(c.ref(x))
+      .Tensor(c.ref(w))
+      .Tensor(b ? c.ref(b) : c.ref(w))
+      .Int(b ? 1 : 0)
+      .Tensor(c.ref(y))
+      .Ints(geo);
   l.geometry = Grid(depthwise ? (OW + 3) / 4 : OW, OH, oc4 ? N * OC / 4 : N * OC);
   l.geometry.dims = 3;
   l.bytes = Bytes(x) + Bytes(w) + Bytes(b) + Bytes(y);
@@ -406,10 +419,22 @@ Status Pool(const NodeContext& c, std::vector<PendingLaunch>* launches) {
                                             &dilations, &pads, &out_spatial));
   const int64_t planes = x->shape[0] * x->shape[1];
   const int64_t H = x->shape[2], W = x->shape[3];
-  const std::array<int64_t, 16> geo = {x->shape[1], H, W, out_spatial[0], out_spatial[1], kernel[0],
-                                       kernel[1], strides[0], strides[1], pads[0], pads[1],
-                                       dilations[0], dilations[1], is_max ? 1 : 0,
-                                       c.node.attrs.Int("count_include_pad", 0), H + pads[2]};
+  const std::array<int64_t, 16> geo = {x->shape[1],
+                                       H,
+                                       W,
+                                       out_spatial[0],
+                                       out_spatial[1],
+                                       kernel[0],
+                                       kernel[1],
+                                       strides[0],
+                                       strides[1],
+                                       pads[0],
+                                       pads[1],
+                                       dilations[0],
+                                       dilations[1],
+                                       is_max ? 1 : 0,
+                                       c.node.attrs.Int("count_include_pad", 0),
+                                       H + pads[2]};
   PendingLaunch l;
   l.kernel_name = "f32_pool2d";
   l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(planes).Ints(geo).Int(W + pads[3]);
@@ -420,8 +445,8 @@ Status Pool(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   return Status::Ok();
 }
 
-void Reduce(const NodeContext& c, const ir::Value* x, const ir::Value* y, int64_t outer, int64_t len,
-            int64_t inner, int kind, std::vector<PendingLaunch>* launches) {
+void Reduce(const NodeContext& c, const ir::Value* x, const ir::Value* y, int64_t outer,
+            int64_t len, int64_t inner, int kind, std::vector<PendingLaunch>* launches) {
   PendingLaunch l;
   l.kernel_name = "f32_reduce";
   l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(outer).Int(len).Int(inner).Int(kind);
@@ -434,8 +459,8 @@ void Reduce(const NodeContext& c, const ir::Value* x, const ir::Value* y, int64_
 Status GlobalPool(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const ir::Value* x = c.node.input(0);
   if (x->dtype != DType::kFloat32) return Unsupported(c.node, "pools float32 only");
-  Reduce(c, x, c.node.output(0), x->shape[0] * x->shape[1], Product(x->shape, 2, x->shape.size()), 1,
-         c.node.op_type == "GlobalMaxPool" ? 2 : 1, launches);
+  Reduce(c, x, c.node.output(0), x->shape[0] * x->shape[1], Product(x->shape, 2, x->shape.size()),
+         1, c.node.op_type == "GlobalMaxPool" ? 2 : 1, launches);
   return Status::Ok();
 }
 
@@ -443,8 +468,12 @@ Status ReduceOp(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const ir::Value* x = c.node.input(0);
   if (x->dtype != DType::kFloat32) return Unsupported(c.node, "reduces float32 only");
   const std::string& op = c.node.op_type;
-  const int kind = op == "ReduceSum" ? 0 : op == "ReduceMean" ? 1 : op == "ReduceMax" ? 2
-                 : op == "ReduceMin" ? 3 : op == "ReduceSumSquare" ? 4 : 5;
+  const int kind = op == "ReduceSum"         ? 0
+                   : op == "ReduceMean"      ? 1
+                   : op == "ReduceMax"       ? 2
+                   : op == "ReduceMin"       ? 3
+                   : op == "ReduceSumSquare" ? 4
+                                             : 5;
   std::vector<int64_t> axes;
   const bool axes_input = (op == "ReduceSum" && c.opset >= 13) || c.opset >= 18;
   if (axes_input) {
@@ -532,9 +561,14 @@ Status LayerNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   }
   PendingLaunch l;
   l.kernel_name = "f32_layer_norm_rows";
-  l.args.Tensor(c.ref(x)).Tensor(c.ref(scale)).Tensor(bias ? c.ref(bias) : c.ref(scale)).Int(bias ? 1 : 0);
+  l.args.Tensor(c.ref(x))
+      .Tensor(c.ref(scale))
+      .Tensor(bias ? c.ref(bias) : c.ref(scale))
+      .Int(bias ? 1 : 0);
   l.args.Tensor(c.ref(y)).Int(len).Float(c.node.attrs.Float("epsilon", 1e-5f));
-  l.args.Tensor(stats ? c.ref(mean) : c.ref(y)).Tensor(stats ? c.ref(inv_std) : c.ref(y)).Int(stats ? 1 : 0);
+  l.args.Tensor(stats ? c.ref(mean) : c.ref(y))
+      .Tensor(stats ? c.ref(inv_std) : c.ref(y))
+      .Int(stats ? 1 : 0);
   l.geometry = Grid(kRowGroup, rows, 1);
   l.geometry.local = {static_cast<size_t>(kRowGroup), 1, 1};
   l.bytes = Bytes(x) + Bytes(y) + Bytes(scale) + Bytes(bias);
@@ -547,7 +581,8 @@ Status BatchNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const ir::Value* x = c.node.input(0);
   const ir::Value* y = c.node.output(0);
   for (size_t i = 0; i < 5; ++i) {
-    if (c.node.input(i)->dtype != DType::kFloat32) return Unsupported(c.node, "normalizes float32 only");
+    if (c.node.input(i)->dtype != DType::kFloat32)
+      return Unsupported(c.node, "normalizes float32 only");
   }
   const int64_t n = NumElements(x->shape);
   const int64_t params = NumElements(c.node.input(1)->shape);
@@ -557,8 +592,11 @@ Status BatchNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   l.kernel_name = "f32_batch_norm";
   l.args.Tensor(c.ref(x));
   for (size_t i = 1; i < 5; ++i) l.args.Tensor(c.ref(c.node.input(i)));
-  l.args.Tensor(c.ref(y)).Int(n).Int(per_sample / params).Int(params).Float(
-      c.node.attrs.Float("epsilon", 1e-5f));
+  l.args.Tensor(c.ref(y))
+      .Int(n)
+      .Int(per_sample / params)
+      .Int(params)
+      .Float(c.node.attrs.Float("epsilon", 1e-5f));
   l.geometry = Linear(n);
   l.bytes = Bytes(x) + Bytes(y);
   l.flops = 2 * n;

@@ -1,5 +1,7 @@
 #include "targets/opencl/runtime.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -72,22 +74,26 @@ std::vector<unsigned char> ReadCachedBinary(const std::filesystem::path& path) {
   char magic[8];
   uint64_t size = 0, checksum = 0;
   if (!in.read(magic, 8) || std::memcmp(magic, kCacheMagic, 8) != 0) return {};
-  if (!in.read(reinterpret_cast<char*>(&size), 8) || !in.read(reinterpret_cast<char*>(&checksum), 8))
+  if (!in.read(reinterpret_cast<char*>(&size), 8) ||
+      !in.read(reinterpret_cast<char*>(&checksum), 8))
     return {};
   if (size == 0 || size > (uint64_t{1} << 31)) return {};
   std::vector<unsigned char> binary(size);
-  if (!in.read(reinterpret_cast<char*>(binary.data()), static_cast<std::streamsize>(size))) return {};
+  if (!in.read(reinterpret_cast<char*>(binary.data()), static_cast<std::streamsize>(size)))
+    return {};
   if (in.peek() != std::char_traits<char>::eof()) return {};
   if (Fnv1a64(binary.data(), binary.size()) != checksum) return {};
   return binary;
 }
 
 // Best effort: a cache that cannot be written only costs the next build.
-void WriteCachedBinary(const std::filesystem::path& path, const std::vector<unsigned char>& binary) {
+void WriteCachedBinary(const std::filesystem::path& path,
+                       const std::vector<unsigned char>& binary) {
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   if (ec) return;
-  const std::filesystem::path tmp = path.string() + ".tmp" + std::to_string(std::rand());
+  // Unique per process, so concurrent writers (parallel tests) never share one.
+  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) return;
@@ -286,8 +292,8 @@ StatusOr<cl_program> Runtime::BuildProgram(const std::string& source, const std:
       const unsigned char* bin = binary.data();
       const size_t size = binary.size();
       cl_int bin_status = CL_SUCCESS;
-      cl_program p = clCreateProgramWithBinary(context_, 1, &device_.device, &size, &bin,
-                                               &bin_status, &rc);
+      cl_program p =
+          clCreateProgramWithBinary(context_, 1, &device_.device, &size, &bin, &bin_status, &rc);
       if (rc == CL_SUCCESS && bin_status == CL_SUCCESS &&
           clBuildProgram(p, 1, &device_.device, options.c_str(), nullptr, nullptr) == CL_SUCCESS) {
         programs_.push_back(p);

@@ -23,8 +23,8 @@ std::array<size_t, 3> DefaultLocalSize(const LaunchGeometry& g, int64_t kernel_m
   if (g.fixed_local()) return g.local;
   std::array<size_t, 3> local{1, 1, 1};
   if (kernel_max_work_group_size <= 0) return local;
-  const size_t budget =
-      FloorPow2(std::min<size_t>(static_cast<size_t>(kernel_max_work_group_size), kMaxDefaultItems));
+  const size_t budget = FloorPow2(
+      std::min<size_t>(static_cast<size_t>(kernel_max_work_group_size), kMaxDefaultItems));
   const size_t base =
       std::max<size_t>(static_cast<size_t>(global_mem_cache_bytes / kBaseCacheBytes), 1);
   // Powers of two: they divide the budget, so every product stays within it.
@@ -39,7 +39,8 @@ std::array<size_t, 3> DefaultLocalSize(const LaunchGeometry& g, int64_t kernel_m
   }
   // Leftover budget goes back to dim 1 when dim 0 is short (narrow images).
   if (g.dims >= 2) {
-    while (local[0] * local[1] * local[2] * 2 <= budget && local[1] * 2 <= g.global[1]) local[1] *= 2;
+    while (local[0] * local[1] * local[2] * 2 <= budget && local[1] * 2 <= g.global[1])
+      local[1] *= 2;
   }
   return local;
 }
