@@ -9,6 +9,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libxbyak-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
+  ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
 )
 
 missing=()

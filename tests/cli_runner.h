@@ -28,13 +28,14 @@ inline std::string ReadAll(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// Runs `tessel ARGS` (ARGS is passed to the shell as is).
-inline CliResult RunTessel(const std::string& args) {
+// Runs `tessel ARGS` (ARGS is passed to the shell as is), after `env`
+// ("NAME=VALUE " assignments) when given.
+inline CliResult RunTessel(const std::string& args, const std::string& env = "") {
   static int counter = 0;
   const auto base = std::filesystem::temp_directory_path() /
                     ("tessel_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   const std::string out = base.string() + ".out", err = base.string() + ".err";
-  const std::string cmd = std::string(TESSEL_BINARY) + " " + args + " >" + out + " 2>" + err;
+  const std::string cmd = env + std::string(TESSEL_BINARY) + " " + args + " >" + out + " 2>" + err;
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

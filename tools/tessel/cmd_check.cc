@@ -8,7 +8,7 @@
 #include "common.h"
 #include "memory_options.h"
 #include "onnx/test_data.h"
-#include "targets/cpu/executor.h"
+#include "target.h"
 
 namespace tessel::cli {
 
@@ -20,6 +20,7 @@ struct CheckArgs {
   double atol = 1e-4;
   bool json = false;
   ModelOptions model_options;
+  TargetOptions target;
 };
 
 StatusOr<bool> Check(const CheckArgs& args) {
@@ -30,12 +31,13 @@ StatusOr<bool> Check(const CheckArgs& args) {
   TESSEL_ASSIGN_OR_RETURN(CompiledModel model, LoadOrCompile(dir / "model.onnx", copts));
   std::set<std::string> bound;
   for (const auto& [input, value] : copts.import.constant_inputs) bound.insert(input);
-  std::unique_ptr<cpu::CpuExecutor> executor = MakeExecutor(model);
+  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> executor, MakeRunner(model, args.target));
   bool all_ok = true;
   nlohmann::json report;
   report["model"] = (dir / "model.onnx").string();
   report["rtol"] = args.rtol;
   report["atol"] = args.atol;
+  report["target"] = executor->Describe();
   for (const auto& set : sets) {
     const std::string name = set.dir.filename().string();
     TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,
@@ -76,8 +78,9 @@ StatusOr<bool> Check(const CheckArgs& args) {
   if (args.json) {
     std::cout << report.dump(2) << "\n";
   } else {
-    std::printf("%s: %zu data set(s), %s (rtol %g, atol %g)\n", args.dir.c_str(), sets.size(),
-                all_ok ? "all outputs match" : "MISMATCH", args.rtol, args.atol);
+    std::printf("%s: %zu data set(s), %s (rtol %g, atol %g, target %s)\n", args.dir.c_str(),
+                sets.size(), all_ok ? "all outputs match" : "MISMATCH", args.rtol, args.atol,
+                executor->Describe().c_str());
   }
   return all_ok;
 }
@@ -93,6 +96,7 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--atol", args->atol, "Absolute tolerance")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   AddModelOptions(*cmd, args->model_options);
+  AddTargetOptions(*cmd, args->target, /*profile=*/false);
   cmd->callback([args, &exit_code] {
     StatusOr<bool> ok = Check(*args);
     exit_code = !ok.ok() ? ReportError(ok.status()) : (*ok ? 0 : 1);

@@ -9,7 +9,7 @@
 #include "compiler/model_file.h"
 #include "ir/printer.h"
 #include "onnx/tensor_io.h"
-#include "targets/cpu/executor.h"
+#include "target.h"
 
 namespace tessel::cli {
 
@@ -25,6 +25,7 @@ struct RunArgs {
   ModelOptions model_options;
   MemoryCliOptions memory;
   bool replan = false;  // memory options given: plan a compiled model again
+  TargetOptions target;
 };
 
 Status Run(const RunArgs& args) {
@@ -44,7 +45,7 @@ Status Run(const RunArgs& args) {
     EndSearchProgressBar();
     TESSEL_ASSIGN_OR_RETURN(model.memory, std::move(layout));
   }
-  std::unique_ptr<cpu::CpuExecutor> executor = MakeExecutor(model);
+  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> executor, MakeRunner(model, args.target));
   std::vector<Tensor> outputs;
   std::vector<double> times;
   for (int i = 0; i < args.repeat; ++i) {
@@ -72,9 +73,10 @@ Status Run(const RunArgs& args) {
     j["runs"] = args.repeat;
     j["latency_ms"] = {{"min", lat.min_ms}, {"median", lat.median_ms}, {"p90", lat.p90_ms}};
     j["weights_bytes"] = stats.parameter_bytes;
-    j["peak_activation_bytes"] = executor->stats().peak_activation_bytes;
+    j["peak_activation_bytes"] = executor->peak_activation_bytes();
     j["planner"] = model.memory.empty() ? "none" : model.memory.algorithm;
-    j["workspace_bytes"] = executor->stats().workspace_bytes;
+    j["workspace_bytes"] = executor->workspace_bytes();
+    j["target"] = executor->Describe();
     for (size_t k = 0; k < outputs.size(); ++k) {
       const Tensor& t = outputs[k];
       double sum = 0;
@@ -98,12 +100,14 @@ Status Run(const RunArgs& args) {
   std::printf("latency min %.3f ms, median %.3f ms (%d run%s)\n", lat.min_ms, lat.median_ms,
               args.repeat, args.repeat == 1 ? "" : "s");
   std::printf("memory  weights %s, peak activations %s", FormatBytes(stats.parameter_bytes).c_str(),
-              FormatBytes(executor->stats().peak_activation_bytes).c_str());
+              FormatBytes(executor->peak_activation_bytes()).c_str());
   if (!model.memory.empty()) {
-    std::printf(", planned workspace %s (%s)", FormatBytes(executor->stats().workspace_bytes).c_str(),
+    std::printf(", planned workspace %s (%s)", FormatBytes(executor->workspace_bytes()).c_str(),
                 model.memory.algorithm.c_str());
   }
   std::printf("\n");
+  if (args.target.target != "cpu") std::printf("target  %s\n", executor->Describe().c_str());
+  if (args.target.profile) std::printf("%s", executor->ProfileReport().c_str());
   if (!args.output_dir.empty()) std::printf("wrote   %zu output(s) to %s\n", outputs.size(), args.output_dir.c_str());
   return Status::Ok();
 }
@@ -122,6 +126,7 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   AddModelOptions(*cmd, args->model_options);
   AddMemoryOptions(*cmd, args->memory, /*time_limit=*/true);
+  AddTargetOptions(*cmd, args->target, /*profile=*/true);
   cmd->callback([cmd, args, &exit_code] {
     args->replan = MemoryOptionsGiven(*cmd);
     Status s = Run(*args);

@@ -3,6 +3,7 @@
 #include <new>
 
 #include "common.h"
+#include "target.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"tessel: an ahead-of-time compiler and runtime for ONNX inference"};
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   tessel::cli::AddBenchCommand(app, exit_code);
   tessel::cli::AddConformanceCommand(app, exit_code);
   tessel::cli::AddPlanCommand(app, exit_code);
+  tessel::cli::AddInfoCommand(app, exit_code);
   // CLI11 would only say "a subcommand is required"; name the culprit.
   const auto subcommands = app.get_subcommands([](const CLI::App*) { return true; });
   bool known = argc < 2 || argv[1][0] == '-';

@@ -1,0 +1,296 @@
+#include "targets/opencl/executor.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/check.h"
+#include "ops/op_registry.h"
+#include "snippets/c_emitter.h"
+#include "snippets/canonicalize.h"
+#include "snippets/lower.h"
+#include "targets/opencl/cl_error.h"
+#include "targets/opencl/op_launches.h"
+
+namespace tessel::opencl {
+
+namespace {
+
+constexpr char kOpKernelSource[] =
+#include "targets/opencl/kernels.cl.inc"
+    ;
+
+// An elementwise node that fusion left alone (or --no-fusion) as the body of
+// a one-op snippet: its scalar constants become immediates, every other input
+// a body input (listed in `outer_inputs`, in order).
+StatusOr<std::unique_ptr<ir::Graph>> SingleOpBody(const ir::Node& node, int opset,
+                                                  std::vector<ir::Value*>* outer_inputs) {
+  auto body = std::make_unique<ir::Graph>();
+  body->set_opset_version(opset);
+  body->set_name(node.name);
+  std::vector<ir::Value*> ins;
+  for (ir::Value* in : node.inputs) {
+    if (!in) {
+      ins.push_back(nullptr);
+    } else if (in->is_constant() && in->constant.num_elements() == 1) {
+      ins.push_back(body->AddConstant(body->UniqueValueName(in->name), in->constant));
+    } else {
+      ir::Value* v = body->AddValue(body->UniqueValueName(in->name), in->dtype, in->shape, true);
+      body->inputs().push_back(v);
+      outer_inputs->push_back(in);
+      ins.push_back(v);
+    }
+  }
+  std::vector<ir::Value*> outs;
+  for (ir::Value* o : node.outputs) {
+    outs.push_back(o ? body->AddValue(body->UniqueValueName(o->name), o->dtype, o->shape, true)
+                     : nullptr);
+  }
+  ir::Node* copy = body->AddNode(node.op_type, node.name, ins, outs);
+  copy->domain = node.domain;
+  copy->attrs = node.attrs;
+  TESSEL_RETURN_IF_ERROR(ops::InferNode(*copy, opset));
+  for (ir::Value* o : outs) {
+    if (o) body->outputs().push_back(o);
+  }
+  return body;
+}
+
+}  // namespace
+
+const std::string& OpKernelSource() {
+  static const std::string source = kOpKernelSource;
+  return source;
+}
+
+const std::string& ProgramOptions() {
+  // No fast-math: the kernels are checked against the reference.
+  static const std::string options = "-cl-std=CL1.2";
+  return options;
+}
+
+struct OpenClExecutor::Impl {
+  std::vector<cl_mem> pools;      // by pool index
+  std::vector<TensorRef> values;  // by value id
+  std::vector<cl_event> events;   // profiling: one per launch of the last Run
+};
+
+OpenClExecutor::OpenClExecutor(const ir::Graph& graph, Runtime& runtime)
+    : graph_(graph), runtime_(runtime), impl_(std::make_unique<Impl>()) {}
+
+OpenClExecutor::~OpenClExecutor() {
+  for (cl_event e : impl_->events) clReleaseEvent(e);
+  for (Launch& l : launches_) {
+    if (l.kernel) clReleaseKernel(l.kernel);
+  }
+}
+
+StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph& graph,
+                                                                 const ir::MemoryLayout& layout,
+                                                                 Runtime& runtime) {
+  std::unique_ptr<OpenClExecutor> exec(new OpenClExecutor(graph, runtime));
+  Impl& impl = *exec->impl_;
+  const auto& values = graph.values();
+  const auto& nodes = graph.nodes();
+  const bool planned = !layout.empty();
+  if (planned) {
+    TESSEL_CHECK(layout.values.size() == values.size());
+    for (const ir::MemoryPool& pool : layout.pools) {
+      TESSEL_ASSIGN_OR_RETURN(cl_mem m, runtime.Allocate(pool.size_bytes));
+      impl.pools.push_back(m);
+      if (!pool.read_only) exec->workspace_bytes_ += pool.size_bytes;
+    }
+  }
+  cl_command_queue queue = runtime.queue();
+  // Kernels index with 32-bit ints (fast on every GPU): no tensor, and no
+  // planned offset, may reach 2^31 elements.
+  constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
+  for (const auto& v : values) {
+    if (NumElements(v->shape) > kMaxElements) {
+      return Unsupported("value '" + v->name + "' has " + std::to_string(NumElements(v->shape)) +
+                         " elements; the OpenCL target indexes at most 2^31 - 1");
+    }
+  }
+  impl.values.resize(values.size());
+  for (const auto& v : values) {
+    const auto id = static_cast<size_t>(v->id);
+    const int64_t size = static_cast<int64_t>(v->size_bytes());
+    const int64_t elem = static_cast<int64_t>(std::max<size_t>(DTypeSize(v->dtype), 1));
+    TensorRef ref;
+    if (planned && layout.values[id].planned()) {
+      const ir::BufferPlacement& p = layout.values[id];
+      TESSEL_CHECK(p.offset_bytes % elem == 0);
+      if (p.offset_bytes / elem > kMaxElements) {
+        return Unsupported("value '" + v->name + "' lies at byte " +
+                           std::to_string(p.offset_bytes) + " of pool '" +
+                           layout.pools[static_cast<size_t>(p.pool)].name +
+                           "'; the OpenCL target indexes at most 2^31 - 1 elements");
+      }
+      ref.mem = impl.pools[static_cast<size_t>(p.pool)];
+      ref.offset = static_cast<int32_t>(p.offset_bytes / elem);
+    } else {
+      // The caller's (rebound by every Run through a copy), an unplanned
+      // constant, or every value of a graph without a plan.
+      TESSEL_ASSIGN_OR_RETURN(ref.mem, runtime.Allocate(size));
+    }
+    if (v->is_constant() && size > 0) {
+      TESSEL_CL_RETURN_IF_ERROR(
+          clEnqueueWriteBuffer(queue, ref.mem, CL_TRUE, static_cast<size_t>(ref.offset * elem),
+                               static_cast<size_t>(size), v->constant.raw_data(), 0, nullptr,
+                               nullptr),
+          "clEnqueueWriteBuffer (constant '" + v->name + "')");
+    }
+    impl.values[id] = ref;
+  }
+
+  // The model's snippets: one kernel each, in one program.
+  std::string snippet_source;
+  std::vector<std::string> snippet_names(nodes.size());
+  std::vector<std::vector<ir::Value*>> single_op_inputs(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node& node = *nodes[i];
+    std::unique_ptr<ir::Graph> single;
+    if (node.op_type != "Subgraph" && snippets::IsFusable(node, graph.opset_version())) {
+      TESSEL_ASSIGN_OR_RETURN(single,
+                              SingleOpBody(node, graph.opset_version(), &single_op_inputs[i]));
+    } else if (node.op_type != "Subgraph" || !node.body) {
+      continue;
+    }
+    StatusOr<snippets::KernelIR> ir = snippets::LowerSubgraph(single ? *single : *node.body);
+    if (!ir.ok()) return ir.status().WithContext(node.Describe() + " on OpenCL");
+    snippet_names[i] = "f32_snippet_" + std::to_string(i) + "__opencl";
+    snippet_source += snippets::EmitOpenClKernel(*ir, snippet_names[i]) + "\n";
+  }
+
+  std::vector<PendingLaunch> pending;
+  std::vector<int> pending_node;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    NodeContext ctx{
+        *nodes[i], graph.opset_version(),
+        [&impl](const ir::Value* v) {
+          return v ? impl.values[static_cast<size_t>(v->id)] : TensorRef{};
+        },
+        snippet_names[i],
+        single_op_inputs[i].empty() && snippet_names[i].empty() ? nullptr : &single_op_inputs[i]};
+    if (nodes[i]->op_type == "Subgraph") ctx.snippet_inputs = nullptr;
+    ctx.compute_units = std::max<int64_t>(runtime.device().compute_units, 1);
+    TESSEL_RETURN_IF_ERROR(BuildNodeLaunches(ctx, &pending));
+    pending_node.resize(pending.size(), static_cast<int>(i));
+  }
+
+  TESSEL_ASSIGN_OR_RETURN(cl_program ops_program,
+                          runtime.BuildProgram(OpKernelSource(), ProgramOptions()));
+  cl_program snippet_program = nullptr;
+  if (!snippet_source.empty()) {
+    TESSEL_ASSIGN_OR_RETURN(snippet_program,
+                            runtime.BuildProgram(snippet_source, ProgramOptions()));
+  }
+  const DeviceInfo& dev = runtime.device();
+  for (size_t k = 0; k < pending.size(); ++k) {
+    PendingLaunch& p = pending[k];
+    Launch l;
+    l.kernel_name = p.kernel_name;
+    l.node = pending_node[k];
+    l.geometry = p.geometry;
+    l.bytes = p.bytes;
+    l.flops = p.flops;
+    const bool is_snippet = p.kernel_name.find("__opencl") != std::string::npos;
+    cl_int rc = CL_SUCCESS;
+    l.kernel =
+        clCreateKernel(is_snippet ? snippet_program : ops_program, p.kernel_name.c_str(), &rc);
+    TESSEL_CL_RETURN_IF_ERROR(rc, "clCreateKernel '" + p.kernel_name + "'");
+    exec->launches_.push_back(l);
+    const auto& args = p.args.args();
+    for (size_t a = 0; a < args.size(); ++a) {
+      TESSEL_CL_RETURN_IF_ERROR(
+          clSetKernelArg(l.kernel, static_cast<cl_uint>(a), args[a].size(), args[a].data()),
+          "clSetKernelArg " + std::to_string(a) + " of '" + p.kernel_name + "' (" +
+              nodes[static_cast<size_t>(l.node)]->Describe() + ")");
+    }
+    size_t max_wg = 0;
+    TESSEL_CL_RETURN_IF_ERROR(
+        clGetKernelWorkGroupInfo(l.kernel, dev.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg,
+                                 &max_wg, nullptr),
+        "clGetKernelWorkGroupInfo '" + p.kernel_name + "'");
+    Launch& placed = exec->launches_.back();
+    placed.local =
+        DefaultLocalSize(l.geometry, static_cast<int64_t>(max_wg), dev.global_mem_cache_bytes);
+    placed.global = RoundedGlobal(l.geometry, placed.local);
+    if (l.geometry.fixed_local() &&
+        l.geometry.local[0] * l.geometry.local[1] * l.geometry.local[2] > max_wg) {
+      return ResourceExhausted(nodes[static_cast<size_t>(l.node)]->Describe() + ": kernel '" +
+                               p.kernel_name + "' needs work-groups of " +
+                               std::to_string(l.geometry.local[0] * l.geometry.local[1]) +
+                               " items; " + dev.name + " allows " + std::to_string(max_wg));
+    }
+  }
+  TESSEL_CL_RETURN_IF_ERROR(clFinish(queue), "clFinish");
+  return exec;
+}
+
+StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inputs) {
+  const auto& graph_inputs = graph_.inputs();
+  if (inputs.size() != graph_inputs.size()) {
+    return InvalidArgument("the model takes " + std::to_string(graph_inputs.size()) + " inputs; " +
+                           std::to_string(inputs.size()) + " given");
+  }
+  cl_command_queue queue = runtime_.queue();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Value& v = *graph_inputs[i];
+    if (inputs[i].dtype() != v.dtype || inputs[i].shape() != v.shape) {
+      return InvalidArgument("input '" + v.name + "' is " + DTypeName(inputs[i].dtype()) + " " +
+                             ShapeToString(inputs[i].shape()) + "; the model takes " +
+                             DTypeName(v.dtype) + " " + ShapeToString(v.shape));
+    }
+    const TensorRef& ref = impl_->values[static_cast<size_t>(v.id)];
+    if (inputs[i].size_bytes() == 0) continue;
+    TESSEL_CL_RETURN_IF_ERROR(
+        clEnqueueWriteBuffer(queue, ref.mem, CL_FALSE,
+                             static_cast<size_t>(ref.offset) * DTypeSize(v.dtype),
+                             inputs[i].size_bytes(), inputs[i].raw_data(), 0, nullptr, nullptr),
+        "clEnqueueWriteBuffer (input '" + v.name + "')");
+  }
+  for (cl_event e : impl_->events) clReleaseEvent(e);
+  impl_->events.clear();
+  const bool profiling = runtime_.profiling() && record_timings_;
+  for (const Launch& l : launches_) {
+    cl_event event = nullptr;
+    const size_t* local = l.local.data();
+    TESSEL_CL_RETURN_IF_ERROR(
+        clEnqueueNDRangeKernel(queue, l.kernel, static_cast<cl_uint>(l.geometry.dims), nullptr,
+                               l.global.data(), local, 0, nullptr, profiling ? &event : nullptr),
+        "clEnqueueNDRangeKernel '" + l.kernel_name + "' (" +
+            graph_.nodes()[static_cast<size_t>(l.node)]->Describe() + ")");
+    if (profiling) impl_->events.push_back(event);
+  }
+  std::vector<Tensor> outputs;
+  for (const ir::Value* o : graph_.outputs()) {
+    Tensor t(o->dtype, o->shape);
+    const TensorRef& ref = impl_->values[static_cast<size_t>(o->id)];
+    if (t.size_bytes() > 0) {
+      TESSEL_CL_RETURN_IF_ERROR(
+          clEnqueueReadBuffer(queue, ref.mem, CL_FALSE,
+                              static_cast<size_t>(ref.offset) * DTypeSize(o->dtype), t.size_bytes(),
+                              t.raw_data(), 0, nullptr, nullptr),
+          "clEnqueueReadBuffer (output '" + o->name + "')");
+    }
+    outputs.push_back(std::move(t));
+  }
+  TESSEL_CL_RETURN_IF_ERROR(clFinish(queue), "clFinish");
+  timings_.clear();
+  if (profiling) {
+    for (size_t k = 0; k < launches_.size(); ++k) {
+      cl_ulong start = 0, end = 0;
+      TESSEL_CL_RETURN_IF_ERROR(
+          clGetEventProfilingInfo(impl_->events[k], CL_PROFILING_COMMAND_START, sizeof start,
+                                  &start, nullptr),
+          "clGetEventProfilingInfo");
+      TESSEL_CL_RETURN_IF_ERROR(clGetEventProfilingInfo(impl_->events[k], CL_PROFILING_COMMAND_END,
+                                                        sizeof end, &end, nullptr),
+                                "clGetEventProfilingInfo");
+      timings_.push_back({&launches_[k], static_cast<double>(end - start) * 1e-6});
+    }
+  }
+  return outputs;
+}
+
+}  // namespace tessel::opencl

@@ -1,0 +1,92 @@
+// The OpenCL executor: runs a compiled graph on one device, one kernel launch
+// (or a few) per node, over buffers laid out by the memory plan.
+//
+//   TESSEL_ASSIGN_OR_RETURN(auto rt, opencl::Runtime::Create("opencl:0"));
+//   TESSEL_ASSIGN_OR_RETURN(auto exec, opencl::OpenClExecutor::Create(graph, layout, *rt));
+//   TESSEL_ASSIGN_OR_RETURN(auto outputs, exec->Run(inputs));
+//
+// Memory: one cl_mem per planned pool; every tensor is its pool buffer plus
+// its planned offset, passed to kernels as an element offset argument (no
+// sub-buffers, so CL_DEVICE_MEM_BASE_ADDR_ALIGN never constrains the plan).
+// Constants are uploaded once, by Create. Values in no pool (the caller's
+// inputs and outputs, or everything when the graph has no plan) get a buffer
+// each, allocated once.
+//
+// Create validates once: every node has a kernel here (else Unsupported,
+// naming the node), the op library and the model's fused snippets (one
+// OpenCL C kernel each, emitted from the snippets kernel IR) are built
+// through the runtime's program cache, and every kernel's arguments are set.
+// Run only writes inputs, enqueues the launches in schedule order on the
+// in-order queue, and reads the outputs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/graph.h"
+#include "ir/memory_layout.h"
+#include "targets/opencl/runtime.h"
+#include "targets/opencl/work_size.h"
+
+namespace tessel::opencl {
+
+// One kernel launch of the schedule, as it will be enqueued.
+struct Launch {
+  std::string kernel_name;  // "f32_conv2d_direct", "f32_snippet_12__opencl"
+  int node = -1;            // index in the graph's schedule
+  cl_kernel kernel = nullptr;
+  LaunchGeometry geometry;                // the real extent
+  std::array<size_t, 3> local{1, 1, 1};   // chosen local size
+  std::array<size_t, 3> global{1, 1, 1};  // rounded up to it
+  // Work estimates for reports: bytes moved to or from global memory (each
+  // tensor once) and floating-point operations.
+  int64_t bytes = 0;
+  int64_t flops = 0;
+};
+
+// Timing of one launch in the last profiled Run.
+struct LaunchTiming {
+  const Launch* launch = nullptr;
+  double ms = 0;
+};
+
+// The program of the op kernels (kernels.cl.inc), for tests and tools.
+const std::string& OpKernelSource();
+// Build options of every program.
+const std::string& ProgramOptions();
+
+class OpenClExecutor {
+ public:
+  // `graph` and `runtime` must outlive the executor; `layout` need not.
+  static StatusOr<std::unique_ptr<OpenClExecutor>> Create(const ir::Graph& graph,
+                                                          const ir::MemoryLayout& layout,
+                                                          Runtime& runtime);
+  ~OpenClExecutor();
+
+  StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs);
+
+  const std::vector<Launch>& launches() const { return launches_; }
+  // With a profiling runtime: every launch of the last Run, in schedule order.
+  const std::vector<LaunchTiming>& last_timings() const { return timings_; }
+  // Whether Run records timings (with a profiling runtime; on by default).
+  // Off, launches take no events, so timed runs pay nothing for them.
+  void set_record_timings(bool on) { record_timings_ = on; }
+  // Device bytes of the read-write pools (the planned workspace).
+  int64_t workspace_bytes() const { return workspace_bytes_; }
+
+ private:
+  struct Impl;
+  explicit OpenClExecutor(const ir::Graph& graph, Runtime& runtime);
+
+  const ir::Graph& graph_;
+  Runtime& runtime_;
+  std::unique_ptr<Impl> impl_;
+  std::vector<Launch> launches_;
+  std::vector<LaunchTiming> timings_;
+  int64_t workspace_bytes_ = 0;
+  bool record_timings_ = true;
+};
+
+}  // namespace tessel::opencl

@@ -1,0 +1,515 @@
+// Every OpenCL kernel against the reference executor, on small one-op (or
+// fused) models, plus the runtime's device selection and program cache.
+// Without an OpenCL platform (or in a sanitizer build, where PoCL's in-process
+// LLVM is not reliable) the device tests skip, saying why.
+#include "targets/opencl/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "compiler/compile.h"
+#include "onnx/model_builder.h"
+#include "onnx/test_data.h"
+#include "targets/cpu/executor.h"
+#include "targets/opencl/cl_error.h"
+#include "targets/opencl/runtime.h"
+#include "targets/opencl/work_size.h"
+
+namespace tessel::opencl {
+namespace {
+
+using onnx_io::ModelBuilder;
+
+std::string SkipReason() {
+#ifdef TESSEL_SANITIZED_BUILD
+  return "sanitizer build: PoCL JIT-compiles with LLVM in process and reports ~1.4 MB of leaks to "
+         "LeakSanitizer, so the OpenCL device tests do not run under ASan/UBSan";
+#else
+  StatusOr<std::vector<DeviceInfo>> devices = ListDevices();
+  if (!devices.ok()) return "no usable OpenCL platform: " + devices.status().message();
+  if (devices->empty()) return "no OpenCL platform or device installed";
+  return "";
+#endif
+}
+
+class OpenClTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    skip_reason_ = new std::string(SkipReason());
+    if (!skip_reason_->empty()) return;
+    RuntimeOptions options;
+    options.cache_dir = TESSEL_TEST_CACHE_DIR;
+    auto rt = Runtime::Create("", options);
+    if (!rt.ok()) {
+      *skip_reason_ = "OpenCL runtime unavailable: " + rt.status().message();
+      return;
+    }
+    runtime_ = rt->release();
+  }
+  static void TearDownTestSuite() {
+    delete runtime_;
+    runtime_ = nullptr;
+    delete skip_reason_;
+    skip_reason_ = nullptr;
+  }
+  void SetUp() override {
+    if (!skip_reason_->empty()) GTEST_SKIP() << *skip_reason_;
+  }
+
+  // Compiles `b`, runs it on the reference executor and on OpenCL with the
+  // same random inputs, and compares every output.
+  void ExpectMatchesReference(ModelBuilder& b, bool fusion = false, double rtol = 1e-4,
+                              double atol = 1e-5) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("tessel_opencl_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto path = dir / "m.onnx";
+    ASSERT_TRUE(b.Save(path).ok());
+    CompileOptions options;
+    options.fusion = fusion;
+    StatusOr<CompiledModel> model = Compile(path, options);
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    std::mt19937 rng(7);
+    std::vector<Tensor> inputs;
+    for (const ir::Value* v : model->graph->inputs()) {
+      Tensor t(v->dtype, v->shape);
+      for (int64_t i = 0; i < t.num_elements(); ++i) {
+        if (v->dtype == DType::kFloat32) {
+          t.data<float>()[i] = std::uniform_real_distribution<float>(-2, 2)(rng);
+        } else if (v->dtype == DType::kInt64) {
+          t.data<int64_t>()[i] = std::uniform_int_distribution<int64_t>(-3, 5)(rng);
+        }
+      }
+      inputs.push_back(std::move(t));
+    }
+    cpu::CpuExecutor reference(*model->graph);
+    StatusOr<std::vector<Tensor>> expected = reference.Run(inputs);
+    ASSERT_TRUE(expected.ok()) << expected.status().message();
+    StatusOr<std::unique_ptr<OpenClExecutor>> exec =
+        OpenClExecutor::Create(*model->graph, model->memory, *runtime_);
+    ASSERT_TRUE(exec.ok()) << exec.status().message();
+    StatusOr<std::vector<Tensor>> actual = (*exec)->Run(inputs);
+    ASSERT_TRUE(actual.ok()) << actual.status().message();
+    ASSERT_EQ(actual->size(), expected->size());
+    for (size_t k = 0; k < actual->size(); ++k) {
+      const auto c = onnx_io::CompareTensors((*actual)[k], (*expected)[k], rtol, atol);
+      EXPECT_TRUE(c.ok) << "output " << k << ": " << c.problem << " max abs error "
+                        << c.max_abs_error << ", " << c.mismatches << " elements off";
+    }
+    launches_ = (*exec)->launches().size();
+    kernel_names_.clear();
+    for (const Launch& l : (*exec)->launches()) kernel_names_.push_back(l.kernel_name);
+    std::filesystem::remove_all(dir);
+  }
+
+  static Tensor Random(Shape shape, uint32_t seed) {
+    std::mt19937 rng(seed);
+    Tensor t(DType::kFloat32, std::move(shape));
+    for (int64_t i = 0; i < t.num_elements(); ++i)
+      t.data<float>()[i] = std::uniform_real_distribution<float>(-1, 1)(rng);
+    return t;
+  }
+  // Whether a launch ran a kernel whose name starts with `kernel`.
+  bool Used(const std::string& kernel) const {
+    for (const std::string& k : kernel_names_) {
+      if (k.rfind(kernel, 0) == 0) return true;
+    }
+    return false;
+  }
+
+  static Runtime* runtime_;
+  static std::string* skip_reason_;
+  size_t launches_ = 0;
+  std::vector<std::string> kernel_names_;
+};
+
+Runtime* OpenClTest::runtime_ = nullptr;
+std::string* OpenClTest::skip_reason_ = nullptr;
+
+ModelBuilder ConvModel(Shape x, Shape w, int64_t group, std::vector<int64_t> strides,
+                       std::vector<int64_t> pads, bool bias) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, x);
+  b.Initializer("w", [&] {
+    std::mt19937 rng(3);
+    Tensor t(DType::kFloat32, w);
+    for (int64_t i = 0; i < t.num_elements(); ++i)
+      t.data<float>()[i] = std::uniform_real_distribution<float>(-1, 1)(rng);
+    return t;
+  }());
+  std::vector<std::string> ins = {"x", "w"};
+  if (bias) {
+    b.Initializer("b", Tensor::FromVector<float>(
+                           std::vector<float>(static_cast<size_t>(w[0]), 0.25f), {w[0]}));
+    ins.push_back("b");
+  }
+  auto& n = b.Node("Conv", ins, {"y"});
+  ModelBuilder::SetAttr(n, "group", group);
+  ModelBuilder::SetAttr(n, "strides", strides);
+  ModelBuilder::SetAttr(n, "pads", pads);
+  b.Output("y");
+  return b;
+}
+
+TEST_F(OpenClTest, Conv_general_3x3_stride2) {
+  ModelBuilder b = ConvModel({1, 3, 11, 9}, {5, 3, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}, true);
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_conv2d_direct"));
+}
+
+TEST_F(OpenClTest, Conv_four_output_channels_per_item) {
+  ModelBuilder b = ConvModel({2, 5, 9, 8}, {12, 5, 3, 3}, 1, {1, 1}, {1, 0, 1, 2}, true);
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_conv2d_direct_oc4"));
+}
+
+TEST_F(OpenClTest, Conv_grouped_asymmetric_pads) {
+  ModelBuilder b = ConvModel({2, 4, 7, 6}, {6, 2, 3, 2}, 2, {1, 2}, {0, 1, 2, 0}, false);
+  ExpectMatchesReference(b);
+}
+
+TEST_F(OpenClTest, Conv_depthwise) {
+  ModelBuilder b = ConvModel({1, 8, 10, 13}, {8, 1, 3, 3}, 8, {1, 1}, {1, 1, 1, 1}, true);
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_conv2d_depthwise_x4"));
+}
+
+TEST_F(OpenClTest, Conv_depthwise_stride2) {
+  ModelBuilder b = ConvModel({1, 4, 9, 11}, {4, 1, 3, 3}, 4, {2, 2}, {1, 1, 1, 1}, false);
+  ExpectMatchesReference(b);
+}
+
+TEST_F(OpenClTest, Conv_pointwise_runs_as_gemm) {
+  ModelBuilder b = ConvModel({2, 37, 5, 7}, {45, 37, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, true);
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_gemm_tiled"));
+}
+
+TEST_F(OpenClTest, MaxPool_ceil_mode) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {1, 3, 10, 9});
+  auto& n = b.Node("MaxPool", {"x"}, {"y"});
+  ModelBuilder::SetAttr(n, "kernel_shape", std::vector<int64_t>{3, 3});
+  ModelBuilder::SetAttr(n, "strides", std::vector<int64_t>{2, 2});
+  ModelBuilder::SetAttr(n, "ceil_mode", int64_t{1});
+  b.Output("y");
+  ExpectMatchesReference(b);
+}
+
+TEST_F(OpenClTest, AveragePool_count_include_pad) {
+  for (int64_t include : {0, 1}) {
+    ModelBuilder b(13);
+    b.Input("x", DType::kFloat32, {1, 2, 7, 8});
+    auto& n = b.Node("AveragePool", {"x"}, {"y"});
+    ModelBuilder::SetAttr(n, "kernel_shape", std::vector<int64_t>{3, 3});
+    ModelBuilder::SetAttr(n, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    ModelBuilder::SetAttr(n, "strides", std::vector<int64_t>{2, 2});
+    ModelBuilder::SetAttr(n, "count_include_pad", include);
+    b.Output("y");
+    ExpectMatchesReference(b);
+  }
+}
+
+TEST_F(OpenClTest, GlobalAveragePool_and_ReduceMean) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {2, 5, 6, 7});
+  b.Node("GlobalAveragePool", {"x"}, {"g"});
+  auto& r = b.Node("ReduceMean", {"x"}, {"m"});
+  ModelBuilder::SetAttr(r, "axes", std::vector<int64_t>{2, 3});
+  ModelBuilder::SetAttr(r, "keepdims", int64_t{0});
+  b.Output("g");
+  b.Output("m");
+  ExpectMatchesReference(b);
+}
+
+TEST_F(OpenClTest, Gemm_transB_with_bias) {
+  ModelBuilder b(13);
+  b.Input("a", DType::kFloat32, {3, 70});
+  b.Initializer("w", Random({50, 70}, 5));
+  b.Initializer("c", Random({50}, 6));
+  auto& n = b.Node("Gemm", {"a", "w", "c"}, {"y"});
+  ModelBuilder::SetAttr(n, "transB", int64_t{1});
+  ModelBuilder::SetAttr(n, "alpha", 0.5f);
+  b.Output("y");
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_gemm_tiled"));
+}
+
+TEST_F(OpenClTest, Gemv_both_layouts) {
+  ModelBuilder b(13);
+  b.Input("a", DType::kFloat32, {1, 300});
+  b.Initializer("wt", Random({40, 300}, 15));
+  b.Initializer("w", Random({300, 40}, 16));
+  b.Initializer("c", Random({40}, 17));
+  auto& n = b.Node("Gemm", {"a", "wt", "c"}, {"y"});
+  ModelBuilder::SetAttr(n, "transB", int64_t{1});
+  b.Node("Gemm", {"a", "w", "c"}, {"z"});
+  b.Output("y");
+  b.Output("z");
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_gemv_rows"));
+  EXPECT_TRUE(Used("f32_gemv_cols"));
+}
+
+TEST_F(OpenClTest, MatMul_batched_and_broadcast) {
+  ModelBuilder b(13);
+  b.Input("a", DType::kFloat32, {2, 3, 33, 40});
+  b.Input("b", DType::kFloat32, {2, 3, 40, 35});
+  b.Initializer("w", Random({35, 17}, 9));
+  b.Node("MatMul", {"a", "b"}, {"ab"});
+  b.Node("MatMul", {"ab", "w"}, {"y"});
+  b.Output("y");
+  ExpectMatchesReference(b);
+}
+
+TEST_F(OpenClTest, MatMul_stack_of_rows_against_one_matrix) {
+  ModelBuilder b(13);
+  b.Input("a", DType::kFloat32, {40, 1, 24});
+  b.Initializer("w", Random({24, 36}, 19));
+  b.Node("MatMul", {"a", "w"}, {"y"});
+  b.Output("y");
+  ExpectMatchesReference(b);
+  ASSERT_EQ(launches_, 1u);
+  EXPECT_TRUE(Used("f32_gemm_tiled"));
+}
+
+TEST_F(OpenClTest, Softmax_last_axis_and_middle_axis) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {2, 3, 200});
+  b.Node("Softmax", {"x"}, {"y"});
+  auto& n = b.Node("Softmax", {"x"}, {"z"});
+  ModelBuilder::SetAttr(n, "axis", int64_t{1});
+  b.Output("y");
+  b.Output("z");
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_softmax_rows"));
+  EXPECT_TRUE(Used("f32_softmax_strided"));
+}
+
+TEST_F(OpenClTest, LayerNormalization) {
+  ModelBuilder b(17);
+  b.Input("x", DType::kFloat32, {2, 5, 300});
+  b.Initializer("s", Random({300}, 11));
+  b.Initializer("b", Random({300}, 12));
+  auto& n = b.Node("LayerNormalization", {"x", "s", "b"}, {"y"});
+  ModelBuilder::SetAttr(n, "epsilon", 1e-5f);
+  b.Output("y");
+  ExpectMatchesReference(b);
+}
+
+TEST_F(OpenClTest, Concat_transpose_reshape) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {1, 4, 3, 5});
+  b.Input("y", DType::kFloat32, {1, 2, 3, 5});
+  auto& c = b.Node("Concat", {"x", "y"}, {"c"});
+  ModelBuilder::SetAttr(c, "axis", int64_t{1});
+  b.Initializer("shape", Tensor::FromVector<int64_t>({1, 2, 3, 3, 5}, {5}));
+  b.Node("Reshape", {"c", "shape"}, {"r"});
+  auto& t = b.Node("Transpose", {"r"}, {"t"});
+  ModelBuilder::SetAttr(t, "perm", std::vector<int64_t>{0, 2, 1, 4, 3});
+  b.Output("t");
+  ExpectMatchesReference(b);
+}
+
+TEST_F(OpenClTest, Gather_slice_split) {
+  ModelBuilder b(13);
+  b.Input("ids", DType::kInt64, {2, 6});
+  b.Input("x", DType::kFloat32, {3, 10, 8});
+  b.Initializer("table", Random({6, 16}, 13));
+  b.Node("Gather", {"table", "ids"}, {"emb"});  // indices -3..5: negative ones too
+  b.Initializer("starts", Tensor::FromVector<int64_t>({1, 7}, {2}));
+  b.Initializer("ends", Tensor::FromVector<int64_t>({10, 0}, {2}));
+  b.Initializer("axes", Tensor::FromVector<int64_t>({1, 2}, {2}));
+  b.Initializer("steps", Tensor::FromVector<int64_t>({2, -2}, {2}));
+  b.Node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"s"});
+  b.Initializer("split", Tensor::FromVector<int64_t>({3, 7}, {2}));
+  auto& sp = b.Node("Split", {"x", "split"}, {"p", "q"});
+  ModelBuilder::SetAttr(sp, "axis", int64_t{1});
+  b.Output("emb");
+  b.Output("s");
+  b.Output("p");
+  b.Output("q");
+  ExpectMatchesReference(b);
+}
+
+TEST_F(OpenClTest, Fused_snippet_with_broadcast_and_erf) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {2, 3, 5, 7});
+  b.Input("bias", DType::kFloat32, {3, 1, 1});
+  b.Initializer("half", Tensor::FromVector<float>({0.5f}, {}));
+  b.Node("Add", {"x", "bias"}, {"a"});
+  b.Node("Erf", {"a"}, {"e"});
+  b.Node("Mul", {"e", "half"}, {"m"});
+  b.Node("Relu", {"m"}, {"r"});
+  b.Node("Sigmoid", {"a"}, {"s"});
+  b.Node("Max", {"r", "s"}, {"y"});
+  b.Output("y");
+  ExpectMatchesReference(b, /*fusion=*/true);
+  ASSERT_EQ(launches_, 1u);
+  EXPECT_NE(kernel_names_[0].find("__opencl"), std::string::npos);
+}
+
+TEST_F(OpenClTest, BatchNormalization) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {2, 3, 4, 5});
+  b.Initializer("s", Random({3}, 21));
+  b.Initializer("b", Random({3}, 22));
+  b.Initializer("m", Random({3}, 23));
+  Tensor var = Random({3}, 24);
+  for (int64_t i = 0; i < 3; ++i) var.data<float>()[i] = 1.5f + var.data<float>()[i];
+  b.Initializer("v", var);
+  b.Node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"});
+  b.Output("y");
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_batch_norm"));
+}
+
+TEST_F(OpenClTest, Unfused_elementwise_ops_run_as_one_op_snippets) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {2, 3, 5});
+  b.Input("y", DType::kFloat32, {3, 1});
+  b.Initializer("two", Tensor::FromVector<float>({2.0f}, {}));
+  b.Node("Add", {"x", "y"}, {"a"});
+  b.Node("Pow", {"a", "two"}, {"p"});
+  b.Node("Tanh", {"p"}, {"t"});
+  b.Output("t");
+  ExpectMatchesReference(b, /*fusion=*/false);
+  ASSERT_EQ(launches_, 3u);
+  for (const std::string& k : kernel_names_) EXPECT_NE(k.find("__opencl"), std::string::npos) << k;
+}
+
+TEST_F(OpenClTest, Unsupported_op_rejects_naming_the_node) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {4});
+  b.Node("CumSum", {"x", "axis"}, {"y"}, "my_cumsum");
+  b.Initializer("axis", Tensor::FromVector<int64_t>({0}, {}));
+  b.Output("y");
+  const auto path = std::filesystem::temp_directory_path() / "tessel_opencl_cumsum.onnx";
+  ASSERT_TRUE(b.Save(path).ok());
+  StatusOr<CompiledModel> model = Compile(path);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto exec = OpenClExecutor::Create(*model->graph, model->memory, *runtime_);
+  ASSERT_FALSE(exec.ok());
+  EXPECT_EQ(exec.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(exec.status().message().find("my_cumsum"), std::string::npos)
+      << exec.status().message();
+  std::filesystem::remove(path);
+}
+
+TEST_F(OpenClTest, Corrupt_cache_file_is_rebuilt) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tessel_cl_cache_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  RuntimeOptions options;
+  options.cache_dir = dir;
+  const std::string source = "__kernel void k(__global float* x) { x[get_global_id(0)] = 1.0f; }\n";
+  {
+    auto rt = Runtime::Create("", options);
+    ASSERT_TRUE(rt.ok()) << rt.status().message();
+    ASSERT_TRUE((*rt)->BuildProgram(source, ProgramOptions()).ok());
+    EXPECT_FALSE((*rt)->last_build_from_cache());
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  {
+    auto rt = Runtime::Create("", options);
+    ASSERT_TRUE(rt.ok());
+    ASSERT_TRUE((*rt)->BuildProgram(source, ProgramOptions()).ok());
+    EXPECT_TRUE((*rt)->last_build_from_cache());
+  }
+  // Flip bytes in the middle of the binary, then truncate: both rebuild.
+  for (int damage = 0; damage < 2; ++damage) {
+    const auto size = std::filesystem::file_size(files[0]);
+    if (damage == 0) {
+      std::fstream f(files[0], std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(size / 2));
+      f.write("\xde\xad\xbe\xef", 4);
+    } else {
+      std::filesystem::resize_file(files[0], size / 3);
+    }
+    auto rt = Runtime::Create("", options);
+    ASSERT_TRUE(rt.ok());
+    auto program = (*rt)->BuildProgram(source, ProgramOptions());
+    ASSERT_TRUE(program.ok()) << program.status().message();
+    EXPECT_FALSE((*rt)->last_build_from_cache());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(OpenClTest, Build_failure_reports_the_log) {
+  auto program = runtime_->BuildProgram("__kernel void broken( { }\n", ProgramOptions());
+  ASSERT_FALSE(program.ok());
+  EXPECT_NE(program.status().message().find("clBuildProgram"), std::string::npos);
+  EXPECT_NE(program.status().message().find("CL_BUILD_PROGRAM_FAILURE"), std::string::npos);
+}
+
+// No device needed below.
+
+TEST(OpenClDevices, Select_rejects_unknown_device) {
+  DeviceInfo d;
+  d.name = "pthread-cpu";
+  d.platform_name = "Portable Computing Language";
+  std::vector<DeviceInfo> devices = {d};
+  EXPECT_TRUE(SelectDevice(devices, "opencl:0").ok());
+  EXPECT_TRUE(SelectDevice(devices, "PTHREAD").ok());
+  EXPECT_TRUE(SelectDevice(devices, "").ok());
+  for (const char* bad : {"opencl:1", "opencl:x", "H100"}) {
+    auto s = SelectDevice(devices, bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.status().message().find(bad), std::string::npos) << s.status().message();
+  }
+  EXPECT_FALSE(SelectDevice({}, "").ok());
+}
+
+TEST(OpenClErrors, Name_the_call_and_the_code) {
+  const Status s = ClStatus(CL_OUT_OF_RESOURCES, "clEnqueueNDRangeKernel 'k'");
+  EXPECT_EQ(s.message(), "OpenCL: clEnqueueNDRangeKernel 'k' failed: CL_OUT_OF_RESOURCES (-5)");
+  EXPECT_STREQ(ClErrorName(CL_INVALID_WORK_GROUP_SIZE), "CL_INVALID_WORK_GROUP_SIZE");
+  EXPECT_STREQ(ClErrorName(-12345), "unknown OpenCL error");
+  EXPECT_TRUE(ClStatus(CL_SUCCESS, "x").ok());
+}
+
+TEST(OpenClWorkSize, Default_local_size_stays_within_limits) {
+  struct Case {
+    LaunchGeometry g;
+    int64_t max_wg;
+    int64_t cache;
+  };
+  const Case cases[] = {
+      {{1, {1000, 1, 1}, {0, 0, 0}}, 1024, 4 << 20},
+      {{3, {7, 7, 960}, {0, 0, 0}}, 1024, 4 << 20},
+      {{3, {112, 112, 32}, {0, 0, 0}}, 256, 256 << 10},
+      {{2, {1, 4096, 1}, {0, 0, 0}}, 64, 0},
+      {{3, {3, 5, 2}, {0, 0, 0}}, 1, 1 << 20},
+  };
+  for (const Case& c : cases) {
+    const auto local = DefaultLocalSize(c.g, c.max_wg, c.cache);
+    const auto global = RoundedGlobal(c.g, local);
+    size_t items = 1;
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_GE(local[d], 1u);
+      if (d < c.g.dims) {
+        EXPECT_LE(local[d], std::max<size_t>(c.g.global[d], 1));
+        EXPECT_EQ(global[d] % local[d], 0u);
+        EXPECT_GE(global[d], c.g.global[d]);
+      } else {
+        EXPECT_EQ(local[d], 1u);
+      }
+      items *= local[d];
+    }
+    EXPECT_LE(items, static_cast<size_t>(c.max_wg));
+  }
+  // Contiguous dim first: a wide row gets a wide work-group along dim 0.
+  const auto wide = DefaultLocalSize({2, {4096, 64, 1}, {0, 0, 0}}, 1024, 4 << 20);
+  EXPECT_GE(wide[0], 64u);
+  // A fixed local size is kept.
+  EXPECT_EQ(DefaultLocalSize({2, {64, 64, 1}, {32, 4, 1}}, 1024, 0),
+            (std::array<size_t, 3>{32, 4, 1}));
+}
+
+}  // namespace
+}  // namespace tessel::opencl

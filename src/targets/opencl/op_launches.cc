@@ -1,0 +1,657 @@
+#include "targets/opencl/op_launches.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "ops/nn_internal.h"
+
+namespace tessel::opencl {
+
+namespace {
+
+using Dims6 = std::array<int64_t, 8>;  // int8 argument: 6 dims used
+
+constexpr int kRowGroup = 128;  // ROW_WG of the row kernels
+
+int64_t Product(const Shape& s, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end && i < s.size(); ++i) p *= s[i];
+  return p;
+}
+
+int64_t Bytes(const ir::Value* v) { return v ? static_cast<int64_t>(v->size_bytes()) : 0; }
+
+Status Unsupported(const ir::Node& node, const std::string& why) {
+  return tessel::Unsupported(node.Describe() + ": the OpenCL target " + why);
+}
+
+// Shape right-aligned into 6 dims, leading 1s.
+Dims6 Pad6(const Shape& s) {
+  Dims6 d{1, 1, 1, 1, 1, 1, 0, 0};
+  const size_t r = s.size();
+  for (size_t i = 0; i < r; ++i) d[6 - r + i] = s[i];
+  return d;
+}
+
+// Row-major element strides of `s`, right-aligned into 6 dims.
+Dims6 Strides6(const Shape& s) {
+  Dims6 st{0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t stride = 1;
+  for (size_t i = s.size(); i-- > 0;) {
+    st[6 - s.size() + i] = stride;
+    stride *= s[i];
+  }
+  return st;
+}
+
+// Element size of the moves: 4 or 8 bytes; others are not supported.
+StatusOr<const char*> MovePrefix(const ir::Node& node, DType dtype) {
+  const size_t size = DTypeSize(dtype);
+  if (size == 4) return "b32";
+  if (size == 8) return "b64";
+  return Unsupported(node,
+                     std::string("moves only 4- and 8-byte elements, not ") + DTypeName(dtype));
+}
+
+LaunchGeometry Linear(int64_t n) {
+  LaunchGeometry g;
+  g.dims = 1;
+  g.global = {static_cast<size_t>(std::max<int64_t>(n, 1)), 1, 1};
+  return g;
+}
+
+LaunchGeometry Grid(int64_t x, int64_t y, int64_t z) {
+  LaunchGeometry g;
+  g.dims = z > 1 ? 3 : 2;
+  g.global = {static_cast<size_t>(std::max<int64_t>(x, 1)),
+              static_cast<size_t>(std::max<int64_t>(y, 1)),
+              static_cast<size_t>(std::max<int64_t>(z, 1))};
+  return g;
+}
+
+Status StridedCopy(const NodeContext& c, const ir::Value* in, const ir::Value* out,
+                   const Dims6& dims, const Dims6& xs, const Dims6& ys, int64_t x_extra,
+                   int64_t y_extra, std::vector<PendingLaunch>* launches) {
+  TESSEL_ASSIGN_OR_RETURN(const char* prefix, MovePrefix(c.node, out->dtype));
+  int64_t n = 1;
+  for (int i = 0; i < 6; ++i) n *= dims[static_cast<size_t>(i)];
+  if (n == 0) return Status::Ok();
+  TensorRef x = c.ref(in), y = c.ref(out);
+  x.offset += static_cast<int32_t>(x_extra);
+  y.offset += static_cast<int32_t>(y_extra);
+  PendingLaunch l;
+  l.kernel_name = std::string(prefix) + "_strided_copy";
+  l.args.Tensor(x).Tensor(y).Int(n).Ints(dims).Ints(xs).Ints(ys);
+  l.geometry = Linear(n);
+  l.bytes = 2 * n * static_cast<int64_t>(DTypeSize(out->dtype));
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+Status Copy(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* in = c.node.input(0);
+  const ir::Value* out = c.node.output(0);
+  if (c.ref(in) == c.ref(out)) return Status::Ok();
+  if (in->size_bytes() != out->size_bytes() || out->size_bytes() % 4 != 0) {
+    return Unsupported(c.node, "copies whole 4-byte words only");
+  }
+  const int64_t n = static_cast<int64_t>(out->size_bytes() / 4);
+  if (n == 0) return Status::Ok();
+  const int64_t scale = static_cast<int64_t>(DTypeSize(out->dtype)) / 4;
+  if (scale < 1) return Unsupported(c.node, "copies whole 4-byte words only");
+  TensorRef x = c.ref(in), y = c.ref(out);
+  x.offset *= static_cast<int32_t>(scale);
+  y.offset *= static_cast<int32_t>(scale);
+  PendingLaunch l;
+  l.kernel_name = "b32_copy";
+  l.args.Tensor(x).Tensor(y).Int(n);
+  l.geometry = Linear(n);
+  l.bytes = 2 * n * 4;
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+Status Transpose(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* in = c.node.input(0);
+  const ir::Value* out = c.node.output(0);
+  const size_t r = in->shape.size();
+  if (r > 6) return Unsupported(c.node, "transposes at most 6 dims");
+  std::vector<int64_t> perm = c.node.attrs.Ints("perm");
+  if (perm.empty()) {
+    for (size_t i = 0; i < r; ++i) perm.push_back(static_cast<int64_t>(r - 1 - i));
+  }
+  const Dims6 in_strides = Strides6(in->shape);
+  Dims6 xs{0, 0, 0, 0, 0, 0, 0, 0};
+  for (size_t k = 0; k < r; ++k) xs[6 - r + k] = in_strides[6 - r + static_cast<size_t>(perm[k])];
+  return StridedCopy(c, in, out, Pad6(out->shape), xs, Strides6(out->shape), 0, 0, launches);
+}
+
+Status Concat(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* out = c.node.output(0);
+  const int64_t r = static_cast<int64_t>(out->shape.size());
+  if (r > 6) return Unsupported(c.node, "concatenates at most 6 dims");
+  int64_t axis = c.node.attrs.Int("axis", 0);
+  if (axis < 0) axis += r;
+  const Dims6 ys = Strides6(out->shape);
+  const size_t a6 = static_cast<size_t>(6 - r + axis);
+  int64_t at = 0;
+  for (const ir::Value* in : c.node.inputs) {
+    if (!in) continue;
+    TESSEL_RETURN_IF_ERROR(StridedCopy(c, in, out, Pad6(in->shape), Strides6(in->shape), ys, 0,
+                                       at * ys[a6], launches));
+    at += in->shape[static_cast<size_t>(axis)];
+  }
+  return Status::Ok();
+}
+
+Status Split(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* in = c.node.input(0);
+  const int64_t r = static_cast<int64_t>(in->shape.size());
+  if (r > 6) return Unsupported(c.node, "splits at most 6 dims");
+  int64_t axis = c.node.attrs.Int("axis", 0);
+  if (axis < 0) axis += r;
+  const Dims6 xs = Strides6(in->shape);
+  const size_t a6 = static_cast<size_t>(6 - r + axis);
+  int64_t at = 0;
+  for (const ir::Value* out : c.node.outputs) {
+    if (!out) continue;
+    TESSEL_RETURN_IF_ERROR(StridedCopy(c, in, out, Pad6(out->shape), xs, Strides6(out->shape),
+                                       at * xs[a6], 0, launches));
+    at += out->shape[static_cast<size_t>(axis)];
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<int64_t>> ConstantInts(const NodeContext& c, size_t input, const char* what) {
+  const ir::Value* v = c.node.input(input);
+  if (!v) return std::vector<int64_t>{};
+  if (!v->is_constant())
+    return Unsupported(c.node, std::string("needs ") + what + " known at compile time");
+  return v->constant.ToInt64Vector();
+}
+
+Status Slice(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* in = c.node.input(0);
+  const ir::Value* out = c.node.output(0);
+  const int64_t r = static_cast<int64_t>(in->shape.size());
+  if (r > 6) return Unsupported(c.node, "slices at most 6 dims");
+  std::vector<int64_t> starts, axes, steps;
+  if (c.opset < 10) {
+    starts = c.node.attrs.Ints("starts");
+    axes = c.node.attrs.Ints("axes");
+  } else {
+    TESSEL_ASSIGN_OR_RETURN(starts, ConstantInts(c, 1, "starts"));
+    TESSEL_ASSIGN_OR_RETURN(axes, ConstantInts(c, 3, "axes"));
+    TESSEL_ASSIGN_OR_RETURN(steps, ConstantInts(c, 4, "steps"));
+  }
+  if (axes.empty()) {
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  const Dims6 in_strides = Strides6(in->shape);
+  Dims6 xs = in_strides;
+  int64_t base = 0;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t a = axes[k] < 0 ? axes[k] + r : axes[k];
+    const int64_t dim = in->shape[static_cast<size_t>(a)];
+    const int64_t step = k < steps.size() ? steps[k] : 1;
+    int64_t s = starts[k] < 0 ? starts[k] + dim : starts[k];
+    s = step > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
+    const size_t a6 = static_cast<size_t>(6 - r + a);
+    if (out->shape[static_cast<size_t>(a)] > 0) base += s * in_strides[a6];
+    xs[a6] = in_strides[a6] * step;
+  }
+  return StridedCopy(c, in, out, Pad6(out->shape), xs, Strides6(out->shape), base, 0, launches);
+}
+
+Status Gather(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* data = c.node.input(0);
+  const ir::Value* idx = c.node.input(1);
+  const ir::Value* out = c.node.output(0);
+  TESSEL_ASSIGN_OR_RETURN(const char* prefix, MovePrefix(c.node, data->dtype));
+  if (idx->dtype != DType::kInt64 && idx->dtype != DType::kInt32) {
+    return Unsupported(c.node, "takes int32 or int64 indices only");
+  }
+  const int64_t r = static_cast<int64_t>(data->shape.size());
+  int64_t axis = c.node.attrs.Int("axis", 0);
+  if (axis < 0) axis += r;
+  const int64_t outer = Product(data->shape, 0, static_cast<size_t>(axis));
+  const int64_t inner = Product(data->shape, static_cast<size_t>(axis) + 1, data->shape.size());
+  const int64_t num_idx = NumElements(idx->shape);
+  const int64_t n = outer * num_idx * inner;
+  if (n == 0) return Status::Ok();
+  PendingLaunch l;
+  l.kernel_name = std::string(prefix) + "_gather_" + (idx->dtype == DType::kInt64 ? "i64" : "i32");
+  l.args.Tensor(c.ref(data))
+      .Tensor(c.ref(idx))
+      .Tensor(c.ref(out))
+      .Int(n)
+      .Int(num_idx)
+      .Int(inner)
+      .Int(data->shape[static_cast<size_t>(axis)]);
+  l.geometry = Linear(n);
+  l.bytes = 2 * Bytes(out) + Bytes(idx);
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+// y[bt] = alpha * A[bt] B[bt] + beta * C through f32_gemm_tiled.
+struct GemmArgs {
+  const ir::Value *a, *b, *c, *y;
+  int64_t M, N, K, batch;
+  std::array<int64_t, 8> st;  // a_rs, a_cs, b_rs, b_cs, c_rs, c_cs, a_bs, b_bs
+  float alpha = 1, beta = 1;
+};
+
+void Gemm(const NodeContext& c, const GemmArgs& g, std::vector<PendingLaunch>* launches) {
+  PendingLaunch l;
+  const TensorRef cref = g.c ? c.ref(g.c) : c.ref(g.a);
+  l.args.Tensor(c.ref(g.a)).Tensor(c.ref(g.b)).Tensor(cref).Int(g.c ? 1 : 0).Tensor(c.ref(g.y));
+  if (g.M == 1 && g.batch == 1) {
+    // A matrix-vector product: tiles would waste all rows but one.
+    l.args.Int(g.N).Int(g.K).Ints(g.st).Float(g.alpha).Float(g.beta);
+    if (g.st[2] == 1) {
+      l.kernel_name = "f32_gemv_rows";
+      l.geometry = Grid(kRowGroup, g.N, 1);
+      l.geometry.local = {static_cast<size_t>(kRowGroup), 1, 1};
+    } else {
+      l.kernel_name = "f32_gemv_cols";
+      l.geometry = Linear(g.N);
+    }
+  } else {
+    // 32x32 tiles (8 rows per item) unless they leave compute units idle.
+    auto groups = [&](int64_t tile) {
+      return (g.M + tile - 1) / tile * ((g.N + tile - 1) / tile) * g.batch;
+    };
+    const int64_t tile = groups(32) >= 2 * c.compute_units ? 32 : 16;
+    const int64_t rows_per_item = tile == 32 ? 8 : 4;
+    l.kernel_name = tile == 32 ? "f32_gemm_tiled_32" : "f32_gemm_tiled_16";
+    l.args.Int(g.M).Int(g.N).Int(g.K).Ints(g.st).Float(g.alpha).Float(g.beta);
+    l.geometry.dims = 3;
+    l.geometry.global = {static_cast<size_t>((g.N + tile - 1) / tile * tile),
+                         static_cast<size_t>((g.M + tile - 1) / tile * (tile / rows_per_item)),
+                         static_cast<size_t>(g.batch)};
+    l.geometry.local = {static_cast<size_t>(tile), static_cast<size_t>(tile / rows_per_item), 1};
+  }
+  l.bytes = Bytes(g.a) + Bytes(g.b) + Bytes(g.c) + Bytes(g.y);
+  l.flops = 2 * g.M * g.N * g.K * g.batch;
+  launches->push_back(std::move(l));
+}
+
+Status GemmOp(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  GemmArgs g{};
+  g.a = c.node.input(0);
+  g.b = c.node.input(1);
+  g.c = c.node.input(2);
+  g.y = c.node.output(0);
+  const bool ta = c.node.attrs.Int("transA", 0) != 0, tb = c.node.attrs.Int("transB", 0) != 0;
+  g.alpha = c.node.attrs.Float("alpha", 1.0f);
+  g.beta = c.node.attrs.Float("beta", 1.0f);
+  const Shape& as = g.a->shape;
+  const Shape& bs = g.b->shape;
+  g.M = ta ? as[1] : as[0];
+  g.K = ta ? as[0] : as[1];
+  g.N = tb ? bs[0] : bs[1];
+  g.batch = 1;
+  g.st = {ta ? 1 : g.K, ta ? g.M : 1, tb ? 1 : g.N, tb ? g.K : 1, 0, 0, 0, 0};
+  if (g.c) {
+    const Shape& cs = g.c->shape;
+    if (cs.size() == 2) {
+      g.st[4] = cs[0] != 1 ? cs[1] : 0;
+      g.st[5] = cs[1] != 1 ? 1 : 0;
+    } else if (cs.size() == 1) {
+      g.st[5] = cs[0] != 1 ? 1 : 0;
+    }
+  }
+  Gemm(c, g, launches);
+  return Status::Ok();
+}
+
+Status MatMul(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  GemmArgs g{};
+  g.a = c.node.input(0);
+  g.b = c.node.input(1);
+  g.y = c.node.output(0);
+  if (g.a->dtype != DType::kFloat32) return Unsupported(c.node, "multiplies float32 only");
+  Shape as = g.a->shape, bs = g.b->shape;
+  if (as.size() == 1) as.insert(as.begin(), 1);
+  if (bs.size() == 1) bs.push_back(1);
+  g.M = as[as.size() - 2];
+  g.K = as.back();
+  g.N = bs.back();
+  const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  const size_t rank = std::max(a_batch.size(), b_batch.size());
+  Shape out_batch(rank, 1);
+  auto pad = [rank](const Shape& s) {
+    Shape p(rank - s.size(), 1);
+    p.insert(p.end(), s.begin(), s.end());
+    return p;
+  };
+  const Shape pa = pad(a_batch), pb = pad(b_batch);
+  for (size_t i = 0; i < rank; ++i) out_batch[i] = std::max(pa[i], pb[i]);
+  g.batch = NumElements(out_batch);
+  const int64_t na = NumElements(pa), nb = NumElements(pb);
+  if ((na != 1 && pa != out_batch) || (nb != 1 && pb != out_batch)) {
+    return Unsupported(c.node, "broadcasts matrix batches only when one side has a single matrix");
+  }
+  g.st = {g.K, 1, g.N, 1, 0, 0, na == 1 ? 0 : g.M * g.K, nb == 1 ? 0 : g.K * g.N};
+  if (nb == 1 && g.batch > 1 && na == g.batch) {
+    // One right-hand matrix for a dense stack of left ones: a single product
+    // of (batch * M) rows (a [128, 1, 256] x [256, 768] projection is then
+    // one 128-row product, not 128 one-row ones).
+    g.M *= g.batch;
+    g.batch = 1;
+    g.st[6] = 0;
+  }
+  Gemm(c, g, launches);
+  return Status::Ok();
+}
+
+Status Conv(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* x = c.node.input(0);
+  const ir::Value* w = c.node.input(1);
+  const ir::Value* b = c.node.input(2);
+  const ir::Value* y = c.node.output(0);
+  if (x->shape.size() != 4) return Unsupported(c.node, "convolves 2D images (NCHW) only");
+  if (x->dtype != DType::kFloat32) return Unsupported(c.node, "convolves float32 only");
+  const Shape in_spatial(x->shape.begin() + 2, x->shape.end());
+  const std::vector<int64_t> kernel(w->shape.begin() + 2, w->shape.end());
+  std::vector<int64_t> strides, dilations, pads;
+  Shape out_spatial;
+  TESSEL_RETURN_IF_ERROR(ops::ResolveWindow(c.node, in_spatial, kernel, false, &strides, &dilations,
+                                            &pads, &out_spatial));
+  const int64_t group = c.node.attrs.Int("group", 1);
+  const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+  const int64_t OC = w->shape[0], OH = out_spatial[0], OW = out_spatial[1];
+  const int64_t KH = kernel[0], KW = kernel[1];
+  const bool pointwise = KH == 1 && KW == 1 && group == 1 && strides[0] == 1 && strides[1] == 1 &&
+                         pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0;
+  if (pointwise) {
+    // y[n] (OC x HW) = W (OC x C) * x[n] (C x HW) + bias per row.
+    GemmArgs g{};
+    g.a = w;
+    g.b = x;
+    g.c = b;
+    g.y = y;
+    g.M = OC;
+    g.N = H * W;
+    g.K = C;
+    g.batch = N;
+    g.st = {C, 1, H * W, 1, 1, 0, 0, C * H * W};
+    Gemm(c, g, launches);
+    return Status::Ok();
+  }
+  const std::array<int64_t, 16> geo = {
+      C,          W == 0 ? 0 : H, W,       OC,      OH,           OW,           KH,    KW,
+      strides[0], strides[1],     pads[0], pads[1], dilations[0], dilations[1], group, N};
+  PendingLaunch l;
+  const bool depthwise = group == C && group == OC;
+  const bool oc4 = !depthwise && group == 1 && OC % 4 == 0;
+  l.kernel_name = depthwise ? "f32_conv2d_depthwise_x4"
+                  : oc4     ? "f32_conv2d_direct_oc4"
+                            : "f32_conv2d_direct";
+  l.args.Tensor(c.ref(x))
+      .Tensor(c.ref(w))
+      .Tensor(b ? c.ref(b) : c.ref(w))
+      .Int(b ? 1 : 0)
+      .Tensor(c.ref(y))
+      .Ints(geo);
+  l.geometry = Grid(depthwise ? (OW + 3) / 4 : OW, OH, oc4 ? N * OC / 4 : N * OC);
+  l.geometry.dims = 3;
+  l.bytes = Bytes(x) + Bytes(w) + Bytes(b) + Bytes(y);
+  l.flops = 2 * N * OC * OH * OW * (C / group) * KH * KW;
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+Status Pool(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* x = c.node.input(0);
+  const ir::Value* y = c.node.output(0);
+  if (x->shape.size() != 4) return Unsupported(c.node, "pools 2D images (NCHW) only");
+  if (x->dtype != DType::kFloat32) return Unsupported(c.node, "pools float32 only");
+  if (c.node.output(1)) return Unsupported(c.node, "does not produce MaxPool's Indices");
+  const bool is_max = c.node.op_type == "MaxPool";
+  const Shape in_spatial(x->shape.begin() + 2, x->shape.end());
+  std::vector<int64_t> kernel = c.node.attrs.Ints("kernel_shape");
+  std::vector<int64_t> strides, dilations, pads;
+  Shape out_spatial;
+  TESSEL_RETURN_IF_ERROR(ops::ResolveWindow(c.node, in_spatial, kernel,
+                                            c.node.attrs.Int("ceil_mode", 0) != 0, &strides,
+                                            &dilations, &pads, &out_spatial));
+  const int64_t planes = x->shape[0] * x->shape[1];
+  const int64_t H = x->shape[2], W = x->shape[3];
+  const std::array<int64_t, 16> geo = {x->shape[1],
+                                       H,
+                                       W,
+                                       out_spatial[0],
+                                       out_spatial[1],
+                                       kernel[0],
+                                       kernel[1],
+                                       strides[0],
+                                       strides[1],
+                                       pads[0],
+                                       pads[1],
+                                       dilations[0],
+                                       dilations[1],
+                                       is_max ? 1 : 0,
+                                       c.node.attrs.Int("count_include_pad", 0),
+                                       H + pads[2]};
+  PendingLaunch l;
+  l.kernel_name = "f32_pool2d";
+  l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(planes).Ints(geo).Int(W + pads[3]);
+  l.geometry = Grid(out_spatial[1], out_spatial[0], planes);
+  l.geometry.dims = 3;
+  l.bytes = Bytes(x) + Bytes(y);
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+void Reduce(const NodeContext& c, const ir::Value* x, const ir::Value* y, int64_t outer,
+            int64_t len, int64_t inner, int kind, std::vector<PendingLaunch>* launches) {
+  PendingLaunch l;
+  l.kernel_name = "f32_reduce";
+  l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(outer).Int(len).Int(inner).Int(kind);
+  l.geometry = Grid(inner, outer, 1);
+  l.bytes = Bytes(x) + Bytes(y);
+  l.flops = NumElements(x->shape);
+  launches->push_back(std::move(l));
+}
+
+Status GlobalPool(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* x = c.node.input(0);
+  if (x->dtype != DType::kFloat32) return Unsupported(c.node, "pools float32 only");
+  Reduce(c, x, c.node.output(0), x->shape[0] * x->shape[1], Product(x->shape, 2, x->shape.size()),
+         1, c.node.op_type == "GlobalMaxPool" ? 2 : 1, launches);
+  return Status::Ok();
+}
+
+Status ReduceOp(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* x = c.node.input(0);
+  if (x->dtype != DType::kFloat32) return Unsupported(c.node, "reduces float32 only");
+  const std::string& op = c.node.op_type;
+  const int kind = op == "ReduceSum"         ? 0
+                   : op == "ReduceMean"      ? 1
+                   : op == "ReduceMax"       ? 2
+                   : op == "ReduceMin"       ? 3
+                   : op == "ReduceSumSquare" ? 4
+                                             : 5;
+  std::vector<int64_t> axes;
+  const bool axes_input = (op == "ReduceSum" && c.opset >= 13) || c.opset >= 18;
+  if (axes_input) {
+    TESSEL_ASSIGN_OR_RETURN(axes, ConstantInts(c, 1, "axes"));
+  } else {
+    axes = c.node.attrs.Ints("axes");
+  }
+  const int64_t r = static_cast<int64_t>(x->shape.size());
+  std::vector<bool> reduced(static_cast<size_t>(r), axes.empty());
+  if (axes.empty() && c.node.attrs.Int("noop_with_empty_axes", 0) != 0) return Copy(c, launches);
+  for (int64_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + r : a)] = true;
+  // The reduced dims (ignoring 1s) must be contiguous: (outer, len, inner).
+  int64_t first = -1, last = -1;
+  for (int64_t i = 0; i < r; ++i) {
+    if (reduced[static_cast<size_t>(i)] && x->shape[static_cast<size_t>(i)] != 1) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  }
+  if (first < 0) return Copy(c, launches);
+  for (int64_t i = first; i <= last; ++i) {
+    if (!reduced[static_cast<size_t>(i)] && x->shape[static_cast<size_t>(i)] != 1) {
+      return Unsupported(c.node, "reduces contiguous axes only");
+    }
+  }
+  Reduce(c, x, c.node.output(0), Product(x->shape, 0, static_cast<size_t>(first)),
+         Product(x->shape, static_cast<size_t>(first), static_cast<size_t>(last) + 1),
+         Product(x->shape, static_cast<size_t>(last) + 1, x->shape.size()), kind, launches);
+  return Status::Ok();
+}
+
+Status Softmax(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* x = c.node.input(0);
+  const ir::Value* y = c.node.output(0);
+  if (x->dtype != DType::kFloat32) return Unsupported(c.node, "runs Softmax on float32 only");
+  const int64_t r = static_cast<int64_t>(x->shape.size());
+  int64_t axis = c.node.attrs.Int("axis", c.opset >= 13 ? -1 : 1);
+  if (axis < 0) axis += r;
+  const int64_t outer = Product(x->shape, 0, static_cast<size_t>(axis));
+  int64_t len, inner;
+  if (c.opset >= 13) {
+    len = x->shape[static_cast<size_t>(axis)];
+    inner = Product(x->shape, static_cast<size_t>(axis) + 1, x->shape.size());
+  } else {
+    len = Product(x->shape, static_cast<size_t>(axis), x->shape.size());
+    inner = 1;
+  }
+  const int log_softmax = c.node.op_type == "LogSoftmax" ? 1 : 0;
+  PendingLaunch l;
+  if (inner == 1) {
+    l.kernel_name = "f32_softmax_rows";
+    l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(len).Int(log_softmax);
+    l.geometry = Grid(kRowGroup, outer, 1);
+    l.geometry.local = {static_cast<size_t>(kRowGroup), 1, 1};
+  } else {
+    l.kernel_name = "f32_softmax_strided";
+    l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(outer).Int(len).Int(inner).Int(log_softmax);
+    l.geometry = Grid(inner, outer, 1);
+  }
+  l.bytes = Bytes(x) + Bytes(y);
+  l.flops = 4 * NumElements(x->shape);
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+Status LayerNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* x = c.node.input(0);
+  const ir::Value* scale = c.node.input(1);
+  const ir::Value* bias = c.node.input(2);
+  const ir::Value* y = c.node.output(0);
+  if (x->dtype != DType::kFloat32) return Unsupported(c.node, "normalizes float32 only");
+  const int64_t r = static_cast<int64_t>(x->shape.size());
+  int64_t axis = c.node.attrs.Int("axis", -1);
+  if (axis < 0) axis += r;
+  const int64_t rows = Product(x->shape, 0, static_cast<size_t>(axis));
+  const int64_t len = Product(x->shape, static_cast<size_t>(axis), x->shape.size());
+  if (NumElements(scale->shape) != len || (bias && NumElements(bias->shape) != len)) {
+    return Unsupported(c.node, "takes scale and bias of the normalized shape only");
+  }
+  const ir::Value* mean = c.node.output(1);
+  const ir::Value* inv_std = c.node.output(2);
+  const bool stats = mean && inv_std;
+  if ((mean || inv_std) && !stats) {
+    return Unsupported(c.node, "produces Mean and InvStdDev together or not at all");
+  }
+  PendingLaunch l;
+  l.kernel_name = "f32_layer_norm_rows";
+  l.args.Tensor(c.ref(x))
+      .Tensor(c.ref(scale))
+      .Tensor(bias ? c.ref(bias) : c.ref(scale))
+      .Int(bias ? 1 : 0);
+  l.args.Tensor(c.ref(y)).Int(len).Float(c.node.attrs.Float("epsilon", 1e-5f));
+  l.args.Tensor(stats ? c.ref(mean) : c.ref(y))
+      .Tensor(stats ? c.ref(inv_std) : c.ref(y))
+      .Int(stats ? 1 : 0);
+  l.geometry = Grid(kRowGroup, rows, 1);
+  l.geometry.local = {static_cast<size_t>(kRowGroup), 1, 1};
+  l.bytes = Bytes(x) + Bytes(y) + Bytes(scale) + Bytes(bias);
+  l.flops = 8 * NumElements(x->shape);
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+Status BatchNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* x = c.node.input(0);
+  const ir::Value* y = c.node.output(0);
+  for (size_t i = 0; i < 5; ++i) {
+    if (c.node.input(i)->dtype != DType::kFloat32)
+      return Unsupported(c.node, "normalizes float32 only");
+  }
+  const int64_t n = NumElements(x->shape);
+  const int64_t params = NumElements(c.node.input(1)->shape);
+  const int64_t per_sample = Product(x->shape, 1, x->shape.size());
+  if (n == 0 || params == 0) return Status::Ok();
+  PendingLaunch l;
+  l.kernel_name = "f32_batch_norm";
+  l.args.Tensor(c.ref(x));
+  for (size_t i = 1; i < 5; ++i) l.args.Tensor(c.ref(c.node.input(i)));
+  l.args.Tensor(c.ref(y))
+      .Int(n)
+      .Int(per_sample / params)
+      .Int(params)
+      .Float(c.node.attrs.Float("epsilon", 1e-5f));
+  l.geometry = Linear(n);
+  l.bytes = Bytes(x) + Bytes(y);
+  l.flops = 2 * n;
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+Status Snippet(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  PendingLaunch l;
+  l.kernel_name = c.snippet_kernel;
+  int64_t n = 0;
+  for (const ir::Value* v : c.snippet_inputs ? *c.snippet_inputs : c.node.inputs) {
+    l.args.Tensor(c.ref(v));
+    l.bytes += Bytes(v);
+  }
+  for (const ir::Value* v : c.node.outputs) {
+    l.args.Tensor(c.ref(v));
+    l.bytes += Bytes(v);
+    n = std::max<int64_t>(n, NumElements(v->shape));
+  }
+  l.args.Int(n);
+  l.geometry = Linear(n);
+  l.flops = n * static_cast<int64_t>(c.node.body ? c.node.body->nodes().size() : 1);
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status BuildNodeLaunches(const NodeContext& c, std::vector<PendingLaunch>* out) {
+  const std::string& op = c.node.op_type;
+  if (op == "Subgraph" || !c.snippet_kernel.empty()) return Snippet(c, out);
+  if (c.node.domain != "" && c.node.domain != "ai.onnx") {
+    return Unsupported(c.node, "has no kernel for domain '" + c.node.domain + "'");
+  }
+  if (op == "Conv") return Conv(c, out);
+  if (op == "Gemm") return GemmOp(c, out);
+  if (op == "MatMul") return MatMul(c, out);
+  if (op == "MaxPool" || op == "AveragePool") return Pool(c, out);
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return GlobalPool(c, out);
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" ||
+      op == "ReduceSumSquare" || op == "ReduceProd")
+    return ReduceOp(c, out);
+  if (op == "Softmax" || op == "LogSoftmax") return Softmax(c, out);
+  if (op == "LayerNormalization") return LayerNorm(c, out);
+  if (op == "BatchNormalization") return BatchNorm(c, out);
+  if (op == "Concat") return Concat(c, out);
+  if (op == "Split") return Split(c, out);
+  if (op == "Transpose") return Transpose(c, out);
+  if (op == "Slice") return Slice(c, out);
+  if (op == "Gather") return Gather(c, out);
+  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
+      op == "Identity" || (op == "Dropout" && !c.node.output(1)))
+    return Copy(c, out);
+  return Unsupported(c.node, "has no kernel for it");
+}
+
+}  // namespace tessel::opencl

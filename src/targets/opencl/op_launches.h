@@ -1,0 +1,82 @@
+// Kernel selection: the launches of one node, with their arguments and
+// geometry (internal to the OpenCL executor).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/graph.h"
+#include "targets/opencl/cl_include.h"
+#include "targets/opencl/work_size.h"
+
+namespace tessel::opencl {
+
+// A tensor on the device: a buffer and an offset in elements of the tensor's
+// dtype.
+struct TensorRef {
+  cl_mem mem = nullptr;
+  int32_t offset = 0;
+  bool operator==(const TensorRef& o) const { return mem == o.mem && offset == o.offset; }
+};
+
+// Kernel arguments in order, as the bytes clSetKernelArg takes.
+class KernelArgs {
+ public:
+  KernelArgs& Tensor(const TensorRef& t) {
+    Add(&t.mem, sizeof(cl_mem));
+    return Int(t.offset);
+  }
+  KernelArgs& Int(int64_t v) {
+    const cl_int x = static_cast<cl_int>(v);
+    return Add(&x, sizeof x);
+  }
+  KernelArgs& Float(float v) { return Add(&v, sizeof v); }
+  template <size_t N>
+  KernelArgs& Ints(const std::array<int64_t, N>& v) {  // int8 or int16
+    static_assert(N == 8 || N == 16);
+    cl_int x[N];
+    for (size_t i = 0; i < N; ++i) x[i] = static_cast<cl_int>(v[i]);
+    return Add(x, sizeof x);
+  }
+  const std::vector<std::vector<unsigned char>>& args() const { return args_; }
+
+ private:
+  KernelArgs& Add(const void* p, size_t size) {
+    std::vector<unsigned char> bytes(size);
+    std::memcpy(bytes.data(), p, size);
+    args_.push_back(std::move(bytes));
+    return *this;
+  }
+  std::vector<std::vector<unsigned char>> args_;
+};
+
+struct PendingLaunch {
+  std::string kernel_name;
+  KernelArgs args;
+  LaunchGeometry geometry;
+  int64_t bytes = 0;
+  int64_t flops = 0;
+};
+
+struct NodeContext {
+  const ir::Node& node;
+  int opset = 0;
+  std::function<TensorRef(const ir::Value*)> ref;  // null value: a null ref
+  // Subgraph nodes, and elementwise nodes run as a one-op snippet: the
+  // emitted kernel's name, and its inputs when they are not the node's.
+  std::string snippet_kernel;
+  const std::vector<ir::Value*>* snippet_inputs = nullptr;
+  // The device's compute units: kernel variants are chosen to fill them.
+  int64_t compute_units = 1;
+};
+
+// Appends the node's launches (none for a copy onto itself). Unsupported,
+// naming the node, when no kernel here runs it.
+Status BuildNodeLaunches(const NodeContext& ctx, std::vector<PendingLaunch>* out);
+
+}  // namespace tessel::opencl

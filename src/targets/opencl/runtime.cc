@@ -1,0 +1,346 @@
+#include "targets/opencl/runtime.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "targets/opencl/cl_error.h"
+
+namespace tessel::opencl {
+
+namespace {
+
+constexpr char kCacheMagic[8] = {'T', 'S', 'L', 'C', 'L', 'B', '0', '1'};
+
+std::string PlatformString(cl_platform_id p, cl_platform_info what) {
+  size_t size = 0;
+  if (clGetPlatformInfo(p, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
+  std::string s(size, '\0');
+  if (clGetPlatformInfo(p, what, size, s.data(), nullptr) != CL_SUCCESS) return "";
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
+std::string DeviceString(cl_device_id d, cl_device_info what) {
+  size_t size = 0;
+  if (clGetDeviceInfo(d, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
+  std::string s(size, '\0');
+  if (clGetDeviceInfo(d, what, size, s.data(), nullptr) != CL_SUCCESS) return "";
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
+template <typename T>
+int64_t DeviceNumber(cl_device_id d, cl_device_info what) {
+  T v{};
+  if (clGetDeviceInfo(d, what, sizeof v, &v, nullptr) != CL_SUCCESS) return 0;
+  return static_cast<int64_t>(v);
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::filesystem::path DefaultCacheDir() {
+  if (const char* dir = std::getenv("TESSEL_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir)
+    return std::filesystem::path(dir) / "tessel";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".cache" / "tessel";
+  return std::filesystem::temp_directory_path() / "tessel-cache";
+}
+
+std::string BuildLog(cl_program program, cl_device_id device) {
+  size_t size = 0;
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+  std::string log(size, '\0');
+  if (size) clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+  log.resize(std::strlen(log.c_str()));
+  if (log.size() > 4000) log = log.substr(0, 4000) + "\n...";
+  return log;
+}
+
+// The cached binary at `path`, or empty when absent or corrupt.
+std::vector<unsigned char> ReadCachedBinary(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  char magic[8];
+  uint64_t size = 0, checksum = 0;
+  if (!in.read(magic, 8) || std::memcmp(magic, kCacheMagic, 8) != 0) return {};
+  if (!in.read(reinterpret_cast<char*>(&size), 8) ||
+      !in.read(reinterpret_cast<char*>(&checksum), 8))
+    return {};
+  if (size == 0 || size > (uint64_t{1} << 31)) return {};
+  std::vector<unsigned char> binary(size);
+  if (!in.read(reinterpret_cast<char*>(binary.data()), static_cast<std::streamsize>(size)))
+    return {};
+  if (in.peek() != std::char_traits<char>::eof()) return {};
+  if (Fnv1a64(binary.data(), binary.size()) != checksum) return {};
+  return binary;
+}
+
+// Best effort: a cache that cannot be written only costs the next build.
+void WriteCachedBinary(const std::filesystem::path& path,
+                       const std::vector<unsigned char>& binary) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) return;
+  // Unique per process, so concurrent writers (parallel tests) never share one.
+  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) return;
+    const uint64_t size = binary.size();
+    const uint64_t checksum = Fnv1a64(binary.data(), binary.size());
+    out.write(kCacheMagic, 8);
+    out.write(reinterpret_cast<const char*>(&size), 8);
+    out.write(reinterpret_cast<const char*>(&checksum), 8);
+    out.write(reinterpret_cast<const char*>(binary.data()), static_cast<std::streamsize>(size));
+    if (!out) {
+      out.close();
+      std::filesystem::remove(tmp, ec);
+      return;
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
+}  // namespace
+
+uint64_t Fnv1a64(const void* bytes, size_t size, uint64_t seed) {
+  uint64_t h = seed;
+  const auto* p = static_cast<const unsigned char*>(bytes);
+  for (size_t i = 0; i < size; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+StatusOr<std::vector<DeviceInfo>> ListDevices() {
+  cl_uint num_platforms = 0;
+  const cl_int rc = clGetPlatformIDs(0, nullptr, &num_platforms);
+  if (rc == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (rc == CL_SUCCESS && num_platforms == 0))
+    return std::vector<DeviceInfo>{};
+  TESSEL_CL_RETURN_IF_ERROR(rc, "clGetPlatformIDs");
+  std::vector<cl_platform_id> platforms(num_platforms);
+  TESSEL_CL_RETURN_IF_ERROR(clGetPlatformIDs(num_platforms, platforms.data(), nullptr),
+                            "clGetPlatformIDs");
+  std::vector<DeviceInfo> devices;
+  for (cl_platform_id p : platforms) {
+    cl_uint n = 0;
+    const cl_int drc = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n);
+    if (drc == CL_DEVICE_NOT_FOUND || n == 0) continue;
+    TESSEL_CL_RETURN_IF_ERROR(drc, "clGetDeviceIDs");
+    std::vector<cl_device_id> ids(n);
+    TESSEL_CL_RETURN_IF_ERROR(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, ids.data(), nullptr),
+                              "clGetDeviceIDs");
+    for (cl_device_id d : ids) {
+      DeviceInfo info;
+      info.index = static_cast<int>(devices.size());
+      info.platform = p;
+      info.device = d;
+      info.platform_name = PlatformString(p, CL_PLATFORM_NAME);
+      info.name = DeviceString(d, CL_DEVICE_NAME);
+      info.vendor = DeviceString(d, CL_DEVICE_VENDOR);
+      info.driver_version = DeviceString(d, CL_DRIVER_VERSION);
+      info.device_version = DeviceString(d, CL_DEVICE_VERSION);
+      info.is_gpu = (DeviceNumber<cl_device_type>(d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_GPU) != 0;
+      info.compute_units = DeviceNumber<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
+      info.max_clock_mhz = DeviceNumber<cl_uint>(d, CL_DEVICE_MAX_CLOCK_FREQUENCY);
+      info.global_mem_bytes = DeviceNumber<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE);
+      info.global_mem_cache_bytes = DeviceNumber<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
+      info.local_mem_bytes = DeviceNumber<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE);
+      info.max_alloc_bytes = DeviceNumber<cl_ulong>(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+      info.max_work_group_size = DeviceNumber<size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+      size_t sizes[3] = {0, 0, 0};
+      if (clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof sizes, sizes, nullptr) ==
+          CL_SUCCESS) {
+        for (int k = 0; k < 3; ++k) info.max_work_item_sizes[k] = static_cast<int64_t>(sizes[k]);
+      }
+      info.mem_base_addr_align_bytes = DeviceNumber<cl_uint>(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8;
+      devices.push_back(std::move(info));
+    }
+  }
+  return devices;
+}
+
+std::string DescribeDevices(const std::vector<DeviceInfo>& devices) {
+  std::ostringstream os;
+  if (devices.empty()) os << "no OpenCL platform or device found\n";
+  for (const DeviceInfo& d : devices) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "opencl:%d  %s  [%s, %s]  %s\n"
+                  "    %s, driver %s, %lld compute units @ %lld MHz\n"
+                  "    global memory %lld MiB (cache %lld KiB), local memory %lld KiB, "
+                  "max allocation %lld MiB\n"
+                  "    max work-group %lld (%lld x %lld x %lld), base address alignment %lld B\n",
+                  d.index, d.name.c_str(), d.platform_name.c_str(), d.vendor.c_str(),
+                  d.is_gpu ? "GPU" : "non-GPU", d.device_version.c_str(), d.driver_version.c_str(),
+                  static_cast<long long>(d.compute_units), static_cast<long long>(d.max_clock_mhz),
+                  static_cast<long long>(d.global_mem_bytes >> 20),
+                  static_cast<long long>(d.global_mem_cache_bytes >> 10),
+                  static_cast<long long>(d.local_mem_bytes >> 10),
+                  static_cast<long long>(d.max_alloc_bytes >> 20),
+                  static_cast<long long>(d.max_work_group_size),
+                  static_cast<long long>(d.max_work_item_sizes[0]),
+                  static_cast<long long>(d.max_work_item_sizes[1]),
+                  static_cast<long long>(d.max_work_item_sizes[2]),
+                  static_cast<long long>(d.mem_base_addr_align_bytes));
+    os << line;
+  }
+  return os.str();
+}
+
+StatusOr<DeviceInfo> SelectDevice(const std::vector<DeviceInfo>& devices, const std::string& spec) {
+  std::string names;
+  for (const DeviceInfo& d : devices)
+    names += (names.empty() ? "" : ", ") + ("opencl:" + std::to_string(d.index)) + " " + d.name;
+  if (devices.empty()) {
+    return NotFound("no OpenCL device found (no platform installed or no device on it)");
+  }
+  if (spec.empty() || spec == "opencl") {
+    for (const DeviceInfo& d : devices)
+      if (d.is_gpu) return d;
+    return devices.front();
+  }
+  if (spec.rfind("opencl:", 0) == 0) {
+    const std::string index = spec.substr(7);
+    const bool digits = !index.empty() && std::all_of(index.begin(), index.end(),
+                                                      [](char c) { return std::isdigit(c); });
+    if (digits && index.size() < 6) {
+      const int i = std::stoi(index);
+      if (i < static_cast<int>(devices.size())) return devices[static_cast<size_t>(i)];
+    }
+    return NotFound("--device '" + spec + "': no such OpenCL device (devices: " + names + ")");
+  }
+  const std::string needle = Lower(spec);
+  for (const DeviceInfo& d : devices) {
+    if (Lower(d.name).find(needle) != std::string::npos ||
+        Lower(d.platform_name).find(needle) != std::string::npos)
+      return d;
+  }
+  return NotFound("--device '" + spec + "': no OpenCL device name contains it (devices: " + names +
+                  ")");
+}
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const std::string& device_spec,
+                                                   const RuntimeOptions& options) {
+  TESSEL_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, ListDevices());
+  TESSEL_ASSIGN_OR_RETURN(DeviceInfo device, SelectDevice(devices, device_spec));
+  std::unique_ptr<Runtime> rt(new Runtime());
+  rt->device_ = device;
+  rt->options_ = options;
+  rt->cache_dir_ = options.cache_dir.empty() ? DefaultCacheDir() / "opencl" : options.cache_dir;
+  cl_int rc = CL_SUCCESS;
+  const cl_context_properties props[] = {
+      CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(device.platform), 0};
+  rt->context_ = clCreateContext(props, 1, &device.device, nullptr, nullptr, &rc);
+  TESSEL_CL_RETURN_IF_ERROR(rc, "clCreateContext");
+  const cl_command_queue_properties qprops = options.profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
+  rt->queue_ = clCreateCommandQueue(rt->context_, device.device, qprops, &rc);
+  TESSEL_CL_RETURN_IF_ERROR(rc, "clCreateCommandQueue");
+  return rt;
+}
+
+Runtime::~Runtime() {
+  if (queue_) clFinish(queue_);
+  for (cl_mem m : buffers_) clReleaseMemObject(m);
+  for (cl_program p : programs_) clReleaseProgram(p);
+  if (queue_) clReleaseCommandQueue(queue_);
+  if (context_) clReleaseContext(context_);
+}
+
+std::filesystem::path Runtime::CachePath(const std::string& source,
+                                         const std::string& options) const {
+  uint64_t h = Fnv1a64(device_.name.data(), device_.name.size());
+  h = Fnv1a64("\0", 1, h);
+  h = Fnv1a64(device_.platform_name.data(), device_.platform_name.size(), h);
+  h = Fnv1a64("\0", 1, h);
+  h = Fnv1a64(device_.driver_version.data(), device_.driver_version.size(), h);
+  h = Fnv1a64("\0", 1, h);
+  h = Fnv1a64(options.data(), options.size(), h);
+  h = Fnv1a64("\0", 1, h);
+  const uint64_t source_hash = Fnv1a64(source.data(), source.size());
+  char name[64];
+  std::snprintf(name, sizeof name, "%016llx-%016llx.clbin", static_cast<unsigned long long>(h),
+                static_cast<unsigned long long>(source_hash));
+  return cache_dir_ / name;
+}
+
+StatusOr<cl_program> Runtime::BuildProgram(const std::string& source, const std::string& options) {
+  last_from_cache_ = false;
+  const bool use_cache = cache_dir_ != "-";
+  const std::filesystem::path path = CachePath(source, options);
+  if (auto it = built_.find(path.string()); it != built_.end()) {
+    last_from_cache_ = true;
+    return it->second;
+  }
+  cl_int rc = CL_SUCCESS;
+  if (use_cache) {
+    const std::vector<unsigned char> binary = ReadCachedBinary(path);
+    if (!binary.empty()) {
+      const unsigned char* bin = binary.data();
+      const size_t size = binary.size();
+      cl_int bin_status = CL_SUCCESS;
+      cl_program p =
+          clCreateProgramWithBinary(context_, 1, &device_.device, &size, &bin, &bin_status, &rc);
+      if (rc == CL_SUCCESS && bin_status == CL_SUCCESS &&
+          clBuildProgram(p, 1, &device_.device, options.c_str(), nullptr, nullptr) == CL_SUCCESS) {
+        programs_.push_back(p);
+        built_[path.string()] = p;
+        last_from_cache_ = true;
+        return p;
+      }
+      // The driver refused the binary (another driver wrote it, or it is
+      // damaged in a way the checksum cannot see): build from source.
+      if (p) clReleaseProgram(p);
+    }
+  }
+  const char* src = source.c_str();
+  const size_t len = source.size();
+  cl_program p = clCreateProgramWithSource(context_, 1, &src, &len, &rc);
+  TESSEL_CL_RETURN_IF_ERROR(rc, "clCreateProgramWithSource");
+  rc = clBuildProgram(p, 1, &device_.device, options.c_str(), nullptr, nullptr);
+  if (rc != CL_SUCCESS) {
+    const std::string log = BuildLog(p, device_.device);
+    clReleaseProgram(p);
+    return Internal(ClStatus(rc, "clBuildProgram").message() + " on " + device_.name + ":\n" + log);
+  }
+  programs_.push_back(p);
+  built_[path.string()] = p;
+  if (use_cache) {
+    size_t size = 0;
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) == CL_SUCCESS &&
+        size > 0) {
+      std::vector<unsigned char> binary(size);
+      unsigned char* bin = binary.data();
+      if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, nullptr) == CL_SUCCESS)
+        WriteCachedBinary(path, binary);
+    }
+  }
+  return p;
+}
+
+StatusOr<cl_mem> Runtime::Allocate(int64_t size_bytes, cl_mem_flags flags) {
+  cl_int rc = CL_SUCCESS;
+  cl_mem m = clCreateBuffer(context_, flags, static_cast<size_t>(std::max<int64_t>(size_bytes, 1)),
+                            nullptr, &rc);
+  if (rc != CL_SUCCESS) {
+    return ResourceExhausted(ClStatus(rc, "clCreateBuffer").message() + " for " +
+                             std::to_string(size_bytes) + " bytes on " + device_.name);
+  }
+  buffers_.push_back(m);
+  return m;
+}
+
+}  // namespace tessel::opencl
