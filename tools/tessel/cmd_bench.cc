@@ -1,14 +1,22 @@
 // tessel bench MODEL: latency statistics and memory of one model.
-#include <sys/resource.h>
-
+//
+// Memory is reported the way bench/peers/run.sh measures every engine: the
+// process's peak resident set (VmHWM) minus its resident set just before the
+// model is loaded, next to what tessel itself accounts for (weights, packed
+// weights, arenas).
+#include <algorithm>
 #include <chrono>
+#include <map>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "common.h"
-#include "memory_options.h"
 #include "ir/printer.h"
+#include "memory_options.h"
 #include "targets/cpu/executor.h"
+#include "targets/cpu/fast_kernel.h"
 
 namespace tessel::cli {
 
@@ -18,18 +26,53 @@ struct BenchArgs {
   std::string model;
   int warmup = 3;
   int repeat = 20;
+  int threads = 0;
   bool json = false;
+  bool profile = false;
   ModelOptions model_options;
 };
 
-int64_t PeakRssBytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+// A field of /proc/self/status in bytes ("VmRSS", "VmHWM"); 0 if unreadable.
+int64_t ProcStatusBytes(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) != 0) continue;
+    std::istringstream in(line.substr(field.size() + 1));
+    int64_t kib = 0;
+    in >> kib;
+    return kib * 1024;
+  }
+  return 0;
+}
+
+// Time per op type and kernel, largest first.
+void PrintProfile(const ir::Graph& graph, const cpu::CpuExecutor& executor, int runs) {
+  std::map<std::string, std::pair<double, int>> by_kind;
+  double total = 0;
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    const ir::Node& node = *graph.nodes()[i];
+    const cpu::FastKernel* fast = executor.fast_kernel(i);
+    const std::string kernel = fast                          ? fast->Describe()
+                               : node.op_type == "Subgraph" ? "snippet"
+                                                             : "reference";
+    auto& [seconds, count] = by_kind[node.op_type + "  " + kernel];
+    seconds += executor.node_seconds()[i] / runs;
+    count += 1;
+    total += executor.node_seconds()[i] / runs;
+  }
+  std::vector<std::pair<double, std::string>> rows;
+  for (const auto& [kind, v] : by_kind) rows.emplace_back(v.first, kind + " (" + std::to_string(v.second) + " nodes)");
+  std::sort(rows.rbegin(), rows.rend());
+  std::printf("profile  per run, by op and kernel (total %.3f ms)\n", total * 1e3);
+  for (const auto& [seconds, kind] : rows)
+    std::printf("  %8.3f ms %5.1f%%  %s\n", seconds * 1e3, 100 * seconds / total, kind.c_str());
 }
 
 Status Bench(const BenchArgs& args) {
+  const int threads = ApplyThreads(args.threads);
   TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
+  const int64_t rss_before_load = ProcStatusBytes("VmRSS");
   TESSEL_ASSIGN_OR_RETURN(CompiledModel model, LoadOrCompile(args.model, copts));
   std::vector<Tensor> inputs = RandomInputs(*model.graph, 1);
   std::unique_ptr<cpu::CpuExecutor> executor = MakeExecutor(model);
@@ -42,24 +85,45 @@ Status Bench(const BenchArgs& args) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   const Latency lat = Summarize(times);
+  if (args.profile) {
+    // Separate runs, so that the timers do not weigh on the latencies above.
+    executor->set_profiling(true);
+    for (int i = 0; i < args.repeat; ++i) TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
+    PrintProfile(*model.graph, *executor, args.repeat);
+  }
   const ir::GraphStats stats = ir::ComputeStats(*model.graph);
-  const int64_t rss = PeakRssBytes();
+  const cpu::RunStats& run = executor->stats();
+  const int64_t peak_rss = ProcStatusBytes("VmHWM");
+  const int64_t rss_delta = peak_rss - rss_before_load;
   if (args.json) {
-    nlohmann::json j = {{"model", args.model},
-                        {"runs", args.repeat},
-                        {"latency_ms", {{"min", lat.min_ms}, {"median", lat.median_ms}, {"p90", lat.p90_ms}}},
-                        {"weights_bytes", stats.parameter_bytes},
-                        {"peak_activation_bytes", executor->stats().peak_activation_bytes},
-                        {"peak_rss_bytes", rss}};
+    nlohmann::json j = {
+        {"model", args.model},
+        {"engine", "tessel"},
+        {"threads", threads},
+        {"runs", args.repeat},
+        {"warmup", args.warmup},
+        {"latency_ms", {{"min", lat.min_ms}, {"median", lat.median_ms}, {"p90", lat.p90_ms}}},
+        {"weights_bytes", stats.parameter_bytes},
+        {"packed_weights_bytes", run.packed_weight_bytes},
+        {"workspace_bytes", run.workspace_bytes},
+        {"peak_activation_bytes", run.peak_activation_bytes},
+        {"rss_before_load_bytes", rss_before_load},
+        {"peak_rss_bytes", peak_rss},
+        {"rss_delta_bytes", rss_delta}};
     std::cout << j.dump(2) << "\n";
     return Status::Ok();
   }
-  std::printf("%s: %d runs after %d warm-up\n", args.model.c_str(), args.repeat, args.warmup);
+  std::printf("%s: %d runs after %d warm-up, %d thread%s\n", args.model.c_str(), args.repeat,
+              args.warmup, threads, threads == 1 ? "" : "s");
   std::printf("latency  min %.3f ms, median %.3f ms, p90 %.3f ms\n", lat.min_ms, lat.median_ms,
               lat.p90_ms);
-  std::printf("memory   weights %s, peak activations %s, process peak RSS %s\n",
+  std::printf("memory   weights %s, packed weights %s, arenas %s, peak activations %s\n",
               FormatBytes(stats.parameter_bytes).c_str(),
-              FormatBytes(executor->stats().peak_activation_bytes).c_str(), FormatBytes(rss).c_str());
+              FormatBytes(run.packed_weight_bytes).c_str(),
+              FormatBytes(run.workspace_bytes).c_str(),
+              FormatBytes(run.peak_activation_bytes).c_str());
+  std::printf("process  peak RSS %s, %s above the RSS before loading the model\n",
+              FormatBytes(peak_rss).c_str(), FormatBytes(rss_delta).c_str());
   return Status::Ok();
 }
 
@@ -71,7 +135,10 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("model", args->model, "Model file: .onnx or compiled")->required();
   cmd->add_option("--warmup", args->warmup, "Warm-up runs")->check(CLI::Range(0, 100000));
   cmd->add_option("--repeat", args->repeat, "Measured runs")->check(CLI::Range(1, 1000000));
+  AddThreadsOption(*cmd, args->threads);
   cmd->add_flag("--json", args->json, "Print the results as JSON");
+  cmd->add_flag("--profile", args->profile,
+                "Then time every node over --repeat more runs and print the time per op and kernel");
   AddModelOptions(*cmd, args->model_options);
   cmd->callback([args, &exit_code] {
     Status s = Bench(*args);

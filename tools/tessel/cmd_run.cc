@@ -16,6 +16,7 @@ namespace tessel::cli {
 namespace {
 
 struct RunArgs {
+  int threads = 0;  // --threads; 0: physical cores
   std::string model;
   std::vector<std::string> inputs;
   std::string output_dir;
@@ -28,6 +29,7 @@ struct RunArgs {
 };
 
 Status Run(const RunArgs& args) {
+  ApplyThreads(args.threads);
   TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
   TESSEL_RETURN_IF_ERROR(ApplyMemoryOptions(args.memory, &copts.memory));
   TESSEL_ASSIGN_OR_RETURN(const bool precompiled, IsCompiledModelFile(args.model));
@@ -121,6 +123,7 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", args->seed, "Seed for random inputs");
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   AddModelOptions(*cmd, args->model_options);
+  AddThreadsOption(*cmd, args->threads);
   AddMemoryOptions(*cmd, args->memory, /*time_limit=*/true);
   cmd->callback([cmd, args, &exit_code] {
     args->replan = MemoryOptionsGiven(*cmd);

@@ -5,6 +5,7 @@
 #include "ops/op_registry.h"
 #include "ops/subgraph.h"
 #include "snippets/snippet_kernel.h"
+#include "targets/cpu/fast_kernel.h"
 #include "targets/cpu/planned_memory.h"
 #include "targets/cpu/thread_pool.h"
 
@@ -51,6 +52,15 @@ CpuExecutor::CpuExecutor(const ir::Graph& graph)
     auto kernel = snippets::SnippetKernel::Compile(*nodes[i]->body);
     if (kernel.ok()) snippets_[i] = std::move(*kernel);
   }
+  fast_.resize(nodes.size());
+  own_scratch_.resize(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (snippets_[i]) continue;
+    fast_[i] = SelectFastKernel(*nodes[i], opset_);
+    if (!fast_[i]) continue;
+    stats_.packed_weight_bytes += fast_[i]->packed_weight_bytes();
+  }
+  NegotiateLayouts(graph, fast_);
 }
 
 CpuExecutor::~CpuExecutor() = default;
@@ -101,6 +111,17 @@ StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::vector<Tensor>& inputs
     std::vector<Tensor> outs;
     if (snippets_[step]) {
       outs = RunSnippet(*snippets_[step], node, in_ptrs);
+    } else if (fast_[step]) {
+      std::vector<Tensor>& scratch = own_scratch_[step];
+      if (scratch.empty()) {
+        for (const ops::ScratchNeed& need : fast_[step]->scratch_needs())
+          scratch.emplace_back(DType::kUInt8, Shape{need.size_bytes});
+      }
+      ops::KernelContext ctx{node, opset_, in_ptrs, {}};
+      for (const ir::Value* o : node.outputs) outs.emplace_back(o->dtype, o->shape);
+      for (Tensor& t : outs) ctx.outputs.push_back(&t);
+      for (Tensor& t : scratch) ctx.scratch.push_back(t.raw_data());
+      TESSEL_RETURN_IF_ERROR(fast_[step]->Run(ctx));
     } else {
       TESSEL_ASSIGN_OR_RETURN(outs, ops::EvaluateNode(node, opset_, in_ptrs));
     }

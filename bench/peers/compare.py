@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Runs tessel, ONNX Runtime and OpenVINO on the same models, interleaved.
+
+Usage: compare.py TESSEL_BINARY MODEL... [--threads 1,2] [--rounds 3]
+       [--warmup 5] [--repeat 30] [--markdown]
+
+Each (model, threads) pair runs `rounds` rounds; a round runs every engine
+once, each in its own process (tessel bench --json, driver.py for the
+peers), so no engine warms the caches of another and slow drifts of the
+machine hit all engines alike. Per engine it reports the median over rounds
+of the per-process median latency and of the memory (peak RSS minus RSS just
+before the model is loaded), and the ratio to tessel.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ENGINES = ["tessel", "onnxruntime", "openvino"]
+
+
+def measure(engine, tessel, model, threads, warmup, repeat):
+    if engine == "tessel":
+        cmd = [tessel, "bench", model, "--json", "--threads", str(threads), "--warmup", str(warmup),
+               "--repeat", str(repeat)]
+    else:
+        cmd = [sys.executable, os.path.join(HERE, "driver.py"), engine, model, "--threads",
+               str(threads), "--warmup", str(warmup), "--repeat", str(repeat)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out[out.index("{"):])
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("tessel")
+    p.add_argument("models", nargs="+")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=30)
+    p.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    a = p.parse_args()
+    rows = []
+    for model in a.models:
+        name = os.path.basename(os.path.dirname(os.path.abspath(model))) or model
+        for threads in [int(t) for t in a.threads.split(",")]:
+            results = {e: [] for e in ENGINES}
+            for _ in range(a.rounds):
+                for engine in ENGINES:
+                    results[engine].append(measure(engine, a.tessel, model, threads, a.warmup, a.repeat))
+            summary = {}
+            for engine, rs in results.items():
+                summary[engine] = (statistics.median(r["latency_ms"]["median"] for r in rs),
+                                   statistics.median(r["rss_delta_bytes"] for r in rs))
+            rows.append((name, threads, summary))
+            print(f"# {name} threads={threads}: " + ", ".join(
+                f"{e} {summary[e][0]:.2f} ms {summary[e][1] / 2**20:.1f} MiB" for e in ENGINES),
+                file=sys.stderr)
+    if a.markdown:
+        print("| model | threads | tessel ms | ORT ms | OpenVINO ms | ORT / tessel | OpenVINO / tessel "
+              "| tessel MiB | ORT MiB | OpenVINO MiB |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+    else:
+        print(f"{'model':<22}{'thr':>4}{'tessel ms':>11}{'ORT ms':>9}{'OV ms':>9}{'ORT/t':>7}{'OV/t':>7}"
+              f"{'tessel MiB':>12}{'ORT MiB':>9}{'OV MiB':>9}")
+    for name, threads, s in rows:
+        t, o, v = s["tessel"], s["onnxruntime"], s["openvino"]
+        cells = [name, threads, f"{t[0]:.2f}", f"{o[0]:.2f}", f"{v[0]:.2f}", f"{o[0] / t[0]:.2f}",
+                 f"{v[0] / t[0]:.2f}", f"{t[1] / 2**20:.1f}", f"{o[1] / 2**20:.1f}",
+                 f"{v[1] / 2**20:.1f}"]
+        if a.markdown:
+            print("| " + " | ".join(str(c) for c in cells) + " |")
+        else:
+            print(f"{cells[0]:<22}{cells[1]:>4}" + "".join(f"{c:>9}" for c in cells[2:7])
+                  + "".join(f"{c:>11}" for c in cells[7:]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+#include "targets/cpu/fast_kernel.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#if TESSEL_WITH_ONEDNN
+#include "targets/cpu/onednn_kernels.h"
+#endif
+
+namespace tessel::cpu {
+
+bool FastKernelsEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TESSEL_FAST_KERNELS");
+    return v == nullptr || std::strcmp(v, "off") != 0;
+  }();
+  return enabled;
+}
+
+std::unique_ptr<FastKernel> SelectFastKernel(const ir::Node& node, int opset) {
+#if !TESSEL_WITH_ONEDNN
+  return nullptr;
+#endif
+  if (!FastKernelsEnabled()) return nullptr;
+  for (const ir::Value* v : node.inputs) {
+    // An input with no shape yet (or an omitted one in the middle) is not ours.
+    if (v && !v->shape_known) return nullptr;
+  }
+#if TESSEL_WITH_ONEDNN
+  if (node.domain.empty()) {
+    if (node.op_type == "Conv") return MakeOneDnnConv(node, opset);
+    if (node.op_type == "MatMul") return MakeOneDnnMatMul(node, opset);
+    if (node.op_type == "Gemm") return MakeOneDnnGemm(node, opset);
+  } else if (node.domain == "tessel" && node.op_type == "FusedConv") {
+    return MakeOneDnnConv(node, opset);
+  }
+#endif
+  return nullptr;
+}
+
+void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKernel>>& kernels) {
+#if TESSEL_WITH_ONEDNN
+  NegotiateOneDnnLayouts(graph, kernels);
+#endif
+}
+
+std::vector<ops::ScratchNeed> KernelScratchNeeds(const ir::Node& node, int opset) {
+  if (std::unique_ptr<FastKernel> k = SelectFastKernel(node, opset)) return k->scratch_needs();
+  return ops::ScratchNeeds(node, opset);
+}
+
+}  // namespace tessel::cpu

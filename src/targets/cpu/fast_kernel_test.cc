@@ -1,0 +1,238 @@
+// Every fast kernel against the reference kernel of its op, on awkward
+// shapes: odd channel counts, 1x1, stride 2, asymmetric padding, groups,
+// depthwise, dilation, batched MatMul with broadcasting, Gemm's transposes,
+// alpha, beta and bias shapes, and the fused residual + activation.
+#include "targets/cpu/fast_kernel.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "ops/op_registry.h"
+#include "targets/cpu/thread_pool.h"
+
+namespace tessel::cpu {
+namespace {
+
+Tensor Random(const Shape& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  Tensor t(DType::kFloat32, shape);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.num_elements(); ++i) p[i] = dist(rng);
+  return t;
+}
+
+// One node over graph inputs (for `variable` positions) and constants.
+struct OneNode {
+  ir::Graph g;
+  ir::Node* node = nullptr;
+  std::vector<Tensor> inputs;  // by node input position; undefined: omitted
+
+  OneNode(const std::string& op_type, const std::string& domain, const std::vector<Shape>& shapes,
+          const std::vector<bool>& constant, const AttributeMap& attrs, int opset = 17) {
+    g.set_opset_version(opset);
+    std::vector<ir::Value*> ins;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (shapes[i].empty() && !constant[i]) {  // omitted optional input
+        ins.push_back(nullptr);
+        inputs.emplace_back();
+        continue;
+      }
+      Tensor t = Random(shapes[i], 17 + static_cast<uint32_t>(i));
+      const std::string name = "in" + std::to_string(i);
+      ir::Value* v = constant[i] ? g.AddConstant(name, t)
+                                 : g.AddValue(name, DType::kFloat32, shapes[i], true);
+      if (!constant[i]) g.inputs().push_back(v);
+      ins.push_back(v);
+      inputs.push_back(std::move(t));
+    }
+    ir::Value* y = g.AddValue("y", DType::kUndefined);
+    node = g.AddNode(op_type, "n", ins, {y});
+    node->domain = domain;
+    node->attrs = attrs;
+    g.outputs().push_back(y);
+    const Status s = ops::InferNode(*node, opset);
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+
+  std::vector<const Tensor*> InputPtrs() const {
+    std::vector<const Tensor*> p;
+    for (const Tensor& t : inputs) p.push_back(t.defined() ? &t : nullptr);
+    return p;
+  }
+};
+
+// Runs the fast kernel (which must exist) and the reference on the node and
+// compares them elementwise.
+void ExpectMatchesReference(OneNode& t) {
+  std::unique_ptr<FastKernel> k = SelectFastKernel(*t.node, t.g.opset_version());
+  ASSERT_NE(k, nullptr) << "no fast kernel for " << t.node->Describe();
+  StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(*t.node, t.g.opset_version(), t.InputPtrs());
+  ASSERT_TRUE(ref.ok()) << ref.status().message();
+  const ir::Value* y = t.node->outputs[0];
+  Tensor out(y->dtype, y->shape);
+  // Garbage in the output and scratch: the kernel must overwrite all of it.
+  std::fill(out.data<float>(), out.data<float>() + out.num_elements(), 1e30f);
+  std::vector<Tensor> scratch;
+  ops::KernelContext ctx{*t.node, t.g.opset_version(), t.InputPtrs(), {&out}};
+  for (const ops::ScratchNeed& need : k->scratch_needs()) {
+    scratch.emplace_back(DType::kUInt8, Shape{need.size_bytes});
+    std::fill(scratch.back().data<uint8_t>(), scratch.back().data<uint8_t>() + need.size_bytes,
+              uint8_t{0xAB});
+  }
+  for (Tensor& s : scratch) ctx.scratch.push_back(s.raw_data());
+  ASSERT_TRUE(k->Run(ctx).ok());
+  const Tensor& expected = (*ref)[0];
+  ASSERT_EQ(expected.shape(), out.shape());
+  const float* a = out.data<float>();
+  const float* b = expected.data<float>();
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    ASSERT_NEAR(a[i], b[i], 1e-4f * (1.f + std::fabs(b[i])))
+        << k->Describe() << " element " << i << " of " << ShapeToString(out.shape());
+  }
+}
+
+AttributeMap ConvAttrs(std::vector<int64_t> strides, std::vector<int64_t> pads,
+                       std::vector<int64_t> dilations = {1, 1}, int64_t group = 1) {
+  AttributeMap a;
+  a.Set("strides", std::move(strides));
+  a.Set("pads", std::move(pads));
+  a.Set("dilations", std::move(dilations));
+  a.Set("group", group);
+  return a;
+}
+
+TEST(FastConv, Odd_channels_3x3_with_bias) {
+  OneNode t("Conv", "", {{1, 3, 7, 9}, {5, 3, 3, 3}, {5}}, {false, true, true},
+            ConvAttrs({1, 1}, {1, 1, 1, 1}));
+  ExpectMatchesReference(t);
+}
+
+TEST(FastConv, Pointwise_1x1_without_bias) {
+  OneNode t("Conv", "", {{1, 7, 5, 5}, {9, 7, 1, 1}}, {false, true}, ConvAttrs({1, 1}, {0, 0, 0, 0}));
+  ExpectMatchesReference(t);
+}
+
+TEST(FastConv, Stride_2_with_asymmetric_padding) {
+  OneNode t("Conv", "", {{1, 4, 11, 8}, {6, 4, 3, 3}, {6}}, {false, true, true},
+            ConvAttrs({2, 2}, {0, 1, 2, 0}));
+  ExpectMatchesReference(t);
+}
+
+TEST(FastConv, Grouped) {
+  OneNode t("Conv", "", {{2, 6, 9, 9}, {9, 2, 3, 3}, {9}}, {false, true, true},
+            ConvAttrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 3));
+  ExpectMatchesReference(t);
+}
+
+TEST(FastConv, Depthwise_stride_2) {
+  OneNode t("Conv", "", {{1, 24, 14, 14}, {24, 1, 3, 3}, {24}}, {false, true, true},
+            ConvAttrs({2, 2}, {1, 1, 1, 1}, {1, 1}, 24));
+  ExpectMatchesReference(t);
+}
+
+TEST(FastConv, Dilated) {
+  OneNode t("Conv", "", {{1, 5, 13, 12}, {3, 5, 3, 2}, {3}}, {false, true, true},
+            ConvAttrs({1, 2}, {2, 1, 2, 0}, {2, 3}));
+  ExpectMatchesReference(t);
+}
+
+TEST(FastConv, One_dimensional) {
+  AttributeMap a;
+  a.Set("pads", std::vector<int64_t>{1, 2});
+  OneNode t("Conv", "", {{2, 3, 17}, {4, 3, 4}}, {false, true}, a);
+  ExpectMatchesReference(t);
+}
+
+TEST(FastConv, Fused_residual_and_clip) {
+  AttributeMap a = ConvAttrs({1, 1}, {1, 1, 1, 1});
+  a.Set("activation", std::string("Clip"));
+  a.Set("activation_min", 0.f);
+  a.Set("activation_max", 0.5f);
+  OneNode t("FusedConv", "tessel", {{1, 16, 6, 6}, {16, 16, 3, 3}, {16}, {1, 16, 6, 6}},
+            {false, true, true, false}, a);
+  ExpectMatchesReference(t);
+}
+
+TEST(FastConv, Fused_relu_without_bias_or_residual) {
+  AttributeMap a = ConvAttrs({2, 2}, {0, 0, 1, 1});
+  a.Set("activation", std::string("Relu"));
+  OneNode t("FusedConv", "tessel", {{1, 5, 8, 8}, {7, 5, 2, 2}}, {false, true}, a);
+  ExpectMatchesReference(t);
+}
+
+TEST(FastConv, Fused_residual_without_bias) {
+  OneNode t("FusedConv", "tessel", {{1, 8, 5, 5}, {8, 8, 1, 1}, {}, {1, 8, 5, 5}},
+            {false, true, false, false}, ConvAttrs({1, 1}, {0, 0, 0, 0}));
+  ExpectMatchesReference(t);
+}
+
+TEST(FastConv, Weights_computed_at_run_time_keep_the_reference_kernel) {
+  OneNode t("Conv", "", {{1, 3, 5, 5}, {4, 3, 3, 3}}, {false, false}, ConvAttrs({1, 1}, {1, 1, 1, 1}));
+  EXPECT_EQ(SelectFastKernel(*t.node, 17), nullptr);
+}
+
+TEST(FastMatMul, Batched_with_constant_weights) {
+  OneNode t("MatMul", "", {{2, 3, 5, 7}, {7, 4}}, {false, true}, {});
+  ExpectMatchesReference(t);
+}
+
+TEST(FastMatMul, Broadcast_on_both_sides) {
+  OneNode t("MatMul", "", {{3, 1, 4, 6}, {1, 5, 6, 3}}, {false, false}, {});
+  ExpectMatchesReference(t);
+}
+
+TEST(FastMatMul, Lower_rank_activations) {
+  OneNode t("MatMul", "", {{5, 7}, {2, 7, 3}}, {false, false}, {});
+  ExpectMatchesReference(t);
+}
+
+TEST(FastMatMul, Vectors_keep_the_reference_kernel) {
+  OneNode t("MatMul", "", {{7}, {7, 3}}, {false, true}, {});
+  EXPECT_EQ(SelectFastKernel(*t.node, 17), nullptr);
+}
+
+AttributeMap GemmAttrs(int64_t trans_a, int64_t trans_b, float alpha, float beta) {
+  AttributeMap a;
+  a.Set("transA", trans_a);
+  a.Set("transB", trans_b);
+  a.Set("alpha", alpha);
+  a.Set("beta", beta);
+  return a;
+}
+
+TEST(FastGemm, TransB_with_vector_bias) {
+  OneNode t("Gemm", "", {{3, 10}, {13, 10}, {13}}, {false, true, true}, GemmAttrs(0, 1, 1.f, 1.f));
+  ExpectMatchesReference(t);
+}
+
+TEST(FastGemm, TransA_alpha_beta_matrix_bias) {
+  OneNode t("Gemm", "", {{10, 3}, {10, 13}, {3, 13}}, {false, true, true},
+            GemmAttrs(1, 0, 0.5f, 2.f));
+  ExpectMatchesReference(t);
+}
+
+TEST(FastGemm, Scalar_bias_computed_at_run_time) {
+  OneNode t("Gemm", "", {{4, 6}, {6, 5}, {1}}, {false, false, false}, GemmAttrs(0, 0, 1.f, 1.f));
+  ExpectMatchesReference(t);
+}
+
+TEST(FastGemm, Column_bias) {
+  OneNode t("Gemm", "", {{4, 6}, {5, 6}, {4, 1}}, {false, true, true}, GemmAttrs(0, 1, 1.f, 1.f));
+  ExpectMatchesReference(t);
+}
+
+TEST(FastKernels, Run_on_two_threads_like_on_one) {
+  ThreadPool::SetDefaultNumThreads(2);
+  OneNode t("Conv", "", {{1, 32, 20, 20}, {48, 32, 3, 3}, {48}}, {false, true, true},
+            ConvAttrs({1, 1}, {1, 1, 1, 1}));
+  ExpectMatchesReference(t);
+  EXPECT_EQ(ThreadPool::Default().num_threads(), 2);
+  ThreadPool::SetDefaultNumThreads(1);
+  ExpectMatchesReference(t);
+}
+
+}  // namespace
+}  // namespace tessel::cpu

@@ -1,0 +1,522 @@
+// Compiled only with oneDNN (TESSEL_WITH_ONEDNN).
+#if TESSEL_WITH_ONEDNN
+#include "targets/cpu/onednn_kernels.h"
+
+#include <cstring>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
+
+#include "ops/nn_internal.h"
+
+namespace tessel::cpu {
+
+void NegotiateOneDnnLayouts(const ir::Graph& graph,
+                            std::vector<std::unique_ptr<FastKernel>>& kernels);
+
+namespace {
+
+using dnnl::memory;
+using Args = std::unordered_map<int, memory>;
+
+dnnl::engine& Engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// One stream per thread: executors on different threads never share one.
+dnnl::stream& Stream() {
+  thread_local dnnl::stream stream(Engine());
+  return stream;
+}
+
+// A dense row-major float32 descriptor: tessel's layout for every tensor.
+memory::desc PlainDesc(const std::vector<int64_t>& dims) {
+  memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
+  return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, strides);
+}
+
+memory::desc AnyDesc(const std::vector<int64_t>& dims) {
+  return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32,
+                      memory::format_tag::any);
+}
+
+memory Unbound(const memory::desc& md) { return memory(md, Engine(), DNNL_MEMORY_NONE); }
+
+void* Mutable(const Tensor& t) { return const_cast<void*>(t.raw_data()); }
+
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+bool IsFloat32(const ir::Value* v) { return v != nullptr && v->dtype == DType::kFloat32; }
+
+// A primitive with its arguments bound once; Run only points the memories
+// at this call's buffers. Its scratchpad, when it has one, is planned
+// scratch buffer number `scratch`.
+struct BoundPrimitive {
+  dnnl::primitive primitive;
+  Args args;
+  int scratch = -1;
+  memory scratchpad;
+
+  void Execute(const ops::KernelContext& ctx) {
+    if (scratch >= 0) scratchpad.set_data_handle(ctx.scratch[static_cast<size_t>(scratch)]);
+    primitive.execute(Stream(), args);
+  }
+};
+
+// The scratch a kernel declares, built along with its primitives.
+class ScratchList {
+ public:
+  // The index of a new need, or -1 for an empty one.
+  int Add(const std::string& name, size_t size_bytes) {
+    if (size_bytes == 0) return -1;
+    needs_.push_back({.name = name, .size_bytes = static_cast<int64_t>(size_bytes), .alignment = 64});
+    return static_cast<int>(needs_.size() - 1);
+  }
+  // Binds `p`'s scratchpad (from its primitive descriptor's `md`).
+  void AddScratchpad(BoundPrimitive& p, const memory::desc& md, const std::string& name) {
+    p.scratch = Add(name, md.get_size());
+    if (p.scratch >= 0) {
+      p.scratchpad = Unbound(md);
+      p.args[DNNL_ARG_SCRATCHPAD] = p.scratchpad;
+    }
+  }
+  const std::vector<ops::ScratchNeed>& needs() const { return needs_; }
+
+ private:
+  std::vector<ops::ScratchNeed> needs_;
+};
+
+BoundPrimitive MakeReorder(const memory& from, const memory& to, ScratchList& scratch,
+                           const std::string& name) {
+  dnnl::reorder::primitive_desc pd(Engine(), from.get_desc(), Engine(), to.get_desc(),
+                                   UserScratchpad());
+  BoundPrimitive p{.primitive = dnnl::reorder(pd),
+                   .args = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}};
+  scratch.AddScratchpad(p, pd.scratchpad_desc(), name + " scratchpad");
+  return p;
+}
+
+// Copies `data` (plain, `from`) into a new memory of layout `to`, once.
+memory PackOnce(const void* data, const memory::desc& from, const memory::desc& to) {
+  memory src(from, Engine(), const_cast<void*>(data));
+  memory dst(to, Engine());
+  dnnl::reorder(src, dst).execute(Stream(), src, dst);
+  Stream().wait();
+  return dst;
+}
+
+// ---------------------------------------------------------------- Conv
+
+class OneDnnConv final : public FastKernel {
+ public:
+  // Null when oneDNN does not take this node.
+  static std::unique_ptr<FastKernel> Make(const ir::Node& node);
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
+  std::string Describe() const override { return "onednn conv (" + impl_ + ")"; }
+  int64_t packed_weight_bytes() const override { return packed_bytes_; }
+
+  Status Run(ops::KernelContext& ctx) override {
+    void* out = ctx.out(0).raw_data();
+    if (src_buffer_ < 0) {
+      src_user_.set_data_handle(Mutable(ctx.in(0)));
+    } else if (src_direct_) {
+      src_kernel_.set_data_handle(Mutable(ctx.in(0)));
+    } else {
+      src_user_.set_data_handle(Mutable(ctx.in(0)));
+      src_kernel_.set_data_handle(ctx.scratch[static_cast<size_t>(src_buffer_)]);
+      src_reorder_.Execute(ctx);
+    }
+    void* dst = out;
+    if (dst_buffer_ >= 0 && !dst_direct_) {
+      dst = ctx.scratch[static_cast<size_t>(dst_buffer_)];
+      dst_user_.set_data_handle(out);
+    }
+    dst_kernel_.set_data_handle(dst);
+    if (residual_input_ >= 0) {
+      // The sum post-op adds what dst holds: the residual, in dst's layout.
+      const Tensor& z = ctx.in(static_cast<size_t>(residual_input_));
+      if (dst_buffer_ >= 0 && !residual_direct_) {
+        residual_user_.set_data_handle(Mutable(z));
+        residual_reorder_.Execute(ctx);
+      } else if (z.raw_data() != dst) {
+        std::memcpy(dst, z.raw_data(), z.size_bytes());
+      }
+    }
+    conv_.Execute(ctx);
+    if (dst_buffer_ >= 0 && !dst_direct_) dst_reorder_.Execute(ctx);
+    return Status::Ok();
+  }
+
+ private:
+  ScratchList scratch_;
+  std::string impl_;
+  int64_t packed_bytes_ = 0;
+  memory src_user_, src_kernel_, dst_user_, dst_kernel_, residual_user_, weights_, bias_;
+  int src_buffer_ = -1, dst_buffer_ = -1, residual_input_ = -1;
+  // Set by NegotiateOneDnnLayouts: the input, the output, the residual
+  // arrive or leave in the kernel's own layout (no reorder).
+  bool src_direct_ = false, dst_direct_ = false, residual_direct_ = false;
+  friend void tessel::cpu::NegotiateOneDnnLayouts(const ir::Graph&,
+                                                   std::vector<std::unique_ptr<FastKernel>>&);
+  BoundPrimitive conv_, src_reorder_, dst_reorder_, residual_reorder_;
+};
+
+std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node) {
+  const bool fused = node.domain == "tessel" && node.op_type == "FusedConv";
+  const ir::Value* x = node.input(0);
+  const ir::Value* w = node.input(1);
+  const ir::Value* b = node.input(2);
+  const ir::Value* z = fused ? node.input(3) : nullptr;
+  const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
+  if (!IsFloat32(x) || !IsFloat32(w) || !IsFloat32(y) || !w->is_constant()) return nullptr;
+  if ((b && (!IsFloat32(b) || !b->is_constant())) || (z && !IsFloat32(z))) return nullptr;
+  if (x->shape.size() < 3 || x->shape.size() > 5 || node.outputs.size() != 1) return nullptr;
+  if (z && z->shape != y->shape) return nullptr;
+
+  const size_t n = x->shape.size() - 2;
+  const Shape in_spatial(x->shape.begin() + 2, x->shape.end());
+  const std::vector<int64_t> kernel(w->shape.begin() + 2, w->shape.end());
+  std::vector<int64_t> strides, dilations, pads;
+  Shape out_spatial;
+  if (!ops::ResolveWindow(node, in_spatial, kernel, false, &strides, &dilations, &pads, &out_spatial)
+           .ok()) {
+    return nullptr;
+  }
+  const int64_t group = node.attrs.Int("group", 1);
+  const int64_t out_channels = w->shape[0];
+  std::vector<int64_t> w_dims(w->shape.begin(), w->shape.end());
+  if (group > 1) {
+    w_dims[0] = out_channels / group;
+    w_dims.insert(w_dims.begin(), group);
+  }
+  memory::dims dilates(n), pad_l(n), pad_r(n);
+  for (size_t i = 0; i < n; ++i) {
+    dilates[i] = dilations[i] - 1;
+    pad_l[i] = pads[i];
+    pad_r[i] = pads[i + n];
+  }
+
+  dnnl::primitive_attr attr = UserScratchpad();
+  dnnl::post_ops post_ops;
+  if (z) post_ops.append_sum(1.f);
+  const std::string activation = fused ? node.attrs.String("activation", "") : "";
+  if (activation == "Relu") {
+    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  } else if (activation == "Clip") {
+    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip,
+                            node.attrs.Float("activation_min", 0.f),
+                            node.attrs.Float("activation_max", 0.f));
+  } else if (!activation.empty()) {
+    return nullptr;
+  }
+  attr.set_post_ops(post_ops);
+
+  auto k = std::make_unique<OneDnnConv>();
+  try {
+    const memory::desc src_any = AnyDesc(x->shape), dst_any = AnyDesc(y->shape),
+                       w_any = AnyDesc(w_dims);
+    const memory::dims stride_dims(strides.begin(), strides.end());
+    using Desc = dnnl::convolution_forward::desc;
+    const Desc desc =
+        b ? Desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any,
+                 w_any, PlainDesc({out_channels}), dst_any, stride_dims, dilates, pad_l, pad_r)
+          : Desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any,
+                 w_any, dst_any, stride_dims, dilates, pad_l, pad_r);
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
+    k->impl_ = pd.impl_info_str();
+    if (k->impl_.rfind("ref", 0) == 0) return nullptr;  // no faster than ours
+
+    const memory::desc w_plain = PlainDesc(w_dims);
+    if (pd.weights_desc() == w_plain) {
+      k->weights_ = memory(w_plain, Engine(), Mutable(w->constant));
+    } else {
+      k->weights_ = PackOnce(w->constant.raw_data(), w_plain, pd.weights_desc());
+      k->packed_bytes_ = static_cast<int64_t>(pd.weights_desc().get_size());
+    }
+    k->src_user_ = Unbound(PlainDesc(x->shape));
+    k->dst_user_ = Unbound(PlainDesc(y->shape));
+    if (pd.src_desc() == k->src_user_.get_desc()) {
+      k->src_kernel_ = k->src_user_;
+    } else {
+      k->src_kernel_ = Unbound(pd.src_desc());
+      k->src_buffer_ = k->scratch_.Add("input in kernel layout", pd.src_desc().get_size());
+      k->src_reorder_ = MakeReorder(k->src_user_, k->src_kernel_, k->scratch_, "input reorder");
+    }
+    if (pd.dst_desc() == k->dst_user_.get_desc()) {
+      k->dst_kernel_ = k->dst_user_;
+    } else {
+      k->dst_kernel_ = Unbound(pd.dst_desc());
+      k->dst_buffer_ = k->scratch_.Add("output in kernel layout", pd.dst_desc().get_size());
+      k->dst_reorder_ = MakeReorder(k->dst_kernel_, k->dst_user_, k->scratch_, "output reorder");
+    }
+    if (z) {
+      k->residual_input_ = 3;
+      if (k->dst_buffer_ >= 0) {
+        k->residual_user_ = Unbound(PlainDesc(z->shape));
+        k->residual_reorder_ =
+            MakeReorder(k->residual_user_, k->dst_kernel_, k->scratch_, "residual reorder");
+      }
+    }
+    k->conv_.primitive = dnnl::convolution_forward(pd);
+    k->conv_.args = {{DNNL_ARG_SRC, k->src_kernel_},
+                     {DNNL_ARG_WEIGHTS, k->weights_},
+                     {DNNL_ARG_DST, k->dst_kernel_}};
+    if (b) {
+      k->bias_ = memory(PlainDesc({out_channels}), Engine(), Mutable(b->constant));
+      k->conv_.args[DNNL_ARG_BIAS] = k->bias_;
+    }
+    k->scratch_.AddScratchpad(k->conv_, pd.scratchpad_desc(), "onednn scratchpad");
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+  return k;
+}
+
+// ---------------------------------------------------------------- MatMul, Gemm
+
+// dst = src x weights (+ bias), batched with numpy broadcasting over the
+// leading dims. Constant weights are packed once.
+class OneDnnMatMul final : public FastKernel {
+ public:
+  struct Operand {
+    std::vector<int64_t> dims;   // as oneDNN sees it
+    memory::desc plain;          // how tessel (or the packed copy) lays it out
+    const float* constant = nullptr;  // set when known at compile time
+    int input = -1;              // else the node input it comes from
+  };
+  static std::unique_ptr<FastKernel> Make(const Operand& src, const Operand& weights,
+                                          const Operand* bias, const std::vector<int64_t>& dst,
+                                          bool accumulate = false);
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
+  std::string Describe() const override { return "onednn matmul (" + impl_ + ")"; }
+  int64_t packed_weight_bytes() const override { return packed_bytes_; }
+
+  Status Run(ops::KernelContext& ctx) override {
+    for (auto& [input, mem] : bound_inputs_) mem.set_data_handle(Mutable(ctx.in(input)));
+    float* y = static_cast<float*>(ctx.out(0).raw_data());
+    dst_.set_data_handle(y);
+    if (addend.input >= 0 || addend.constant) {
+      // Y starts as the addend broadcast to M x N; the sum post-op adds to it.
+      const float* c = addend.constant ? addend.constant : ctx.in(static_cast<size_t>(addend.input)).data<float>();
+      const int64_t cm = addend.dims[0], cn = addend.dims[1];
+      for (int64_t i = 0; i < rows_; ++i) {
+        for (int64_t j = 0; j < cols_; ++j) y[i * cols_ + j] = c[(cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)];
+      }
+    }
+    matmul_.Execute(ctx);
+    return Status::Ok();
+  }
+
+  // Gemm's C when it is no bias row: broadcast into the output before the
+  // product, which is added to it (sum post-op).
+  Operand addend;
+  int64_t rows_ = 0, cols_ = 0;
+
+  // Storage for constants rewritten at build time (scaled by alpha/beta).
+  std::vector<std::vector<float>> owned;
+
+ private:
+  ScratchList scratch_;
+  std::string impl_;
+  int64_t packed_bytes_ = 0;
+  std::vector<std::pair<size_t, memory>> bound_inputs_;
+  memory dst_;
+  BoundPrimitive matmul_;
+};
+
+std::unique_ptr<FastKernel> OneDnnMatMul::Make(const Operand& src, const Operand& weights,
+                                               const Operand* bias,
+                                               const std::vector<int64_t>& dst,
+                                               bool accumulate) {
+  auto k = std::make_unique<OneDnnMatMul>();
+  try {
+    const memory::desc dst_md = PlainDesc(dst);
+    const memory::desc w_md = weights.constant ? AnyDesc(weights.dims) : weights.plain;
+    using Desc = dnnl::matmul::desc;
+    const Desc desc = bias ? Desc(src.plain, w_md, bias->plain, dst_md) : Desc(src.plain, w_md, dst_md);
+    dnnl::primitive_attr attr = UserScratchpad();
+    if (accumulate) {
+      dnnl::post_ops post_ops;
+      post_ops.append_sum(1.f);
+      attr.set_post_ops(post_ops);
+    }
+    dnnl::matmul::primitive_desc pd(desc, attr, Engine());
+    k->impl_ = pd.impl_info_str();
+    if (k->impl_.rfind("ref", 0) == 0) return nullptr;
+    k->matmul_.primitive = dnnl::matmul(pd);
+    auto bind = [&](int arg, const Operand& op, const memory::desc& md) {
+      if (op.constant) {
+        k->matmul_.args[arg] = memory(md, Engine(), const_cast<float*>(op.constant));
+      } else {
+        memory m = Unbound(md);
+        k->bound_inputs_.emplace_back(static_cast<size_t>(op.input), m);
+        k->matmul_.args[arg] = m;
+      }
+    };
+    bind(DNNL_ARG_SRC, src, src.plain);
+    if (weights.constant && !(pd.weights_desc() == weights.plain)) {
+      k->matmul_.args[DNNL_ARG_WEIGHTS] =
+          PackOnce(weights.constant, weights.plain, pd.weights_desc());
+      k->packed_bytes_ = static_cast<int64_t>(pd.weights_desc().get_size());
+    } else {
+      bind(DNNL_ARG_WEIGHTS, weights, weights.plain);
+    }
+    if (bias) bind(DNNL_ARG_BIAS, *bias, bias->plain);
+    k->dst_ = Unbound(dst_md);
+    k->matmul_.args[DNNL_ARG_DST] = k->dst_;
+    k->scratch_.AddScratchpad(k->matmul_, pd.scratchpad_desc(), "onednn scratchpad");
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+  return k;
+}
+
+const float* ConstantData(const ir::Value* v) {
+  return v->is_constant() ? v->constant.data<float>() : nullptr;
+}
+
+}  // namespace
+
+void NegotiateOneDnnLayouts(const ir::Graph& graph,
+                            std::vector<std::unique_ptr<FastKernel>>& kernels) {
+  const auto& nodes = graph.nodes();
+  std::unordered_map<const ir::Node*, size_t> index;
+  for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i;
+  const std::vector<std::vector<ir::Node*>> consumers = graph.Consumers();
+  std::vector<bool> is_output(graph.values().size(), false);
+  for (const ir::Value* v : graph.outputs()) is_output[static_cast<size_t>(v->id)] = true;
+  auto conv_at = [&](const ir::Node* n) {
+    return dynamic_cast<OneDnnConv*>(kernels[index.at(n)].get());
+  };
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    OneDnnConv* producer = dynamic_cast<OneDnnConv*>(kernels[i].get());
+    if (!producer || producer->dst_buffer_ < 0) continue;
+    const ir::Value* y = nodes[i]->outputs[0];
+    const memory::desc& layout = producer->dst_kernel_.get_desc();
+    const auto& readers = consumers[static_cast<size_t>(y->id)];
+    // Same bytes as the plain tensor (nhwc is; padded blocked layouts are not).
+    bool ok = !readers.empty() && !is_output[static_cast<size_t>(y->id)] &&
+              layout.get_size() == y->size_bytes();
+    for (const ir::Node* r : readers) {
+      OneDnnConv* c = ok ? conv_at(r) : nullptr;
+      ok = c != nullptr;
+      for (size_t k = 0; ok && k < r->inputs.size(); ++k) {
+        if (r->inputs[k] != y) continue;
+        if (k == 0) {
+          ok = c->src_buffer_ >= 0 && c->src_kernel_.get_desc() == layout;
+        } else if (static_cast<int>(k) == c->residual_input_) {
+          ok = c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == layout;
+        } else {
+          ok = false;
+        }
+      }
+    }
+    if (!ok) continue;
+    producer->dst_direct_ = true;
+    for (const ir::Node* r : readers) {
+      OneDnnConv* c = conv_at(r);
+      if (r->inputs[0] == y) c->src_direct_ = true;
+      if (c->residual_input_ >= 0 && r->inputs[static_cast<size_t>(c->residual_input_)] == y)
+        c->residual_direct_ = true;
+    }
+  }
+}
+
+std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset) {
+  return OneDnnConv::Make(node);
+}
+
+std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset) {
+  const ir::Value* a = node.input(0);
+  const ir::Value* b = node.input(1);
+  const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
+  if (!IsFloat32(a) || !IsFloat32(b) || !IsFloat32(y)) return nullptr;
+  // Vectors (rank 1) keep the reference kernel; oneDNN needs matrices.
+  if (a->shape.size() < 2 || b->shape.size() < 2 || y->shape.size() > 12) return nullptr;
+  if (NumElements(y->shape) == 0) return nullptr;
+  const size_t rank = y->shape.size();
+  auto operand = [&](const ir::Value* v, int input) {
+    OneDnnMatMul::Operand op;
+    op.dims.assign(rank - v->shape.size(), 1);
+    op.dims.insert(op.dims.end(), v->shape.begin(), v->shape.end());
+    op.plain = PlainDesc(op.dims);
+    op.constant = ConstantData(v);
+    op.input = input;
+    return op;
+  };
+  return OneDnnMatMul::Make(operand(a, 0), operand(b, 1), nullptr, y->shape);
+}
+
+std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset) {
+  const ir::Value* a = node.input(0);
+  const ir::Value* b = node.input(1);
+  const ir::Value* c = node.input(2);
+  const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
+  if (!IsFloat32(a) || !IsFloat32(b) || !IsFloat32(y) || (c && !IsFloat32(c))) return nullptr;
+  if (a->shape.size() != 2 || b->shape.size() != 2 || y->shape.size() != 2) return nullptr;
+  if (NumElements(y->shape) == 0) return nullptr;
+  const float alpha = node.attrs.Float("alpha", 1.f);
+  const float beta = node.attrs.Float("beta", 1.f);
+  const bool trans_a = node.attrs.Int("transA", 0) != 0;
+  const bool trans_b = node.attrs.Int("transB", 0) != 0;
+  const int64_t m = y->shape[0], n = y->shape[1];
+  const int64_t k = trans_a ? a->shape[0] : a->shape[1];
+  // alpha and beta are folded into constant B and C; otherwise they must be 1.
+  if ((alpha != 1.f && !b->is_constant()) || (c && beta != 1.f && !c->is_constant())) return nullptr;
+  if (a->is_constant() && !b->is_constant()) return nullptr;  // keep it simple: A streams
+
+  std::vector<std::vector<float>> owned;
+  OneDnnMatMul::Operand src{.dims = {m, k}, .input = 0};
+  src.plain = trans_a ? memory::desc({m, k}, memory::data_type::f32, memory::dims{1, m})
+                      : PlainDesc({m, k});
+  src.constant = ConstantData(a);
+  OneDnnMatMul::Operand weights{.dims = {k, n}, .input = 1};
+  weights.plain = trans_b ? memory::desc({k, n}, memory::data_type::f32, memory::dims{1, k})
+                          : PlainDesc({k, n});
+  weights.constant = ConstantData(b);
+  if (weights.constant && alpha != 1.f) {
+    owned.emplace_back(weights.constant, weights.constant + NumElements(b->shape));
+    for (float& v : owned.back()) v *= alpha;
+    weights.constant = owned.back().data();
+  }
+  OneDnnMatMul::Operand bias;
+  if (c && beta != 0.f) {
+    bias.dims = {1, 1};
+    if (c->shape.size() == 1) bias.dims = {1, c->shape[0]};
+    if (c->shape.size() == 2) bias.dims = {c->shape[0], c->shape[1]};
+    if (c->shape.size() > 2) return nullptr;
+    bias.plain = PlainDesc(bias.dims);
+    bias.constant = ConstantData(c);
+    bias.input = 2;
+    if (bias.constant && beta != 1.f) {
+      owned.emplace_back(bias.constant, bias.constant + NumElements(c->shape));
+      for (float& v : owned.back()) v *= beta;
+      bias.constant = owned.back().data();
+    }
+  }
+  // A bias row goes to the primitive; any other C shape is added through
+  // the output (oneDNN's matmul takes no other bias broadcast here).
+  const bool has_c = c && beta != 0.f;
+  const bool row = has_c && bias.dims[0] == 1 && bias.dims[1] == n;
+  auto kernel = OneDnnMatMul::Make(src, weights, row ? &bias : nullptr, {m, n}, has_c && !row);
+  if (!kernel) return nullptr;
+  auto& mm = static_cast<OneDnnMatMul&>(*kernel);
+  mm.owned = std::move(owned);
+  if (has_c && !row) {
+    mm.addend = bias;
+    mm.rows_ = m;
+    mm.cols_ = n;
+  }
+  return kernel;
+}
+
+}  // namespace tessel::cpu
+
+#endif  // TESSEL_WITH_ONEDNN

@@ -1,0 +1,30 @@
+// oneDNN-backed fast kernels (fast_kernel.h): Conv and tessel's FusedConv
+// (any group count, stride, dilation, padding; bias, residual sum and
+// ReLU/Clip as post-ops), Gemm and MatMul (batched, numpy broadcast).
+//
+// Activations stay in tessel's plain layouts between nodes. A convolution
+// lets oneDNN pick the layouts it runs fastest on (blocked, e.g. nChw16c);
+// when that differs from the plain layout, the input and output are
+// reordered through planned scratch buffers around the primitive, unless
+// NegotiateOneDnnLayouts found that the tensor only flows between
+// convolutions that agree on a layout of the same size (nhwc): then it is
+// stored in that layout and neither side reorders. Weights are reordered
+// once, when the kernel is built.
+#pragma once
+
+#include <memory>
+
+#include "targets/cpu/fast_kernel.h"
+
+namespace tessel::cpu {
+
+// Null when oneDNN cannot or should not run `node` (see SelectFastKernel).
+std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset);
+std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset);
+std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset);
+
+// See NegotiateLayouts (fast_kernel.h).
+void NegotiateOneDnnLayouts(const ir::Graph& graph,
+                            std::vector<std::unique_ptr<FastKernel>>& kernels);
+
+}  // namespace tessel::cpu
