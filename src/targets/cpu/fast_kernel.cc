@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "targets/cpu/native_kernels.h"
 #if TESSEL_WITH_ONEDNN
 #include "targets/cpu/onednn_kernels.h"
 #endif
@@ -18,19 +19,21 @@ bool FastKernelsEnabled() {
 }
 
 std::unique_ptr<FastKernel> SelectFastKernel(const ir::Node& node, int opset) {
-#if !TESSEL_WITH_ONEDNN
-  return nullptr;
-#endif
   if (!FastKernelsEnabled()) return nullptr;
   for (const ir::Value* v : node.inputs) {
     // An input with no shape yet (or an omitted one in the middle) is not ours.
     if (v && !v->shape_known) return nullptr;
+  }
+  if (node.domain.empty() && (node.op_type == "Transpose" || node.op_type == "Slice")) {
+    return MakeStridedCopy(node, opset);
   }
 #if TESSEL_WITH_ONEDNN
   if (node.domain.empty()) {
     if (node.op_type == "Conv") return MakeOneDnnConv(node, opset);
     if (node.op_type == "MatMul") return MakeOneDnnMatMul(node, opset);
     if (node.op_type == "Gemm") return MakeOneDnnGemm(node, opset);
+    if (node.op_type == "Softmax") return MakeOneDnnSoftmax(node, opset);
+    if (node.op_type == "MaxPool" || node.op_type == "AveragePool") return MakeOneDnnPool(node, opset);
   } else if (node.domain == "tessel" && node.op_type == "FusedConv") {
     return MakeOneDnnConv(node, opset);
   }

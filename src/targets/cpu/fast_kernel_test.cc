@@ -1,7 +1,8 @@
 // Every fast kernel against the reference kernel of its op, on awkward
 // shapes: odd channel counts, 1x1, stride 2, asymmetric padding, groups,
 // depthwise, dilation, batched MatMul with broadcasting, Gemm's transposes,
-// alpha, beta and bias shapes, and the fused residual + activation.
+// alpha, beta and bias shapes, the fused residual + activation, Softmax
+// axes, pooling with ceil mode and padding, Transpose and Slice copies.
 #include "targets/cpu/fast_kernel.h"
 
 #include <gtest/gtest.h>
@@ -222,6 +223,98 @@ TEST(FastGemm, Scalar_bias_computed_at_run_time) {
 TEST(FastGemm, Column_bias) {
   OneNode t("Gemm", "", {{4, 6}, {5, 6}, {4, 1}}, {false, true, true}, GemmAttrs(0, 1, 1.f, 1.f));
   ExpectMatchesReference(t);
+}
+
+TEST(FastMatMul, Shared_weights_fold_the_batch_into_rows) {
+  OneNode t("MatMul", "", {{9, 1, 12}, {1, 12, 7}}, {false, true}, {});
+  ExpectMatchesReference(t);
+}
+
+TEST(FastSoftmax, Last_axis) {
+  OneNode last("Softmax", "", {{2, 3, 17}}, {false}, {});
+  ExpectMatchesReference(last);
+}
+
+TEST(FastSoftmax, A_middle_axis_runs_fast_only_where_onednn_has_a_real_kernel) {
+  AttributeMap a;
+  a.Set("axis", int64_t{1});
+  OneNode middle("Softmax", "", {{2, 5, 3}}, {false}, a);
+  // oneDNN 2.6 has only its reference implementation for a strided axis,
+  // which tessel does not take; a later version may have a fast one.
+  if (SelectFastKernel(*middle.node, 17)) ExpectMatchesReference(middle);
+}
+
+TEST(FastSoftmax, Before_opset_13_flattens_the_trailing_axes) {
+  AttributeMap a;
+  a.Set("axis", int64_t{1});
+  OneNode t("Softmax", "", {{2, 3, 4}}, {false}, a, /*opset=*/11);
+  ExpectMatchesReference(t);
+}
+
+AttributeMap PoolAttrs(std::vector<int64_t> kernel, std::vector<int64_t> strides,
+                       std::vector<int64_t> pads, int64_t ceil_mode) {
+  AttributeMap a;
+  a.Set("kernel_shape", std::move(kernel));
+  a.Set("strides", std::move(strides));
+  a.Set("pads", std::move(pads));
+  a.Set("ceil_mode", ceil_mode);
+  return a;
+}
+
+TEST(FastPool, Max_with_ceil_mode_and_asymmetric_padding) {
+  OneNode t("MaxPool", "", {{1, 5, 13, 10}}, {false}, PoolAttrs({3, 3}, {2, 2}, {0, 1, 1, 0}, 1));
+  ExpectMatchesReference(t);
+}
+
+TEST(FastPool, Average_excluding_and_including_padding) {
+  OneNode exclude("AveragePool", "", {{2, 3, 7, 7}}, {false}, PoolAttrs({3, 2}, {1, 2}, {1, 1, 1, 0}, 0));
+  ExpectMatchesReference(exclude);
+  AttributeMap a = PoolAttrs({3, 3}, {2, 2}, {1, 1, 1, 1}, 0);
+  a.Set("count_include_pad", int64_t{1});
+  OneNode include("AveragePool", "", {{1, 4, 8, 8}}, {false}, a);
+  ExpectMatchesReference(include);
+}
+
+TEST(FastCopy, Transpose_of_inner_and_outer_axes) {
+  AttributeMap shuffle;
+  shuffle.Set("perm", std::vector<int64_t>{0, 2, 1, 3, 4});
+  OneNode channels("Transpose", "", {{1, 2, 5, 3, 7}}, {false}, shuffle);
+  ExpectMatchesReference(channels);
+  AttributeMap inner;
+  inner.Set("perm", std::vector<int64_t>{2, 0, 3, 1});
+  OneNode gather("Transpose", "", {{3, 4, 5, 6}}, {false}, inner);
+  ExpectMatchesReference(gather);
+  OneNode big("Transpose", "", {{64, 48, 33}}, {false}, {});  // reversed, over the pool
+  ExpectMatchesReference(big);
+}
+
+TEST(FastCopy, Slice_with_negative_step_and_clamped_ends) {
+  ir::Graph g;
+  g.set_opset_version(13);
+  Tensor data = Random({4, 9, 6}, 5);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {4, 9, 6}, true);
+  g.inputs() = {x};
+  ir::Value* y = g.AddValue("y");
+  ir::Node* n = g.AddNode(
+      "Slice", "s",
+      {x, g.AddConstant("starts", Tensor::FromVector<int64_t>({-1, 1}, {2})),
+       g.AddConstant("ends", Tensor::FromVector<int64_t>({-100, 100}, {2})),
+       g.AddConstant("axes", Tensor::FromVector<int64_t>({1, 2}, {2})),
+       g.AddConstant("steps", Tensor::FromVector<int64_t>({-2, 2}, {2}))},
+      {y});
+  ASSERT_TRUE(ops::InferNode(*n, 13).ok());
+  std::unique_ptr<FastKernel> k = SelectFastKernel(*n, 13);
+  ASSERT_NE(k, nullptr);
+  std::vector<const Tensor*> in = {&data};
+  for (size_t i = 1; i < 5; ++i) in.push_back(&n->inputs[i]->constant);
+  StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(*n, 13, in);
+  ASSERT_TRUE(ref.ok());
+  Tensor out(DType::kFloat32, y->shape);
+  ops::KernelContext ctx{*n, 13, in, {&out}};
+  ASSERT_TRUE(k->Run(ctx).ok());
+  ASSERT_EQ(out.shape(), (*ref)[0].shape());
+  for (int64_t i = 0; i < out.num_elements(); ++i)
+    EXPECT_EQ(out.data<float>()[i], (*ref)[0].data<float>()[i]) << i;
 }
 
 TEST(FastKernels, Run_on_two_threads_like_on_one) {

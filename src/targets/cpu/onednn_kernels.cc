@@ -2,6 +2,7 @@
 #if TESSEL_WITH_ONEDNN
 #include "targets/cpu/onednn_kernels.h"
 
+#include <algorithm>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
@@ -378,6 +379,41 @@ std::unique_ptr<FastKernel> OneDnnMatMul::Make(const Operand& src, const Operand
   return k;
 }
 
+// ---------------------------------------------------------------- one primitive, x -> y
+
+// A primitive reading input 0 and writing output 0 in the plain layout.
+class OneDnnUnary final : public FastKernel {
+ public:
+  template <typename PrimitiveDesc, typename Primitive>
+  static std::unique_ptr<FastKernel> Make(const PrimitiveDesc& pd, const std::string& what,
+                                          const memory::desc& src, const memory::desc& dst) {
+    auto k = std::make_unique<OneDnnUnary>();
+    k->name_ = what + " (" + pd.impl_info_str() + ")";
+    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
+    k->src_ = Unbound(src);
+    k->dst_ = Unbound(dst);
+    k->primitive_.primitive = Primitive(pd);
+    k->primitive_.args = {{DNNL_ARG_SRC, k->src_}, {DNNL_ARG_DST, k->dst_}};
+    k->scratch_.AddScratchpad(k->primitive_, pd.scratchpad_desc(), "onednn scratchpad");
+    return k;
+  }
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
+  std::string Describe() const override { return name_; }
+  Status Run(ops::KernelContext& ctx) override {
+    src_.set_data_handle(Mutable(ctx.in(0)));
+    dst_.set_data_handle(ctx.out(0).raw_data());
+    primitive_.Execute(ctx);
+    return Status::Ok();
+  }
+
+ private:
+  ScratchList scratch_;
+  std::string name_;
+  memory src_, dst_;
+  BoundPrimitive primitive_;
+};
+
 const float* ConstantData(const ir::Value* v) {
   return v->is_constant() ? v->constant.data<float>() : nullptr;
 }
@@ -441,6 +477,21 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset) {
   // Vectors (rank 1) keep the reference kernel; oneDNN needs matrices.
   if (a->shape.size() < 2 || b->shape.size() < 2 || y->shape.size() > 12) return nullptr;
   if (NumElements(y->shape) == 0) return nullptr;
+  // Weights shared by every batch (no batch dims of their own): the batch
+  // folds into the rows, one large product instead of many thin ones.
+  const bool b_shared = std::all_of(b->shape.begin(), b->shape.end() - 2,
+                                    [](int64_t d) { return d == 1; });
+  if (b_shared && a->shape.size() > 2) {
+    const int64_t k = a->shape.back(), n = b->shape.back();
+    const int64_t rows = NumElements(a->shape) / k;
+    OneDnnMatMul::Operand src{.dims = {rows, k}, .input = 0};
+    src.plain = PlainDesc(src.dims);
+    src.constant = ConstantData(a);
+    OneDnnMatMul::Operand weights{.dims = {k, n}, .input = 1};
+    weights.plain = PlainDesc(weights.dims);
+    weights.constant = ConstantData(b);
+    return OneDnnMatMul::Make(src, weights, nullptr, {rows, n});
+  }
   const size_t rank = y->shape.size();
   auto operand = [&](const ir::Value* v, int input) {
     OneDnnMatMul::Operand op;
@@ -515,6 +566,79 @@ std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset) {
     mm.cols_ = n;
   }
   return kernel;
+}
+
+std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* y = node.output(0);
+  if (!IsFloat32(x) || !IsFloat32(y) || x->shape.empty() || NumElements(x->shape) == 0)
+    return nullptr;
+  const auto rank = static_cast<int64_t>(x->shape.size());
+  int64_t axis = node.attrs.Int("axis", opset >= 13 ? -1 : 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return nullptr;
+  std::vector<int64_t> dims = x->shape;
+  if (opset < 13) {  // softmax over the flattened [axis, rank) as one row
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : inner) *= x->shape[static_cast<size_t>(i)];
+    dims = {outer, inner};
+    axis = 1;
+  }
+  try {
+    const memory::desc md = PlainDesc(dims);
+    dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, md, static_cast<int>(axis));
+    dnnl::softmax_forward::primitive_desc pd(desc, UserScratchpad(), Engine());
+    return OneDnnUnary::Make<dnnl::softmax_forward::primitive_desc, dnnl::softmax_forward>(
+        pd, "onednn softmax", md, md);
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+}
+
+std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* y = node.output(0);
+  const bool max = node.op_type == "MaxPool";
+  if (!IsFloat32(x) || !IsFloat32(y) || node.output(1) != nullptr) return nullptr;
+  if (x->shape.size() < 3 || x->shape.size() > 5 || NumElements(y->shape) == 0) return nullptr;
+  const size_t n = x->shape.size() - 2;
+  const bool ceil_mode = node.attrs.Int("ceil_mode", 0) != 0;
+  if (!max && ceil_mode) return nullptr;  // oneDNN would average over the extra padding
+  const std::vector<int64_t> kernel = node.attrs.Ints("kernel_shape");
+  if (kernel.size() != n) return nullptr;
+  const Shape in_spatial(x->shape.begin() + 2, x->shape.end());
+  std::vector<int64_t> strides, dilations, pads;
+  Shape out_spatial;
+  if (!ops::ResolveWindow(node, in_spatial, kernel, ceil_mode, &strides, &dilations, &pads,
+                          &out_spatial)
+           .ok()) {
+    return nullptr;
+  }
+  if (!std::equal(out_spatial.begin(), out_spatial.end(), y->shape.begin() + 2)) return nullptr;
+  memory::dims pad_l(n), pad_r(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (dilations[i] != 1) return nullptr;
+    pad_l[i] = pads[i];
+    // What oneDNN needs to get the same output size: ceil mode extends the
+    // end padding (max pooling never reads it).
+    pad_r[i] = std::max(pads[i + n], (out_spatial[i] - 1) * strides[i] + kernel[i] -
+                                         in_spatial[i] - pads[i]);
+  }
+  const auto alg = max ? dnnl::algorithm::pooling_max
+                       : node.attrs.Int("count_include_pad", 0) != 0
+                             ? dnnl::algorithm::pooling_avg_include_padding
+                             : dnnl::algorithm::pooling_avg_exclude_padding;
+  try {
+    const memory::desc src = PlainDesc(x->shape), dst = PlainDesc(y->shape);
+    dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src, dst,
+                                     memory::dims(strides.begin(), strides.end()),
+                                     memory::dims(kernel.begin(), kernel.end()), pad_l, pad_r);
+    dnnl::pooling_forward::primitive_desc pd(desc, UserScratchpad(), Engine());
+    return OneDnnUnary::Make<dnnl::pooling_forward::primitive_desc, dnnl::pooling_forward>(
+        pd, max ? "onednn max pool" : "onednn average pool", src, dst);
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
 }
 
 }  // namespace tessel::cpu

@@ -1,6 +1,7 @@
 // oneDNN-backed fast kernels (fast_kernel.h): Conv and tessel's FusedConv
 // (any group count, stride, dilation, padding; bias, residual sum and
-// ReLU/Clip as post-ops), Gemm and MatMul (batched, numpy broadcast).
+// ReLU/Clip as post-ops), Gemm and MatMul (batched, numpy broadcast),
+// Softmax, MaxPool and AveragePool.
 //
 // Activations stay in tessel's plain layouts between nodes. A convolution
 // lets oneDNN pick the layouts it runs fastest on (blocked, e.g. nChw16c);
@@ -22,6 +23,11 @@ namespace tessel::cpu {
 std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset);
 std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset);
 std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset);
+// Softmax over one axis (opset >= 13) or the flattened trailing axes (before).
+std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset);
+// MaxPool (without Indices, dilation 1) and AveragePool (ceil_mode 0), on
+// the plain layout.
+std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset);
 
 // See NegotiateLayouts (fast_kernel.h).
 void NegotiateOneDnnLayouts(const ir::Graph& graph,
