@@ -1,5 +1,9 @@
 #include "compiler/compile.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "compiler/model_file.h"
 #include "ir/verifier.h"
 #include "passes/eliminate_dead_nodes.h"
@@ -58,6 +62,11 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   TESSEL_ASSIGN_OR_RETURN(model.memory, PlanMemory(*model.graph, memory));
   TESSEL_RETURN_IF_ERROR(finish_stage("plan-memory", true));
 
+#if defined(__GLIBC__)
+  // The ONNX protobuf and the stages' temporaries are gone; hand the freed
+  // heap back to the system rather than keep it resident for the whole run.
+  malloc_trim(0);
+#endif
   return model;
 }
 

@@ -1,10 +1,21 @@
 // tessel: the command-line tool. One file per subcommand (cmd_*.cc).
 #include <iostream>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <new>
 
 #include "common.h"
 
 int main(int argc, char** argv) {
+#if defined(__GLIBC__)
+  // Large buffers (weights, arenas, packed copies) get their own mappings,
+  // returned to the system as soon as they are freed. glibc would otherwise
+  // raise this threshold after the first large free (the model file's
+  // bytes) and serve later weights from the heap, whose freed holes stay
+  // resident: packing weights would then hold them twice.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
   CLI::App app{"tessel: an ahead-of-time compiler and runtime for ONNX inference"};
   app.require_subcommand(1);
   int exit_code = 0;

@@ -1,7 +1,9 @@
 #include "targets/cpu/executor.h"
 
 #include <algorithm>
+#include <unordered_map>
 
+#include "core/check.h"
 #include "ops/op_registry.h"
 #include "ops/subgraph.h"
 #include "snippets/snippet_kernel.h"
@@ -33,7 +35,16 @@ Status ValidateInputs(const ir::Graph& graph, const std::vector<Tensor>& inputs)
   return Status::Ok();
 }
 
-CpuExecutor::CpuExecutor(const ir::Graph& graph)
+CpuExecutor::CpuExecutor(const ir::Graph& graph) : CpuExecutor(graph, nullptr) {}
+
+std::unique_ptr<CpuExecutor> CpuExecutor::ReleasingPackedConstants(ir::Graph& graph,
+                                                                   const ir::MemoryLayout* layout) {
+  std::unique_ptr<CpuExecutor> executor(new CpuExecutor(graph, &graph));
+  if (layout) executor->BindPlan(*layout);
+  return executor;
+}
+
+CpuExecutor::CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed)
     : graph_(graph), opset_(graph.opset_version()), last_use_(graph.values().size(), 0) {
   const auto& nodes = graph.nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -54,16 +65,48 @@ CpuExecutor::CpuExecutor(const ir::Graph& graph)
   }
   fast_.resize(nodes.size());
   own_scratch_.resize(nodes.size());
+  std::vector<std::vector<ir::Node*>> consumers;
+  std::unordered_map<const ir::Node*, size_t> index;
+  if (release_packed) {
+    consumers = graph.Consumers();
+    for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i;
+  }
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (snippets_[i]) continue;
     fast_[i] = SelectFastKernel(*nodes[i], opset_);
     if (!fast_[i]) continue;
     stats_.packed_weight_bytes += fast_[i]->packed_weight_bytes();
+    if (release_packed) ReleasePacked(*release_packed, i, consumers, index);
   }
   NegotiateLayouts(graph, fast_);
 }
 
 CpuExecutor::~CpuExecutor() = default;
+
+void CpuExecutor::ReleasePacked(ir::Graph& graph, size_t step,
+                                const std::vector<std::vector<ir::Node*>>& consumers,
+                                const std::unordered_map<const ir::Node*, size_t>& index) {
+  const ir::Node& node = *graph.nodes()[step];
+  for (size_t k : fast_[step]->packed_inputs()) {
+    ir::Value* v = node.input(k);
+    if (!v || !v->is_constant() || v->constant.raw_data() == nullptr) continue;
+    if (std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end())
+      continue;
+    bool packed_by_all = true;
+    for (const ir::Node* r : consumers[static_cast<size_t>(v->id)]) {
+      const size_t j = index.at(r);
+      const std::vector<size_t> packed =
+          j <= step && fast_[j] ? fast_[j]->packed_inputs() : std::vector<size_t>{};
+      for (size_t i = 0; i < r->inputs.size() && packed_by_all; ++i) {
+        if (r->inputs[i] == v) packed_by_all = std::find(packed.begin(), packed.end(), i) != packed.end();
+      }
+    }
+    if (!packed_by_all) continue;
+    stats_.released_constant_bytes += static_cast<int64_t>(v->constant.size_bytes());
+    // A view of nothing: the value keeps its type, and no kernel reads it.
+    v->constant = Tensor::View(v->dtype, v->shape, nullptr);
+  }
+}
 
 namespace {
 

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "core/status.h"
@@ -49,6 +50,8 @@ struct RunStats {
   // Weights the fast kernels hold in their own (packed) layouts, beyond the
   // model's constants.
   int64_t packed_weight_bytes = 0;
+  // Constants whose only copy now is a packed one (ReleasePackedConstants).
+  int64_t released_constant_bytes = 0;
 };
 
 struct PlannedMemory;
@@ -64,6 +67,14 @@ class CpuExecutor {
 
   StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs);
   const RunStats& stats() const { return stats_; }
+  // Like the constructors above (`layout` null: no plan), and drops the
+  // data of every constant of `graph` that only fast kernels read, each from
+  // its own packed copy, as soon as the last of them has packed it: the
+  // weights are held once, in the kernels' layout, and never twice at once.
+  // The values keep their dtype and shape, but the graph can no longer be
+  // run or saved by anyone else (stats().released_constant_bytes).
+  static std::unique_ptr<CpuExecutor> ReleasingPackedConstants(ir::Graph& graph,
+                                                               const ir::MemoryLayout* layout);
   // Per-node wall time in seconds summed over the Runs since profiling was
   // turned on (by node index); empty when off. For `tessel bench --profile`.
   void set_profiling(bool on) { node_seconds_.assign(on ? graph_.nodes().size() : 0, 0.0); }
@@ -83,6 +94,12 @@ class CpuExecutor {
   std::vector<std::vector<Tensor>> own_scratch_;
   RunStats stats_;
   std::vector<double> node_seconds_;
+  CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed);
+  // Releases the constants node `step`'s kernel packed, if no other reader
+  // still needs them.
+  void ReleasePacked(ir::Graph& graph, size_t step,
+                     const std::vector<std::vector<ir::Node*>>& consumers,
+                     const std::unordered_map<const ir::Node*, size_t>& index);
   // The memory plan's arenas and bindings (executor_planned.cc); null
   // without a plan.
   std::unique_ptr<PlannedMemory> planned_;

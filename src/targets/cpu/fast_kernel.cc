@@ -18,7 +18,9 @@ bool FastKernelsEnabled() {
   return enabled;
 }
 
-std::unique_ptr<FastKernel> SelectFastKernel(const ir::Node& node, int opset) {
+namespace {
+
+std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, bool pack) {
   if (!FastKernelsEnabled()) return nullptr;
   for (const ir::Value* v : node.inputs) {
     // An input with no shape yet (or an omitted one in the middle) is not ours.
@@ -29,16 +31,22 @@ std::unique_ptr<FastKernel> SelectFastKernel(const ir::Node& node, int opset) {
   }
 #if TESSEL_WITH_ONEDNN
   if (node.domain.empty()) {
-    if (node.op_type == "Conv") return MakeOneDnnConv(node, opset);
-    if (node.op_type == "MatMul") return MakeOneDnnMatMul(node, opset);
-    if (node.op_type == "Gemm") return MakeOneDnnGemm(node, opset);
+    if (node.op_type == "Conv") return MakeOneDnnConv(node, opset, pack);
+    if (node.op_type == "MatMul") return MakeOneDnnMatMul(node, opset, pack);
+    if (node.op_type == "Gemm") return MakeOneDnnGemm(node, opset, pack);
     if (node.op_type == "Softmax") return MakeOneDnnSoftmax(node, opset);
     if (node.op_type == "MaxPool" || node.op_type == "AveragePool") return MakeOneDnnPool(node, opset);
   } else if (node.domain == "tessel" && node.op_type == "FusedConv") {
-    return MakeOneDnnConv(node, opset);
+    return MakeOneDnnConv(node, opset, pack);
   }
 #endif
   return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<FastKernel> SelectFastKernel(const ir::Node& node, int opset) {
+  return Select(node, opset, /*pack=*/true);
 }
 
 void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKernel>>& kernels) {
@@ -48,7 +56,8 @@ void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKe
 }
 
 std::vector<ops::ScratchNeed> KernelScratchNeeds(const ir::Node& node, int opset) {
-  if (std::unique_ptr<FastKernel> k = SelectFastKernel(node, opset)) return k->scratch_needs();
+  // The same kernel as the executor's, built without packing its weights.
+  if (std::unique_ptr<FastKernel> k = Select(node, opset, /*pack=*/false)) return k->scratch_needs();
   return ops::ScratchNeeds(node, opset);
 }
 

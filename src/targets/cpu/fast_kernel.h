@@ -39,6 +39,9 @@ class FastKernel {
   virtual std::string Describe() const = 0;
   // Bytes of weights the kernel holds in its own layout (reordered copies).
   virtual int64_t packed_weight_bytes() const { return 0; }
+  // Inputs (constants) the kernel copied when it was built and never reads
+  // again: its packed weights.
+  virtual std::vector<size_t> packed_inputs() const { return {}; }
 };
 
 // The fast kernel for `node`, or null when the reference kernel runs it

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "ops/op_registry.h"
+#include "targets/cpu/executor.h"
 #include "targets/cpu/thread_pool.h"
 
 namespace tessel::cpu {
@@ -315,6 +316,45 @@ TEST(FastCopy, Slice_with_negative_step_and_clamped_ends) {
   ASSERT_EQ(out.shape(), (*ref)[0].shape());
   for (int64_t i = 0; i < out.num_elements(); ++i)
     EXPECT_EQ(out.data<float>()[i], (*ref)[0].data<float>()[i]) << i;
+}
+
+TEST(FastKernels, Executor_releasing_packed_weights_gives_the_same_outputs) {
+  // Conv (packs W) -> Relu; W is read by the Conv only, B stays (not packed).
+  auto build = [](ir::Graph& g) {
+    g.set_opset_version(17);
+    ir::Value* x = g.AddValue("x", DType::kFloat32, {1, 16, 9, 9}, true);
+    g.inputs() = {x};
+    ir::Value* c = g.AddValue("c", DType::kFloat32, {1, 32, 9, 9}, true);
+    ir::Value* y = g.AddValue("y", DType::kFloat32, {1, 32, 9, 9}, true);
+    ir::Node* conv = g.AddNode("Conv", "conv",
+                               {x, g.AddConstant("w", Random({32, 16, 3, 3}, 1)),
+                                g.AddConstant("b", Random({32}, 2))},
+                               {c});
+    conv->attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    g.AddNode("Relu", "relu", {c}, {y});
+    g.outputs() = {y};
+  };
+  ir::Graph plain_graph, released_graph;
+  build(plain_graph);
+  build(released_graph);
+  const std::vector<Tensor> inputs = {Random({1, 16, 9, 9}, 3)};
+  CpuExecutor plain(plain_graph);
+  std::unique_ptr<CpuExecutor> released =
+      CpuExecutor::ReleasingPackedConstants(released_graph, nullptr);
+  ASSERT_NE(released->fast_kernel(0), nullptr);
+  const ir::Value* w = released_graph.nodes()[0]->input(1);
+  const ir::Value* b = released_graph.nodes()[0]->input(2);
+  if (!released->fast_kernel(0)->packed_inputs().empty()) {
+    EXPECT_EQ(w->constant.raw_data(), nullptr);
+    EXPECT_EQ(released->stats().released_constant_bytes, 32 * 16 * 3 * 3 * 4);
+  }
+  EXPECT_NE(b->constant.raw_data(), nullptr);
+  EXPECT_EQ(w->shape, (Shape{32, 16, 3, 3}));
+  StatusOr<std::vector<Tensor>> a = plain.Run(inputs);
+  StatusOr<std::vector<Tensor>> r = released->Run(inputs);
+  ASSERT_TRUE(a.ok() && r.ok());
+  for (int64_t i = 0; i < (*a)[0].num_elements(); ++i)
+    ASSERT_EQ((*a)[0].data<float>()[i], (*r)[0].data<float>()[i]) << i;
 }
 
 TEST(FastKernels, Run_on_two_threads_like_on_one) {

@@ -103,7 +103,10 @@ BoundPrimitive MakeReorder(const memory& from, const memory& to, ScratchList& sc
 }
 
 // Copies `data` (plain, `from`) into a new memory of layout `to`, once.
-memory PackOnce(const void* data, const memory::desc& from, const memory::desc& to) {
+// Without `pack` (the kernel is built only to learn its scratch), nothing is
+// allocated or copied.
+memory PackOnce(const void* data, const memory::desc& from, const memory::desc& to, bool pack) {
+  if (!pack) return Unbound(to);
   memory src(from, Engine(), const_cast<void*>(data));
   memory dst(to, Engine());
   dnnl::reorder(src, dst).execute(Stream(), src, dst);
@@ -116,11 +119,14 @@ memory PackOnce(const void* data, const memory::desc& from, const memory::desc& 
 class OneDnnConv final : public FastKernel {
  public:
   // Null when oneDNN does not take this node.
-  static std::unique_ptr<FastKernel> Make(const ir::Node& node);
+  static std::unique_ptr<FastKernel> Make(const ir::Node& node, bool pack);
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
   std::string Describe() const override { return "onednn conv (" + impl_ + ")"; }
   int64_t packed_weight_bytes() const override { return packed_bytes_; }
+  std::vector<size_t> packed_inputs() const override {
+    return packed_bytes_ > 0 ? std::vector<size_t>{1} : std::vector<size_t>{};
+  }
 
   Status Run(ops::KernelContext& ctx) override {
     void* out = ctx.out(0).raw_data();
@@ -168,7 +174,7 @@ class OneDnnConv final : public FastKernel {
   BoundPrimitive conv_, src_reorder_, dst_reorder_, residual_reorder_;
 };
 
-std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node) {
+std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, bool pack) {
   const bool fused = node.domain == "tessel" && node.op_type == "FusedConv";
   const ir::Value* x = node.input(0);
   const ir::Value* w = node.input(1);
@@ -237,7 +243,7 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node) {
     if (pd.weights_desc() == w_plain) {
       k->weights_ = memory(w_plain, Engine(), Mutable(w->constant));
     } else {
-      k->weights_ = PackOnce(w->constant.raw_data(), w_plain, pd.weights_desc());
+      k->weights_ = PackOnce(w->constant.raw_data(), w_plain, pd.weights_desc(), pack);
       k->packed_bytes_ = static_cast<int64_t>(pd.weights_desc().get_size());
     }
     k->src_user_ = Unbound(PlainDesc(x->shape));
@@ -293,11 +299,14 @@ class OneDnnMatMul final : public FastKernel {
   };
   static std::unique_ptr<FastKernel> Make(const Operand& src, const Operand& weights,
                                           const Operand* bias, const std::vector<int64_t>& dst,
-                                          bool accumulate = false);
+                                          bool pack, bool accumulate = false);
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
   std::string Describe() const override { return "onednn matmul (" + impl_ + ")"; }
   int64_t packed_weight_bytes() const override { return packed_bytes_; }
+  std::vector<size_t> packed_inputs() const override {
+    return packed_bytes_ > 0 ? std::vector<size_t>{1} : std::vector<size_t>{};
+  }
 
   Status Run(ops::KernelContext& ctx) override {
     for (auto& [input, mem] : bound_inputs_) mem.set_data_handle(Mutable(ctx.in(input)));
@@ -334,7 +343,7 @@ class OneDnnMatMul final : public FastKernel {
 
 std::unique_ptr<FastKernel> OneDnnMatMul::Make(const Operand& src, const Operand& weights,
                                                const Operand* bias,
-                                               const std::vector<int64_t>& dst,
+                                               const std::vector<int64_t>& dst, bool pack,
                                                bool accumulate) {
   auto k = std::make_unique<OneDnnMatMul>();
   try {
@@ -364,7 +373,7 @@ std::unique_ptr<FastKernel> OneDnnMatMul::Make(const Operand& src, const Operand
     bind(DNNL_ARG_SRC, src, src.plain);
     if (weights.constant && !(pd.weights_desc() == weights.plain)) {
       k->matmul_.args[DNNL_ARG_WEIGHTS] =
-          PackOnce(weights.constant, weights.plain, pd.weights_desc());
+          PackOnce(weights.constant, weights.plain, pd.weights_desc(), pack);
       k->packed_bytes_ = static_cast<int64_t>(pd.weights_desc().get_size());
     } else {
       bind(DNNL_ARG_WEIGHTS, weights, weights.plain);
@@ -465,11 +474,11 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
   }
 }
 
-std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset) {
-  return OneDnnConv::Make(node);
+std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset, bool pack) {
+  return OneDnnConv::Make(node, pack);
 }
 
-std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset) {
+std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bool pack) {
   const ir::Value* a = node.input(0);
   const ir::Value* b = node.input(1);
   const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
@@ -490,7 +499,7 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset) {
     OneDnnMatMul::Operand weights{.dims = {k, n}, .input = 1};
     weights.plain = PlainDesc(weights.dims);
     weights.constant = ConstantData(b);
-    return OneDnnMatMul::Make(src, weights, nullptr, {rows, n});
+    return OneDnnMatMul::Make(src, weights, nullptr, {rows, n}, pack);
   }
   const size_t rank = y->shape.size();
   auto operand = [&](const ir::Value* v, int input) {
@@ -502,10 +511,10 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset) {
     op.input = input;
     return op;
   };
-  return OneDnnMatMul::Make(operand(a, 0), operand(b, 1), nullptr, y->shape);
+  return OneDnnMatMul::Make(operand(a, 0), operand(b, 1), nullptr, y->shape, pack);
 }
 
-std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset) {
+std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset, bool pack) {
   const ir::Value* a = node.input(0);
   const ir::Value* b = node.input(1);
   const ir::Value* c = node.input(2);
@@ -556,7 +565,8 @@ std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset) {
   // the output (oneDNN's matmul takes no other bias broadcast here).
   const bool has_c = c && beta != 0.f;
   const bool row = has_c && bias.dims[0] == 1 && bias.dims[1] == n;
-  auto kernel = OneDnnMatMul::Make(src, weights, row ? &bias : nullptr, {m, n}, has_c && !row);
+  auto kernel =
+      OneDnnMatMul::Make(src, weights, row ? &bias : nullptr, {m, n}, pack, has_c && !row);
   if (!kernel) return nullptr;
   auto& mm = static_cast<OneDnnMatMul&>(*kernel);
   mm.owned = std::move(owned);

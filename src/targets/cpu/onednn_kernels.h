@@ -20,9 +20,11 @@
 namespace tessel::cpu {
 
 // Null when oneDNN cannot or should not run `node` (see SelectFastKernel).
-std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset);
-std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset);
-std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset);
+// Without `pack`, constant weights are not packed: the kernel only reports
+// its scratch and must not Run.
+std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset, bool pack);
+std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bool pack);
+std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset, bool pack);
 // Softmax over one axis (opset >= 13) or the flattened trailing axes (before).
 std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset);
 // MaxPool (without Indices, dilation 1) and AveragePool (ceil_mode 0), on
