@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <omp.h>
+
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
@@ -53,6 +55,30 @@ dnnl::primitive_attr UserScratchpad() {
 }
 
 bool IsFloat32(const ir::Value* v) { return v != nullptr && v->dtype == DType::kFloat32; }
+
+// Kernels below this much work run on the calling thread alone: waking the
+// other threads and meeting them at the barrier costs more than they save
+// (measured on the shared models' small convolutions at 2 threads).
+constexpr double kParallelFlops = 16e6;
+constexpr int64_t kParallelElements = 1 << 16;
+
+// While alive, oneDNN primitives created or run on this thread use one
+// thread when `single` (OpenMP's per-thread thread count; primitives size
+// their work split when they are created, so creation and runs both need it).
+class SingleThreadScope {
+ public:
+  explicit SingleThreadScope(bool single) : saved_(single ? omp_get_max_threads() : 0) {
+    if (single) omp_set_num_threads(1);
+  }
+  ~SingleThreadScope() {
+    if (saved_ > 0) omp_set_num_threads(saved_);
+  }
+  SingleThreadScope(const SingleThreadScope&) = delete;
+  SingleThreadScope& operator=(const SingleThreadScope&) = delete;
+
+ private:
+  int saved_;
+};
 
 // A primitive with its arguments bound once; Run only points the memories
 // at this call's buffers. Its scratchpad, when it has one, is planned
@@ -129,6 +155,7 @@ class OneDnnConv final : public FastKernel {
   }
 
   Status Run(ops::KernelContext& ctx) override {
+    const SingleThreadScope threads(single_thread_);
     void* out = ctx.out(0).raw_data();
     if (src_buffer_ < 0) {
       src_user_.set_data_handle(Mutable(ctx.in(0)));
@@ -169,6 +196,7 @@ class OneDnnConv final : public FastKernel {
   // Set by NegotiateOneDnnLayouts: the input, the output, the residual
   // arrive or leave in the kernel's own layout (no reorder).
   bool src_direct_ = false, dst_direct_ = false, residual_direct_ = false;
+  bool single_thread_ = false;
   friend void tessel::cpu::NegotiateOneDnnLayouts(const ir::Graph&,
                                                    std::vector<std::unique_ptr<FastKernel>>&);
   BoundPrimitive conv_, src_reorder_, dst_reorder_, residual_reorder_;
@@ -225,6 +253,10 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, bool pack) {
   attr.set_post_ops(post_ops);
 
   auto k = std::make_unique<OneDnnConv>();
+  const double flops = 2.0 * static_cast<double>(NumElements(y->shape)) *
+                       static_cast<double>(NumElements(w->shape) / out_channels);
+  k->single_thread_ = flops < kParallelFlops;
+  const SingleThreadScope threads(k->single_thread_);
   try {
     const memory::desc src_any = AnyDesc(x->shape), dst_any = AnyDesc(y->shape),
                        w_any = AnyDesc(w_dims);
@@ -309,6 +341,7 @@ class OneDnnMatMul final : public FastKernel {
   }
 
   Status Run(ops::KernelContext& ctx) override {
+    const SingleThreadScope threads(single_thread_);
     for (auto& [input, mem] : bound_inputs_) mem.set_data_handle(Mutable(ctx.in(input)));
     float* y = static_cast<float*>(ctx.out(0).raw_data());
     dst_.set_data_handle(y);
@@ -328,6 +361,7 @@ class OneDnnMatMul final : public FastKernel {
   // product, which is added to it (sum post-op).
   Operand addend;
   int64_t rows_ = 0, cols_ = 0;
+  bool single_thread_ = false;
 
   // Storage for constants rewritten at build time (scaled by alpha/beta).
   std::vector<std::vector<float>> owned;
@@ -346,6 +380,10 @@ std::unique_ptr<FastKernel> OneDnnMatMul::Make(const Operand& src, const Operand
                                                const std::vector<int64_t>& dst, bool pack,
                                                bool accumulate) {
   auto k = std::make_unique<OneDnnMatMul>();
+  const double flops = 2.0 * static_cast<double>(NumElements(dst)) *
+                       static_cast<double>(src.dims.back());
+  k->single_thread_ = flops < kParallelFlops;
+  const SingleThreadScope threads(k->single_thread_);
   try {
     const memory::desc dst_md = PlainDesc(dst);
     const memory::desc w_md = weights.constant ? AnyDesc(weights.dims) : weights.plain;
@@ -394,9 +432,12 @@ std::unique_ptr<FastKernel> OneDnnMatMul::Make(const Operand& src, const Operand
 class OneDnnUnary final : public FastKernel {
  public:
   template <typename PrimitiveDesc, typename Primitive>
+  // `single`: pd was created, and the primitive runs, on one thread.
   static std::unique_ptr<FastKernel> Make(const PrimitiveDesc& pd, const std::string& what,
-                                          const memory::desc& src, const memory::desc& dst) {
+                                          const memory::desc& src, const memory::desc& dst,
+                                          bool single) {
     auto k = std::make_unique<OneDnnUnary>();
+    k->single_thread_ = single;
     k->name_ = what + " (" + pd.impl_info_str() + ")";
     if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
     k->src_ = Unbound(src);
@@ -410,6 +451,7 @@ class OneDnnUnary final : public FastKernel {
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
   std::string Describe() const override { return name_; }
   Status Run(ops::KernelContext& ctx) override {
+    const SingleThreadScope threads(single_thread_);
     src_.set_data_handle(Mutable(ctx.in(0)));
     dst_.set_data_handle(ctx.out(0).raw_data());
     primitive_.Execute(ctx);
@@ -421,6 +463,9 @@ class OneDnnUnary final : public FastKernel {
   std::string name_;
   memory src_, dst_;
   BoundPrimitive primitive_;
+
+ public:
+  bool single_thread_ = false;
 };
 
 const float* ConstantData(const ir::Value* v) {
@@ -594,12 +639,14 @@ std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset) {
     dims = {outer, inner};
     axis = 1;
   }
+  const bool single = NumElements(x->shape) < kParallelElements;
+  const SingleThreadScope threads(single);
   try {
     const memory::desc md = PlainDesc(dims);
     dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, md, static_cast<int>(axis));
     dnnl::softmax_forward::primitive_desc pd(desc, UserScratchpad(), Engine());
     return OneDnnUnary::Make<dnnl::softmax_forward::primitive_desc, dnnl::softmax_forward>(
-        pd, "onednn softmax", md, md);
+        pd, "onednn softmax", md, md, single);
   } catch (const dnnl::error&) {
     return nullptr;
   }
@@ -638,6 +685,8 @@ std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset) {
                        : node.attrs.Int("count_include_pad", 0) != 0
                              ? dnnl::algorithm::pooling_avg_include_padding
                              : dnnl::algorithm::pooling_avg_exclude_padding;
+  const bool single = NumElements(x->shape) < kParallelElements;
+  const SingleThreadScope threads(single);
   try {
     const memory::desc src = PlainDesc(x->shape), dst = PlainDesc(y->shape);
     dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src, dst,
@@ -645,7 +694,7 @@ std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset) {
                                      memory::dims(kernel.begin(), kernel.end()), pad_l, pad_r);
     dnnl::pooling_forward::primitive_desc pd(desc, UserScratchpad(), Engine());
     return OneDnnUnary::Make<dnnl::pooling_forward::primitive_desc, dnnl::pooling_forward>(
-        pd, max ? "onednn max pool" : "onednn average pool", src, dst);
+        pd, max ? "onednn max pool" : "onednn average pool", src, dst, single);
   } catch (const dnnl::error&) {
     return nullptr;
   }
