@@ -75,6 +75,7 @@ Status Bench(const BenchArgs& args) {
   const int64_t rss_before_load = ProcStatusBytes("VmRSS");
   TESSEL_ASSIGN_OR_RETURN(CompiledModel model, LoadOrCompile(args.model, copts));
   std::vector<Tensor> inputs = RandomInputs(*model.graph, 1);
+  const ir::GraphStats stats = ir::ComputeStats(*model.graph);  // before packing drops any
   std::unique_ptr<cpu::CpuExecutor> executor = MakeExecutor(model);
   for (int i = 0; i < args.warmup; ++i) TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
   std::vector<double> times;
@@ -91,7 +92,6 @@ Status Bench(const BenchArgs& args) {
     for (int i = 0; i < args.repeat; ++i) TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
     PrintProfile(*model.graph, *executor, args.repeat);
   }
-  const ir::GraphStats stats = ir::ComputeStats(*model.graph);
   const cpu::RunStats& run = executor->stats();
   const int64_t peak_rss = ProcStatusBytes("VmHWM");
   const int64_t rss_delta = peak_rss - rss_before_load;

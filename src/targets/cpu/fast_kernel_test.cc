@@ -357,6 +357,40 @@ TEST(FastKernels, Executor_releasing_packed_weights_gives_the_same_outputs) {
     ASSERT_EQ((*a)[0].data<float>()[i], (*r)[0].data<float>()[i]) << i;
 }
 
+TEST(FastKernels, Equal_weights_of_two_nodes_are_packed_once) {
+  // Two MatMuls whose weights are distinct constants with the same bytes
+  // (as a model repeating a layer's weights has).
+  ir::Graph g;
+  g.set_opset_version(17);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {64, 96}, true);
+  g.inputs() = {x};
+  ir::Value* h = g.AddValue("h", DType::kFloat32, {64, 96}, true);
+  ir::Value* y = g.AddValue("y", DType::kFloat32, {64, 96}, true);
+  const Tensor w = Random({96, 96}, 7);
+  g.AddNode("MatMul", "m0", {x, g.AddConstant("w0", w.Clone())}, {h});
+  g.AddNode("MatMul", "m1", {h, g.AddConstant("w1", w.Clone())}, {y});
+  g.outputs() = {y};
+  CpuExecutor exec(g);
+  ASSERT_NE(exec.fast_kernel(0), nullptr);
+  ASSERT_NE(exec.fast_kernel(1), nullptr);
+  // One of them made the packed copy, the other shares it.
+  EXPECT_GT(exec.stats().packed_weight_bytes, 0);
+  EXPECT_TRUE(exec.fast_kernel(0)->packed_weight_bytes() == 0 ||
+              exec.fast_kernel(1)->packed_weight_bytes() == 0);
+  const Tensor in = Random({64, 96}, 8);
+  StatusOr<std::vector<Tensor>> out = exec.Run({in});
+  ASSERT_TRUE(out.ok());
+  // Against the reference: (x w) w.
+  StatusOr<std::vector<Tensor>> r0 = ops::RunSingleOp("MatMul", {}, {in, w});
+  ASSERT_TRUE(r0.ok());
+  StatusOr<std::vector<Tensor>> r1 = ops::RunSingleOp("MatMul", {}, {(*r0)[0], w});
+  ASSERT_TRUE(r1.ok());
+  for (int64_t i = 0; i < (*out)[0].num_elements(); ++i) {
+    const float e = (*r1)[0].data<float>()[i];
+    ASSERT_NEAR((*out)[0].data<float>()[i], e, 1e-3f * (1.f + std::fabs(e))) << i;
+  }
+}
+
 TEST(FastKernels, Run_on_two_threads_like_on_one) {
   ThreadPool::SetDefaultNumThreads(2);
   OneNode t("Conv", "", {{1, 32, 20, 20}, {48, 32, 3, 3}, {48}}, {false, true, true},

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <omp.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -129,15 +132,72 @@ BoundPrimitive MakeReorder(const memory& from, const memory& to, ScratchList& sc
 }
 
 // Copies `data` (plain, `from`) into a new memory of layout `to`, once.
-// Without `pack` (the kernel is built only to learn its scratch), nothing is
-// allocated or copied.
-memory PackOnce(const void* data, const memory::desc& from, const memory::desc& to, bool pack) {
+// Constant weights packed into a layout, shared by every kernel that packs
+// the same bytes into the same layout (models reuse weights across layers).
+// Held weakly: a packed copy lives as long as a kernel holds it. Entries are
+// keyed by a 64-bit fingerprint of the bytes with both layouts.
+class PackCache {
+ public:
+  // The packed copy of `data` (plain, `from`) in layout `to`; `*created`
+  // says whether this call made it.
+  std::shared_ptr<memory> Get(const void* data, const memory::desc& from, const memory::desc& to,
+                              bool* created) {
+    // By content, not address: a constant released after packing may leave
+    // its address to another one.
+    const uint64_t hash = Fingerprint(data, from.get_size());
+    const std::string key =
+        std::string(reinterpret_cast<const char*>(&hash), sizeof hash) + Bytes(from) + Bytes(to);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (std::shared_ptr<memory> packed = packed_[key].lock()) {
+      *created = false;
+      return packed;
+    }
+    memory src(from, Engine(), const_cast<void*>(data));
+    auto dst = std::make_shared<memory>(to, Engine());
+    dnnl::reorder(src, *dst).execute(Stream(), src, *dst);
+    Stream().wait();
+    packed_[key] = dst;
+    *created = true;
+    return dst;
+  }
+
+  static PackCache& Global() {
+    static PackCache* cache = new PackCache();
+    return *cache;
+  }
+
+ private:
+  // FNV-1a over 8-byte words, then the tail bytes.
+  static uint64_t Fingerprint(const void* data, size_t size) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    uint64_t h = 0xcbf29ce484222325ull ^ size;
+    size_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+      uint64_t word;
+      std::memcpy(&word, p + i, 8);
+      h = (h ^ word) * 0x100000001b3ull;
+      h ^= h >> 29;
+    }
+    for (; i < size; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+  }
+  static std::string Bytes(const memory::desc& md) {
+    return std::string(reinterpret_cast<const char*>(&md.data), sizeof md.data);
+  }
+  std::mutex mu_;
+  std::map<std::string, std::weak_ptr<memory>> packed_;
+};
+
+// Packs constant weights once (shared through PackCache); `*packed_bytes`
+// counts them when this kernel made the copy. Without `pack` (the kernel is
+// built only to learn its scratch), nothing is allocated or copied.
+memory PackOnce(const void* data, const memory::desc& from, const memory::desc& to, bool pack,
+                std::shared_ptr<memory>* keep, int64_t* packed_bytes) {
   if (!pack) return Unbound(to);
-  memory src(from, Engine(), const_cast<void*>(data));
-  memory dst(to, Engine());
-  dnnl::reorder(src, dst).execute(Stream(), src, dst);
-  Stream().wait();
-  return dst;
+  bool created = false;
+  *keep = PackCache::Global().Get(data, from, to, &created);
+  if (created) *packed_bytes = static_cast<int64_t>(to.get_size());
+  return **keep;
 }
 
 // ---------------------------------------------------------------- Conv
@@ -151,7 +211,7 @@ class OneDnnConv final : public FastKernel {
   std::string Describe() const override { return "onednn conv (" + impl_ + ")"; }
   int64_t packed_weight_bytes() const override { return packed_bytes_; }
   std::vector<size_t> packed_inputs() const override {
-    return packed_bytes_ > 0 ? std::vector<size_t>{1} : std::vector<size_t>{};
+    return packed_from_constant_ ? std::vector<size_t>{1} : std::vector<size_t>{};
   }
 
   Status Run(ops::KernelContext& ctx) override {
@@ -193,6 +253,8 @@ class OneDnnConv final : public FastKernel {
   int64_t packed_bytes_ = 0;
   memory src_user_, src_kernel_, dst_user_, dst_kernel_, residual_user_, weights_, bias_;
   int src_buffer_ = -1, dst_buffer_ = -1, residual_input_ = -1;
+  std::shared_ptr<memory> packed_;  // the packed weights (shared, PackCache)
+  bool packed_from_constant_ = false;
   // Set by NegotiateOneDnnLayouts: the input, the output, the residual
   // arrive or leave in the kernel's own layout (no reorder).
   bool src_direct_ = false, dst_direct_ = false, residual_direct_ = false;
@@ -275,8 +337,9 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, bool pack) {
     if (pd.weights_desc() == w_plain) {
       k->weights_ = memory(w_plain, Engine(), Mutable(w->constant));
     } else {
-      k->weights_ = PackOnce(w->constant.raw_data(), w_plain, pd.weights_desc(), pack);
-      k->packed_bytes_ = static_cast<int64_t>(pd.weights_desc().get_size());
+      k->weights_ = PackOnce(w->constant.raw_data(), w_plain, pd.weights_desc(), pack,
+                             &k->packed_, &k->packed_bytes_);
+      k->packed_from_constant_ = true;
     }
     k->src_user_ = Unbound(PlainDesc(x->shape));
     k->dst_user_ = Unbound(PlainDesc(y->shape));
@@ -337,7 +400,7 @@ class OneDnnMatMul final : public FastKernel {
   std::string Describe() const override { return "onednn matmul (" + impl_ + ")"; }
   int64_t packed_weight_bytes() const override { return packed_bytes_; }
   std::vector<size_t> packed_inputs() const override {
-    return packed_bytes_ > 0 ? std::vector<size_t>{1} : std::vector<size_t>{};
+    return packed_from_constant_ ? std::vector<size_t>{1} : std::vector<size_t>{};
   }
 
   Status Run(ops::KernelContext& ctx) override {
@@ -371,6 +434,8 @@ class OneDnnMatMul final : public FastKernel {
   std::string impl_;
   int64_t packed_bytes_ = 0;
   std::vector<std::pair<size_t, memory>> bound_inputs_;
+  std::shared_ptr<memory> packed_;  // the packed weights (shared, PackCache)
+  bool packed_from_constant_ = false;
   memory dst_;
   BoundPrimitive matmul_;
 };
@@ -410,9 +475,10 @@ std::unique_ptr<FastKernel> OneDnnMatMul::Make(const Operand& src, const Operand
     };
     bind(DNNL_ARG_SRC, src, src.plain);
     if (weights.constant && !(pd.weights_desc() == weights.plain)) {
-      k->matmul_.args[DNNL_ARG_WEIGHTS] =
-          PackOnce(weights.constant, weights.plain, pd.weights_desc(), pack);
-      k->packed_bytes_ = static_cast<int64_t>(pd.weights_desc().get_size());
+      k->matmul_.args[DNNL_ARG_WEIGHTS] = PackOnce(weights.constant, weights.plain,
+                                                   pd.weights_desc(), pack, &k->packed_,
+                                                   &k->packed_bytes_);
+      k->packed_from_constant_ = true;
     } else {
       bind(DNNL_ARG_WEIGHTS, weights, weights.plain);
     }
