@@ -391,6 +391,16 @@ TEST(FastKernels, Equal_weights_of_two_nodes_are_packed_once) {
   }
 }
 
+TEST(FastLayerNorm, Last_axis_with_bias_and_two_axes_without) {
+  AttributeMap a;
+  a.Set("epsilon", 1e-5f);
+  OneNode last("LayerNormalization", "", {{2, 5, 33}, {33}, {33}}, {false, true, true}, a);
+  ExpectMatchesReference(last);
+  a.Set("axis", int64_t{1});
+  OneNode two("LayerNormalization", "", {{3, 4, 7}, {4, 7}}, {false, false}, a);
+  ExpectMatchesReference(two);
+}
+
 TEST(FastKernels, Run_on_two_threads_like_on_one) {
   ThreadPool::SetDefaultNumThreads(2);
   OneNode t("Conv", "", {{1, 32, 20, 20}, {48, 32, 3, 3}, {48}}, {false, true, true},

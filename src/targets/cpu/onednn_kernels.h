@@ -1,7 +1,7 @@
 // oneDNN-backed fast kernels (fast_kernel.h): Conv and tessel's FusedConv
 // (any group count, stride, dilation, padding; bias, residual sum and
 // ReLU/Clip as post-ops), Gemm and MatMul (batched, numpy broadcast),
-// Softmax, MaxPool and AveragePool.
+// Softmax, MaxPool and AveragePool, LayerNormalization.
 //
 // Activations stay in tessel's plain layouts between nodes. A convolution
 // lets oneDNN pick the layouts it runs fastest on (blocked, e.g. nChw16c);
@@ -30,6 +30,8 @@ std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset);
 // MaxPool (without Indices, dilation 1) and AveragePool (ceil_mode 0), on
 // the plain layout.
 std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset);
+// LayerNormalization without the Mean and InvStdDev outputs.
+std::unique_ptr<FastKernel> MakeOneDnnLayerNorm(const ir::Node& node, int opset);
 
 // See NegotiateLayouts (fast_kernel.h).
 void NegotiateOneDnnLayouts(const ir::Graph& graph,
