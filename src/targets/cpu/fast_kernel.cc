@@ -37,6 +37,7 @@ std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, bool pack) {
     if (node.op_type == "Softmax") return MakeOneDnnSoftmax(node, opset);
     if (node.op_type == "MaxPool" || node.op_type == "AveragePool") return MakeOneDnnPool(node, opset);
     if (node.op_type == "LayerNormalization") return MakeOneDnnLayerNorm(node, opset);
+    if (node.op_type == "Concat") return MakeOneDnnConcat(node, opset);
   } else if (node.domain == "tessel" && node.op_type == "FusedConv") {
     return MakeOneDnnConv(node, opset, pack);
   }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "ops/op_registry.h"
@@ -399,6 +400,61 @@ TEST(FastLayerNorm, Last_axis_with_bias_and_two_axes_without) {
   a.Set("axis", int64_t{1});
   OneNode two("LayerNormalization", "", {{3, 4, 7}, {4, 7}}, {false, false}, a);
   ExpectMatchesReference(two);
+}
+
+TEST(FastConcat, Channels_of_odd_sizes) {
+  AttributeMap a;
+  a.Set("axis", int64_t{1});
+  OneNode t("Concat", "", {{2, 3, 5, 4}, {2, 7, 5, 4}, {2, 1, 5, 4}}, {false, false, false}, a);
+  ExpectMatchesReference(t);
+}
+
+TEST(FastKernels, Convs_pool_and_concat_exchanging_channels_last_match_the_reference) {
+  // conv -> maxpool -> {conv, conv} -> concat -> conv: every tensor in
+  // between may stay nhwc; outputs must match the reference executor.
+  ir::Graph g;
+  g.set_opset_version(17);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {1, 8, 12, 12}, true);
+  g.inputs() = {x};
+  auto conv = [&](const std::string& name, ir::Value* in, int64_t cin, int64_t cout, int64_t k) {
+    ir::Value* out = g.AddValue(name + "_out");
+    ir::Node* n = g.AddNode("Conv", name,
+                            {in, g.AddConstant(name + "_w", Random({cout, cin, k, k}, 11)),
+                             g.AddConstant(name + "_b", Random({cout}, 12))},
+                            {out});
+    n->attrs.Set("pads", std::vector<int64_t>(4, k / 2));
+    return out;
+  };
+  ir::Value* c0 = conv("c0", x, 8, 64, 3);
+  ir::Value* p = g.AddValue("p");
+  ir::Node* pool = g.AddNode("MaxPool", "pool", {c0}, {p});
+  pool->attrs.Set("kernel_shape", std::vector<int64_t>{2, 2});
+  pool->attrs.Set("strides", std::vector<int64_t>{2, 2});
+  ir::Value* a = conv("a", p, 64, 32, 1);
+  ir::Value* b = conv("b", p, 64, 48, 3);
+  ir::Value* cat = g.AddValue("cat");
+  g.AddNode("Concat", "cat", {a, b}, {cat})->attrs.Set("axis", int64_t{1});
+  ir::Value* y = conv("c1", cat, 80, 16, 1);
+  g.outputs() = {y};
+  for (const auto& n : g.nodes()) ASSERT_TRUE(ops::InferNode(*n, 17).ok()) << n->name;
+  const std::vector<Tensor> inputs = {Random({1, 8, 12, 12}, 13)};
+  CpuExecutor fast(g);
+  StatusOr<std::vector<Tensor>> out = fast.Run(inputs);
+  ASSERT_TRUE(out.ok());
+  std::map<const ir::Value*, Tensor> ref;
+  ref[x] = inputs[0];
+  for (const auto& n : g.nodes()) {
+    std::vector<const Tensor*> in;
+    for (const ir::Value* v : n->inputs) in.push_back(v->is_constant() ? &v->constant : &ref.at(v));
+    StatusOr<std::vector<Tensor>> r = ops::EvaluateNode(*n, 17, in);
+    ASSERT_TRUE(r.ok());
+    ref[n->outputs[0]] = (*r)[0];
+  }
+  const Tensor& e = ref.at(y);
+  for (int64_t i = 0; i < e.num_elements(); ++i) {
+    ASSERT_NEAR((*out)[0].data<float>()[i], e.data<float>()[i], 1e-3f * (1.f + std::fabs(e.data<float>()[i])))
+        << i;
+  }
 }
 
 TEST(FastKernels, Run_on_two_threads_like_on_one) {

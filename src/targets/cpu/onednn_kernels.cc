@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
+#include "core/check.h"
 #include "ops/nn_internal.h"
 
 namespace tessel::cpu {
@@ -45,6 +47,17 @@ memory::desc PlainDesc(const std::vector<int64_t>& dims) {
 memory::desc AnyDesc(const std::vector<int64_t>& dims) {
   return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32,
                       memory::format_tag::any);
+}
+
+// Channels last (nwc, nhwc, ndhwc): the layout oneDNN's convolutions pick
+// on AVX-512, of the same size as the plain one. Zero desc for other ranks.
+memory::desc ChannelsLastDesc(const std::vector<int64_t>& dims) {
+  using tag = memory::format_tag;
+  const tag t = dims.size() == 3 ? tag::acb : dims.size() == 4 ? tag::acdb
+                                            : dims.size() == 5 ? tag::acdeb
+                                                               : tag::undef;
+  if (t == tag::undef) return memory::desc();
+  return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, t);
 }
 
 memory Unbound(const memory::desc& md) { return memory(md, Engine(), DNNL_MEMORY_NONE); }
@@ -534,6 +547,123 @@ class OneDnnUnary final : public FastKernel {
   bool single_thread_ = false;
 };
 
+// ---------------------------------------------------------------- layout-indifferent
+
+// Pooling and Concat: primitives that run in whatever layout their tensors
+// have. Built in the plain layout; NegotiateOneDnnLayouts may switch one to
+// channels last for all its inputs and its output, when its neighbours
+// exchange those tensors channels last (no reorder on either side).
+class OneDnnFlexible final : public FastKernel {
+ public:
+  // Makes the primitive for these tensor descriptors; sets its scratchpad.
+  using Builder = std::function<dnnl::primitive(const std::vector<memory::desc>& srcs,
+                                                const memory::desc& dst,
+                                                memory::desc* scratchpad, std::string* impl)>;
+
+  OneDnnFlexible(std::string what, Builder build, std::vector<int> src_args,
+                 std::vector<std::vector<int64_t>> src_shapes, std::vector<int64_t> dst_shape,
+                 bool single)
+      : name_(std::move(what)),
+        build_(std::move(build)),
+        src_args_(std::move(src_args)),
+        src_shapes_(std::move(src_shapes)),
+        dst_shape_(std::move(dst_shape)),
+        single_thread_(single) {}
+
+  // In the plain layout; false when oneDNN has only its reference for it.
+  bool Init() {
+    memory::desc scratchpad;
+    if (!Bind(false, &scratchpad)) return false;
+    primitive_.scratch = -1;
+    scratch_.AddScratchpad(primitive_, scratchpad, "onednn scratchpad");
+    planned_scratchpad_ = scratchpad.get_size();
+    return true;
+  }
+
+  // Whether the kernel can run channels last within its planned scratch.
+  bool CanRunChannelsLast() {
+    const SingleThreadScope threads(single_thread_);
+    try {
+      std::vector<memory::desc> srcs;
+      for (const auto& s : src_shapes_) srcs.push_back(ChannelsLastDesc(s));
+      memory::desc scratchpad;
+      std::string impl;
+      if (srcs.empty() || srcs[0].is_zero() || ChannelsLastDesc(dst_shape_).is_zero()) return false;
+      build_(srcs, ChannelsLastDesc(dst_shape_), &scratchpad, &impl);
+      return impl.rfind("ref", 0) != 0 && scratchpad.get_size() <= planned_scratchpad_;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }
+  // Switches to channels last; CanRunChannelsLast() must hold.
+  void RunChannelsLast() {
+    memory::desc scratchpad;
+    const bool ok = Bind(true, &scratchpad);
+    TESSEL_CHECK(ok && scratchpad.get_size() <= planned_scratchpad_);
+    if (primitive_.scratch >= 0 || scratchpad.get_size() > 0) {
+      primitive_.scratchpad = Unbound(scratchpad);
+      primitive_.args[DNNL_ARG_SCRATCHPAD] = primitive_.scratchpad;
+    }
+    channels_last_ = true;
+  }
+  bool channels_last() const { return channels_last_; }
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
+  std::string Describe() const override { return name_ + " (" + impl_ + ")"; }
+  // Runs instead of the primitive while in the plain layout, when set.
+  std::function<void(ops::KernelContext&)> plain_run;
+
+  Status Run(ops::KernelContext& ctx) override {
+    if (!channels_last_ && plain_run) {
+      plain_run(ctx);
+      return Status::Ok();
+    }
+    const SingleThreadScope threads(single_thread_);
+    for (size_t i = 0; i < srcs_.size(); ++i) srcs_[i].set_data_handle(Mutable(ctx.in(i)));
+    dst_.set_data_handle(ctx.out(0).raw_data());
+    primitive_.Execute(ctx);
+    return Status::Ok();
+  }
+
+ private:
+  bool Bind(bool channels_last, memory::desc* scratchpad) {
+    const SingleThreadScope threads(single_thread_);
+    try {
+      std::vector<memory::desc> srcs;
+      for (const auto& s : src_shapes_)
+        srcs.push_back(channels_last ? ChannelsLastDesc(s) : PlainDesc(s));
+      const memory::desc dst = channels_last ? ChannelsLastDesc(dst_shape_) : PlainDesc(dst_shape_);
+      dnnl::primitive p = build_(srcs, dst, scratchpad, &impl_);
+      if (impl_.rfind("ref", 0) == 0) return false;
+      srcs_.clear();
+      primitive_.args.clear();
+      for (size_t i = 0; i < srcs.size(); ++i) {
+        srcs_.push_back(Unbound(srcs[i]));
+        primitive_.args[src_args_[i]] = srcs_.back();
+      }
+      dst_ = Unbound(dst);
+      primitive_.args[DNNL_ARG_DST] = dst_;
+      if (primitive_.scratch >= 0) primitive_.args[DNNL_ARG_SCRATCHPAD] = primitive_.scratchpad;
+      primitive_.primitive = p;
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }
+
+  std::string name_, impl_;
+  Builder build_;
+  std::vector<int> src_args_;
+  std::vector<std::vector<int64_t>> src_shapes_;
+  std::vector<int64_t> dst_shape_;
+  bool single_thread_ = false, channels_last_ = false;
+  ScratchList scratch_;
+  size_t planned_scratchpad_ = 0;
+  std::vector<memory> srcs_;
+  memory dst_;
+  BoundPrimitive primitive_;
+};
+
 const float* ConstantData(const ir::Value* v) {
   return v->is_constant() ? v->constant.data<float>() : nullptr;
 }
@@ -548,39 +678,66 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
   const std::vector<std::vector<ir::Node*>> consumers = graph.Consumers();
   std::vector<bool> is_output(graph.values().size(), false);
   for (const ir::Value* v : graph.outputs()) is_output[static_cast<size_t>(v->id)] = true;
-  auto conv_at = [&](const ir::Node* n) {
-    return dynamic_cast<OneDnnConv*>(kernels[index.at(n)].get());
-  };
+  auto conv_at = [&](size_t i) { return dynamic_cast<OneDnnConv*>(kernels[i].get()); };
+  auto flex_at = [&](size_t i) { return dynamic_cast<OneDnnFlexible*>(kernels[i].get()); };
+  auto id_of = [](const ir::Value* v) { return static_cast<size_t>(v->id); };
+
+  // Candidates: outputs that a convolution computes channels last, or that
+  // a layout-indifferent kernel could. Then drop, until nothing changes,
+  // every candidate with a reader that cannot take it channels last, and
+  // every flexible kernel's output with an input that is not channels last
+  // (such a kernel runs all channels last or all plain).
+  std::vector<bool> last(graph.values().size(), false);
   for (size_t i = 0; i < nodes.size(); ++i) {
-    OneDnnConv* producer = dynamic_cast<OneDnnConv*>(kernels[i].get());
-    if (!producer || producer->dst_buffer_ < 0) continue;
-    const ir::Value* y = nodes[i]->outputs[0];
-    const memory::desc& layout = producer->dst_kernel_.get_desc();
-    const auto& readers = consumers[static_cast<size_t>(y->id)];
-    // Same bytes as the plain tensor (nhwc is; padded blocked layouts are not).
-    bool ok = !readers.empty() && !is_output[static_cast<size_t>(y->id)] &&
-              layout.get_size() == y->size_bytes();
-    for (const ir::Node* r : readers) {
-      OneDnnConv* c = ok ? conv_at(r) : nullptr;
-      ok = c != nullptr;
-      for (size_t k = 0; ok && k < r->inputs.size(); ++k) {
-        if (r->inputs[k] != y) continue;
-        if (k == 0) {
-          ok = c->src_buffer_ >= 0 && c->src_kernel_.get_desc() == layout;
-        } else if (static_cast<int>(k) == c->residual_input_) {
-          ok = c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == layout;
-        } else {
-          ok = false;
+    const ir::Value* y = nodes[i]->output(0);
+    if (!y || is_output[id_of(y)] || nodes[i]->outputs.size() != 1) continue;
+    const memory::desc want = ChannelsLastDesc(y->shape);
+    if (want.is_zero()) continue;
+    if (OneDnnConv* c = conv_at(i)) {
+      last[id_of(y)] = c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == want;
+    } else if (OneDnnFlexible* f = flex_at(i)) {
+      last[id_of(y)] = f->CanRunChannelsLast();
+    }
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const ir::Value* y = nodes[i]->output(0);
+      if (!y || !last[id_of(y)]) continue;
+      bool ok = true;
+      if (flex_at(i)) {
+        for (const ir::Value* in : nodes[i]->inputs) ok = ok && in && last[id_of(in)];
+      }
+      const memory::desc layout = ChannelsLastDesc(y->shape);
+      for (const ir::Node* r : consumers[id_of(y)]) {
+        const size_t j = index.at(r);
+        OneDnnConv* c = conv_at(j);
+        for (size_t k = 0; ok && k < r->inputs.size(); ++k) {
+          if (r->inputs[k] != y) continue;
+          if (c && k == 0) {
+            ok = c->src_buffer_ >= 0 && c->src_kernel_.get_desc() == layout;
+          } else if (c && static_cast<int>(k) == c->residual_input_) {
+            ok = c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == layout;
+          } else {
+            ok = flex_at(j) != nullptr && last[id_of(r->output(0))];
+          }
         }
       }
+      if (!ok) {
+        last[id_of(y)] = false;
+        changed = true;
+      }
     }
-    if (!ok) continue;
-    producer->dst_direct_ = true;
-    for (const ir::Node* r : readers) {
-      OneDnnConv* c = conv_at(r);
-      if (r->inputs[0] == y) c->src_direct_ = true;
-      if (c->residual_input_ >= 0 && r->inputs[static_cast<size_t>(c->residual_input_)] == y)
-        c->residual_direct_ = true;
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node& n = *nodes[i];
+    if (OneDnnConv* c = conv_at(i)) {
+      c->src_direct_ = c->src_buffer_ >= 0 && last[id_of(n.inputs[0])];
+      c->dst_direct_ = last[id_of(n.outputs[0])];
+      c->residual_direct_ = c->residual_input_ >= 0 && c->dst_buffer_ >= 0 &&
+                            last[id_of(n.inputs[static_cast<size_t>(c->residual_input_)])];
+    } else if (OneDnnFlexible* f = flex_at(i); f && last[id_of(n.outputs[0])]) {
+      f->RunChannelsLast();
     }
   }
 }
@@ -752,18 +909,68 @@ std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset) {
                              ? dnnl::algorithm::pooling_avg_include_padding
                              : dnnl::algorithm::pooling_avg_exclude_padding;
   const bool single = NumElements(x->shape) < kParallelElements;
-  const SingleThreadScope threads(single);
-  try {
-    const memory::desc src = PlainDesc(x->shape), dst = PlainDesc(y->shape);
-    dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src, dst,
-                                     memory::dims(strides.begin(), strides.end()),
-                                     memory::dims(kernel.begin(), kernel.end()), pad_l, pad_r);
+  const memory::dims stride_dims(strides.begin(), strides.end()),
+      kernel_dims(kernel.begin(), kernel.end());
+  auto build = [=](const std::vector<memory::desc>& srcs, const memory::desc& dst,
+                   memory::desc* scratchpad, std::string* impl) {
+    dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, alg, srcs[0], dst,
+                                     stride_dims, kernel_dims, pad_l, pad_r);
     dnnl::pooling_forward::primitive_desc pd(desc, UserScratchpad(), Engine());
-    return OneDnnUnary::Make<dnnl::pooling_forward::primitive_desc, dnnl::pooling_forward>(
-        pd, max ? "onednn max pool" : "onednn average pool", src, dst, single);
-  } catch (const dnnl::error&) {
+    *scratchpad = pd.scratchpad_desc();
+    *impl = pd.impl_info_str();
+    return dnnl::primitive(dnnl::pooling_forward(pd));
+  };
+  auto k = std::make_unique<OneDnnFlexible>(max ? "onednn max pool" : "onednn average pool",
+                                            build, std::vector<int>{DNNL_ARG_SRC},
+                                            std::vector<std::vector<int64_t>>{x->shape}, y->shape,
+                                            single);
+  if (!k->Init()) return nullptr;
+  return k;
+}
+
+std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
+  const ir::Value* y = node.output(0);
+  if (!IsFloat32(y) || y->shape.size() < 3 || y->shape.size() > 5 || node.inputs.empty())
     return nullptr;
+  const auto rank = static_cast<int64_t>(y->shape.size());
+  int64_t axis = node.attrs.Int("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return nullptr;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const ir::Value* in : node.inputs) {
+    // Constants never arrive channels last; empty inputs are the reference's.
+    if (!IsFloat32(in) || in->is_constant() || NumElements(in->shape) == 0) return nullptr;
+    shapes.push_back(in->shape);
   }
+  std::vector<int> args;
+  for (size_t i = 0; i < shapes.size(); ++i) args.push_back(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i));
+  auto build = [axis](const std::vector<memory::desc>& srcs, const memory::desc& dst,
+                      memory::desc* scratchpad, std::string* impl) {
+    dnnl::concat::primitive_desc pd(dst, static_cast<int>(axis), srcs, Engine(), UserScratchpad());
+    *scratchpad = pd.scratchpad_desc();
+    *impl = pd.impl_info_str();
+    return dnnl::primitive(dnnl::concat(pd));
+  };
+  auto k = std::make_unique<OneDnnFlexible>("onednn concat", build, args, shapes, y->shape,
+                                            NumElements(y->shape) < kParallelElements);
+  if (!k->Init()) return nullptr;
+  // In the plain layout a concat is one contiguous block per input and
+  // outer index: plain copies beat oneDNN's generic concat there.
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= y->shape[static_cast<size_t>(i)];
+  std::vector<int64_t> block_bytes;  // per input, per outer index
+  for (const auto& sh : shapes) block_bytes.push_back(NumElements(sh) / outer * 4);
+  k->plain_run = [outer, block_bytes](ops::KernelContext& ctx) {
+    char* out = static_cast<char*>(ctx.out(0).raw_data());
+    for (int64_t o = 0; o < outer; ++o) {
+      for (size_t i = 0; i < block_bytes.size(); ++i) {
+        const char* in = static_cast<const char*>(ctx.in(i).raw_data()) + o * block_bytes[i];
+        std::memcpy(out, in, static_cast<size_t>(block_bytes[i]));
+        out += block_bytes[i];
+      }
+    }
+  };
+  return k;
 }
 
 namespace {

@@ -7,10 +7,11 @@
 // lets oneDNN pick the layouts it runs fastest on (blocked, e.g. nChw16c);
 // when that differs from the plain layout, the input and output are
 // reordered through planned scratch buffers around the primitive, unless
-// NegotiateOneDnnLayouts found that the tensor only flows between
-// convolutions that agree on a layout of the same size (nhwc): then it is
-// stored in that layout and neither side reorders. Weights are reordered
-// once, when the kernel is built.
+// NegotiateOneDnnLayouts found that the tensor only flows between kernels
+// that can all take it channels last (nhwc, the size of the plain layout):
+// convolutions that picked that layout, and pooling and Concat, which run
+// in any layout. Then it is stored channels last and nobody reorders it.
+// Weights are reordered once, when the kernel is built.
 #pragma once
 
 #include <memory>
@@ -30,6 +31,8 @@ std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset);
 // MaxPool (without Indices, dilation 1) and AveragePool (ceil_mode 0), on
 // the plain layout.
 std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset);
+// Concat of float32 tensors of rank 3-5 computed at run time.
+std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset);
 // LayerNormalization without the Mean and InvStdDev outputs.
 std::unique_ptr<FastKernel> MakeOneDnnLayerNorm(const ir::Node& node, int opset);
 
