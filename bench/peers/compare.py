@@ -2,7 +2,7 @@
 """Runs tessel, ONNX Runtime and OpenVINO on the same models, interleaved.
 
 Usage: compare.py TESSEL_BINARY MODEL... [--threads 1,2] [--rounds 3]
-       [--warmup 5] [--repeat 30] [--markdown]
+       [--warmup 5] [--repeat 30] [--markdown] [--ort-nospin]
 
 Each (model, threads) pair runs `rounds` rounds; a round runs every engine
 once, each in its own process (tessel bench --json, driver.py for the
@@ -42,14 +42,17 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    p.add_argument("--ort-nospin", action="store_true",
+                   help="also ONNX Runtime with intra-op spinning off (one more column)")
     a = p.parse_args()
+    engines = ENGINES + (["onnxruntime-nospin"] if a.ort_nospin else [])
     rows = []
     for model in a.models:
         name = os.path.basename(os.path.dirname(os.path.abspath(model))) or model
         for threads in [int(t) for t in a.threads.split(",")]:
-            results = {e: [] for e in ENGINES}
+            results = {e: [] for e in engines}
             for _ in range(a.rounds):
-                for engine in ENGINES:
+                for engine in engines:
                     results[engine].append(measure(engine, a.tessel, model, threads, a.warmup, a.repeat))
             summary = {}
             for engine, rs in results.items():
@@ -57,7 +60,7 @@ def main():
                                    statistics.median(r["rss_delta_bytes"] for r in rs))
             rows.append((name, threads, summary))
             print(f"# {name} threads={threads}: " + ", ".join(
-                f"{e} {summary[e][0]:.2f} ms {summary[e][1] / 2**20:.1f} MiB" for e in ENGINES),
+                f"{e} {summary[e][0]:.2f} ms {summary[e][1] / 2**20:.1f} MiB" for e in engines),
                 file=sys.stderr)
     if a.markdown:
         print("| model | threads | tessel ms | ORT ms | OpenVINO ms | ORT / tessel | OpenVINO / tessel "

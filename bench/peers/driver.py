@@ -2,7 +2,8 @@
 """Measures one engine on one model in this process and prints JSON.
 
 Usage: driver.py ENGINE MODEL --threads N --warmup N --repeat N
-ENGINE: onnxruntime | openvino.
+ENGINE: onnxruntime | onnxruntime-nospin (intra-op threads sleep instead of
+spinning, like tessel's passive OpenMP policy) | openvino.
 
 Memory is measured as tessel bench measures itself: peak resident set
 (VmHWM) minus the resident set just before the model is loaded (the engine's
@@ -41,10 +42,12 @@ def random_input(shape, dtype, rng):
     return rng.integers(0, 8, size=shape).astype(dtype)
 
 
-def load_onnxruntime(model, threads, rng):
+def load_onnxruntime(model, threads, rng, spin=True):
     import onnxruntime as ort
     before = proc_status_bytes("VmRSS")
     so = ort.SessionOptions()
+    if not spin:
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -73,15 +76,18 @@ def load_openvino(model, threads, rng):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("engine", choices=["onnxruntime", "openvino"])
+    p.add_argument("engine", choices=["onnxruntime", "onnxruntime-nospin", "openvino"])
     p.add_argument("model")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeat", type=int, default=20)
     a = p.parse_args()
     rng = np.random.default_rng(1)
-    load = load_onnxruntime if a.engine == "onnxruntime" else load_openvino
-    before, run, version = load(a.model, a.threads, rng)
+    if a.engine == "openvino":
+        before, run, version = load_openvino(a.model, a.threads, rng)
+    else:
+        before, run, version = load_onnxruntime(a.model, a.threads, rng,
+                                                spin=a.engine == "onnxruntime")
     for _ in range(a.warmup):
         run()
     times = []

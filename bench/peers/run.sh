@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tessel next to ONNX Runtime and OpenVINO on the same models:
 #
-#   bench/peers/run.sh MODEL.onnx... [--threads 1,2] [--rounds 3] [--warmup 5] [--repeat 30] [--markdown]
+#   bench/peers/run.sh MODEL.onnx... [--threads 1,2] [--rounds 3] [--warmup 5] [--repeat 30] [--markdown] [--ort-nospin]
 #
 # Creates build/peers-venv (python3 -m venv) on first use and pip-installs
 # onnxruntime and openvino into it; builds build/tessel if it is missing.

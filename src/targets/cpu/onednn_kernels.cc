@@ -3,6 +3,7 @@
 #include "targets/cpu/onednn_kernels.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -75,8 +76,12 @@ bool IsFloat32(const ir::Value* v) { return v != nullptr && v->dtype == DType::k
 // Kernels below this much work run on the calling thread alone: waking the
 // other threads and meeting them at the barrier costs more than they save
 // (measured on the shared models' small convolutions at 2 threads).
-constexpr double kParallelFlops = 16e6;
-constexpr int64_t kParallelElements = 1 << 16;
+// TESSEL_PARALLEL_MIN_MFLOP overrides the threshold (for measuring it).
+const double kParallelFlops = [] {
+  const char* v = std::getenv("TESSEL_PARALLEL_MIN_MFLOP");
+  return v ? std::atof(v) * 1e6 : 16e6;
+}();
+const int64_t kParallelElements = static_cast<int64_t>(kParallelFlops / 256);
 
 // While alive, oneDNN primitives created or run on this thread use one
 // thread when `single` (OpenMP's per-thread thread count; primitives size
