@@ -62,23 +62,27 @@ def main():
             print(f"# {name} threads={threads}: " + ", ".join(
                 f"{e} {summary[e][0]:.2f} ms {summary[e][1] / 2**20:.1f} MiB" for e in engines),
                 file=sys.stderr)
-    if a.markdown:
-        print("| model | threads | tessel ms | ORT ms | OpenVINO ms | ORT / tessel | OpenVINO / tessel "
-              "| tessel MiB | ORT MiB | OpenVINO MiB |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
-    else:
-        print(f"{'model':<22}{'thr':>4}{'tessel ms':>11}{'ORT ms':>9}{'OV ms':>9}{'ORT/t':>7}{'OV/t':>7}"
-              f"{'tessel MiB':>12}{'ORT MiB':>9}{'OV MiB':>9}")
+    names = {"tessel": "tessel", "onnxruntime": "ORT", "openvino": "OpenVINO",
+             "onnxruntime-nospin": "ORT no-spin"}
+    peers = [e for e in engines if e != "tessel"]
+    header = (["model", "threads"] + [f"{names[e]} ms" for e in engines] +
+              [f"{names[e]} / tessel" for e in peers] + [f"{names[e]} MiB" for e in engines])
+    rows_out = []
     for name, threads, s in rows:
-        t, o, v = s["tessel"], s["onnxruntime"], s["openvino"]
-        cells = [name, threads, f"{t[0]:.2f}", f"{o[0]:.2f}", f"{v[0]:.2f}", f"{o[0] / t[0]:.2f}",
-                 f"{v[0] / t[0]:.2f}", f"{t[1] / 2**20:.1f}", f"{o[1] / 2**20:.1f}",
-                 f"{v[1] / 2**20:.1f}"]
-        if a.markdown:
-            print("| " + " | ".join(str(c) for c in cells) + " |")
-        else:
-            print(f"{cells[0]:<22}{cells[1]:>4}" + "".join(f"{c:>9}" for c in cells[2:7])
-                  + "".join(f"{c:>11}" for c in cells[7:]))
+        t = s["tessel"]
+        rows_out.append([name, str(threads)] + [f"{s[e][0]:.2f}" for e in engines] +
+                        [f"{s[e][0] / t[0]:.2f}" for e in peers] +
+                        [f"{s[e][1] / 2**20:.1f}" for e in engines])
+    if a.markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for r in rows_out:
+            print("| " + " | ".join(r) + " |")
+    else:
+        widths = [max(len(h), max(len(r[i]) for r in rows_out)) for i, h in enumerate(header)]
+        print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
+        for r in rows_out:
+            print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
 
 
 if __name__ == "__main__":
