@@ -38,6 +38,10 @@ std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, bool pack) {
     if (node.op_type == "MaxPool" || node.op_type == "AveragePool") return MakeOneDnnPool(node, opset);
     if (node.op_type == "LayerNormalization") return MakeOneDnnLayerNorm(node, opset);
     if (node.op_type == "Concat") return MakeOneDnnConcat(node, opset);
+    if (node.op_type == "ReduceMean" || node.op_type == "ReduceSum" || node.op_type == "ReduceMax" ||
+        node.op_type == "GlobalAveragePool" || node.op_type == "GlobalMaxPool") {
+      return MakeOneDnnReduce(node, opset);
+    }
   } else if (node.domain == "tessel" && node.op_type == "FusedConv") {
     return MakeOneDnnConv(node, opset, pack);
   }

@@ -457,6 +457,18 @@ TEST(FastKernels, Convs_pool_and_concat_exchanging_channels_last_match_the_refer
   }
 }
 
+TEST(FastReduce, Mean_over_spatial_axes_without_keepdims_and_max_over_all) {
+  AttributeMap mean;
+  mean.Set("axes", std::vector<int64_t>{2, -1});
+  mean.Set("keepdims", int64_t{0});
+  OneNode m("ReduceMean", "", {{2, 5, 7, 3}}, {false}, mean, /*opset=*/13);
+  ExpectMatchesReference(m);
+  OneNode all("ReduceMax", "", {{3, 4, 5}}, {false}, {}, /*opset=*/13);
+  ExpectMatchesReference(all);
+  OneNode global("GlobalAveragePool", "", {{2, 9, 6, 5}}, {false}, {}, /*opset=*/13);
+  ExpectMatchesReference(global);
+}
+
 TEST(FastKernels, Run_on_two_threads_like_on_one) {
   ThreadPool::SetDefaultNumThreads(2);
   // 180 MFLOP: above the single-thread threshold, so oneDNN splits it.
