@@ -108,6 +108,13 @@ void CpuExecutor::ReleasePacked(ir::Graph& graph, size_t step,
   }
 }
 
+bool CpuExecutor::RunsSerially(const ir::Node& node) {
+  constexpr size_t kParallelBytes = size_t{1} << 20;
+  size_t bytes = 0;
+  for (const ir::Value* o : node.outputs) bytes += o ? o->size_bytes() : 0;
+  return bytes < kParallelBytes;
+}
+
 namespace {
 
 // Runs a compiled snippet into freshly allocated outputs.
@@ -120,8 +127,13 @@ std::vector<Tensor> RunSnippet(const snippets::SnippetKernel& kernel, const ir::
   for (const ir::Value* o : node.outputs) outs.emplace_back(o->dtype, o->shape);
   for (Tensor& t : outs) out.push_back(t.raw_data());
   ThreadPool& pool = ThreadPool::Default();
-  kernel.Run(in, out, [&pool](int64_t n, const std::function<void(int64_t)>& fn) {
-    pool.ParallelFor(n, fn);
+  const bool serial = CpuExecutor::RunsSerially(node);
+  kernel.Run(in, out, [&pool, serial](int64_t n, const std::function<void(int64_t)>& fn) {
+    if (serial) {
+      for (int64_t i = 0; i < n; ++i) fn(i);
+    } else {
+      pool.ParallelFor(n, fn);
+    }
   });
   return outs;
 }

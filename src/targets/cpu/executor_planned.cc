@@ -149,9 +149,15 @@ Status CpuExecutor::RunStep(PlannedMemory& plan, size_t step, ThreadPool& pool) 
     plan.snippet_outputs.clear();
     for (const Tensor* t : ctx.inputs) plan.snippet_inputs.push_back(t->raw_data());
     for (Tensor* t : ctx.outputs) plan.snippet_outputs.push_back(t->raw_data());
-    snippets_[step]->Run(
-        plan.snippet_inputs, plan.snippet_outputs,
-        [&pool](int64_t n, const std::function<void(int64_t)>& fn) { pool.ParallelFor(n, fn); });
+    const bool serial = RunsSerially(*graph_.nodes()[step]);
+    snippets_[step]->Run(plan.snippet_inputs, plan.snippet_outputs,
+                         [&pool, serial](int64_t n, const std::function<void(int64_t)>& fn) {
+                           if (serial) {
+                             for (int64_t i = 0; i < n; ++i) fn(i);
+                           } else {
+                             pool.ParallelFor(n, fn);
+                           }
+                         });
     return Status::Ok();
   }
   if (fast_[step]) return fast_[step]->Run(ctx);

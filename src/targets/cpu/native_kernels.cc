@@ -10,8 +10,9 @@ namespace tessel::cpu {
 
 namespace {
 
-// Rows below this many bytes in all are copied on the calling thread.
-constexpr int64_t kParallelBytes = 64 * 1024;
+// Copies below this many bytes run on the calling thread (see
+// CpuExecutor::RunsSerially for why).
+constexpr int64_t kParallelBytes = int64_t{1} << 20;
 
 class StridedCopy final : public FastKernel {
  public:
