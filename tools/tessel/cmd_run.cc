@@ -46,6 +46,7 @@ Status Run(const RunArgs& args) {
     EndSearchProgressBar();
     TESSEL_ASSIGN_OR_RETURN(model.memory, std::move(layout));
   }
+  const ir::GraphStats stats = ir::ComputeStats(*model.graph);  // before packing drops any
   std::unique_ptr<cpu::CpuExecutor> executor = MakeExecutor(model);
   std::vector<Tensor> outputs;
   std::vector<double> times;
@@ -66,7 +67,6 @@ Status Run(const RunArgs& args) {
     }
   }
   const Latency lat = Summarize(times);
-  const ir::GraphStats stats = ir::ComputeStats(*model.graph);
   if (args.json) {
     nlohmann::json j;
     j["model"] = args.model;
