@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config python3
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libcli11-dev nlohmann-json3-dev libxbyak-dev
+  libcli11-dev nlohmann-json3-dev libxbyak-dev libdnnl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo

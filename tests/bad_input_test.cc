@@ -3,6 +3,8 @@
 // left behind.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 
 #include "cli_runner.h"
@@ -153,6 +155,25 @@ TEST_F(BadInput, check_reports_a_numeric_mismatch_with_exit_1) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("max abs err 0.5"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
+}
+
+TEST_F(BadInput, run_check_and_bench_reject_a_bad_thread_count) {
+  for (const std::string& cmd : {"run " + path("good.onnx"), "bench " + path("good.onnx"),
+                                 "check " + dir_.string()}) {
+    ExpectRejected(RunTessel(cmd + " --threads 0"), {"--threads"});
+    ExpectRejected(RunTessel(cmd + " --threads two"), {"--threads"});
+  }
+}
+
+TEST_F(BadInput, bench_json_reports_the_thread_count_and_memory) {
+  CliResult r = RunTessel("bench " + path("good.onnx") + " --threads 1 --repeat 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["threads"], 1);
+  EXPECT_GT(j["peak_rss_bytes"].get<int64_t>(), 0);
+  EXPECT_GE(j["rss_delta_bytes"].get<int64_t>(), 0);
+  EXPECT_LE(j["latency_ms"]["min"].get<double>(), j["latency_ms"]["median"].get<double>());
+  EXPECT_LE(j["latency_ms"]["median"].get<double>(), j["latency_ms"]["p90"].get<double>());
 }
 
 }  // namespace

@@ -1,8 +1,13 @@
 #include "compiler/compile.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "compiler/model_file.h"
 #include "ir/verifier.h"
 #include "passes/eliminate_dead_nodes.h"
+#include "passes/fuse_conv_activation.h"
 #include "passes/infer_shapes.h"
 #include "snippets/tokenize.h"
 
@@ -10,7 +15,8 @@ namespace tessel {
 
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {"import", "infer-shapes",
-                                                 "eliminate-dead-nodes", "tokenize-snippets",
+                                                 "eliminate-dead-nodes", "fuse-conv",
+                                                 "tokenize-snippets",
                                                  "plan-memory"};
   return names;
 }
@@ -40,17 +46,27 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   passes::EliminateDeadNodes(*model.graph);
   TESSEL_RETURN_IF_ERROR(finish_stage("eliminate-dead-nodes", true));
 
-  // 4. Elementwise regions -> Subgraph nodes, one fused kernel each.
+  // 4. Conv + residual Add + Relu/Clip -> FusedConv, whose kernel applies
+  // the Add and the activation as post-ops.
+  if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseConvActivation(*model.graph));
+  TESSEL_RETURN_IF_ERROR(finish_stage("fuse-conv", true));
+
+  // 5. Elementwise regions -> Subgraph nodes, one fused kernel each.
   if (options.fusion) TESSEL_RETURN_IF_ERROR(snippets::TokenizeSnippets(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("tokenize-snippets", true));
 
-  // 5. Every buffer (tensors between and inside nodes, constants) gets a pool
+  // 6. Every buffer (tensors between and inside nodes, constants) gets a pool
   // and an offset, from the schedule above.
   MemoryOptions memory = options.memory;
   memory.planner.verify = memory.planner.verify || options.verify_each_stage;
   TESSEL_ASSIGN_OR_RETURN(model.memory, PlanMemory(*model.graph, memory));
   TESSEL_RETURN_IF_ERROR(finish_stage("plan-memory", true));
 
+#if defined(__GLIBC__)
+  // The ONNX protobuf and the stages' temporaries are gone; hand the freed
+  // heap back to the system rather than keep it resident for the whole run.
+  malloc_trim(0);
+#endif
   return model;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/subgraph.h"
+#include "targets/cpu/fast_kernel.h"
 
 namespace tessel {
 
@@ -115,7 +116,7 @@ StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
     const auto step = static_cast<int64_t>(i);
     const std::vector<ops::ScratchNeed> needs =
         options.scratch_needs ? options.scratch_needs(node, graph.opset_version())
-                              : ops::ScratchNeeds(node, graph.opset_version());
+                              : cpu::KernelScratchNeeds(node, graph.opset_version());
     for (size_t k = 0; k < needs.size(); ++k) {
       const ops::ScratchNeed& need = needs[k];
       if (need.size_bytes < 0 || need.alignment < 1 || (need.alignment & (need.alignment - 1))) {
@@ -219,16 +220,18 @@ Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout)
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& node = *nodes[i];
-    const std::vector<ops::ScratchNeed> needs = ops::ScratchNeeds(node, graph.opset_version());
+    const std::vector<ops::ScratchNeed> needs =
+        cpu::KernelScratchNeeds(node, graph.opset_version());
     if (needs.size() != layout.scratch[i].size()) {
       return InvalidArgument(node.Describe() + " has " + std::to_string(layout.scratch[i].size()) +
-                             " scratch buffers; its kernel needs " + std::to_string(needs.size()));
+                             " scratch buffers; its kernel on this CPU needs " +
+                             std::to_string(needs.size()) + " (recompile the model here)");
     }
     for (size_t k = 0; k < needs.size(); ++k) {
       const ir::BufferPlacement& p = layout.scratch[i][k];
       if (!inside(p, needs[k].size_bytes, false) || p.offset_bytes % needs[k].alignment != 0) {
         return InvalidArgument(node.Describe() + ": scratch '" + needs[k].name +
-                               "' does not fit where it is placed");
+                               "' does not fit where it is placed (recompile the model on this CPU)");
       }
     }
     const int32_t j = layout.in_place[i];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 namespace tessel::ir {
 
@@ -21,8 +22,11 @@ std::string Type(const Value& v) {
 GraphStats ComputeStats(const Graph& graph) {
   GraphStats s;
   s.num_nodes = static_cast<int64_t>(graph.nodes().size());
+  std::set<const void*> counted;  // constants may share storage (a folded Identity)
   for (const auto& v : graph.values()) {
     if (!v->is_constant()) continue;
+    const void* data = v->constant.raw_data();
+    if (data != nullptr && !counted.insert(data).second) continue;
     s.num_parameters += v->constant.num_elements();
     s.parameter_bytes += static_cast<int64_t>(v->constant.size_bytes());
   }

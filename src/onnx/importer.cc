@@ -262,8 +262,19 @@ StatusOr<std::unique_ptr<ir::Graph>> ImportModel(const fs::path& path,
   // Unsupported ops first: the checker would stop at the first unknown one,
   // and users want the whole list.
   TESSEL_RETURN_IF_ERROR(CheckSupportedOps(model.graph(), opset));
+  // The checker on the parsed model, not on the file: reading it a second
+  // time would hold the model's bytes twice more at the peak. External data
+  // needs the file's folder, which only the path form knows.
+  bool external_data = false;
+  for (const auto& init : model.graph().initializer()) {
+    external_data = external_data || init.data_location() == onnx::TensorProto::EXTERNAL;
+  }
   try {
-    onnx::checker::check_model(path.string());
+    if (external_data) {
+      onnx::checker::check_model(path.string());
+    } else {
+      onnx::checker::check_model(model);
+    }
   } catch (const std::exception& e) {
     std::string what = e.what();
     // The checker's messages can span lines; the first says what is wrong.
@@ -278,11 +289,15 @@ StatusOr<std::unique_ptr<ir::Graph>> ImportModel(const fs::path& path,
   graph->set_opset_version(opset);
 
   std::set<std::string> initializer_names;
-  for (const auto& init : g.initializer()) {
+  for (int i = 0; i < g.initializer_size(); ++i) {
+    const onnx::TensorProto& init = g.initializer(i);
     TESSEL_ASSIGN_OR_RETURN(Tensor t,
                             TensorFromProto(init, base_dir, "initializer '" + init.name() + "'"));
     graph->AddConstant(init.name(), std::move(t));
     initializer_names.insert(init.name());
+    // The bytes now live in the graph: drop the proto's copy as we go, so
+    // the weights are not held twice at the peak.
+    std::string().swap(*model.mutable_graph()->mutable_initializer(i)->mutable_raw_data());
   }
   if (g.sparse_initializer_size() > 0) {
     return Unsupported(where + " has sparse initializers; not supported");

@@ -401,9 +401,62 @@ Status RunConvTranspose(KernelContext& ctx) {
   return RunFloatKernel(ctx, RunConvTransposeT<float>, RunConvTransposeT<double>);
 }
 
+// FusedConv (domain "tessel", made by passes/fuse_conv_activation):
+// Y = activation(Conv(X, W, B) + Z), Z optional and of Y's shape; activation
+// "" (none), "Relu" or "Clip" (activation_min, activation_max).
+Status InferFusedConv(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(InferConv(node, opset));
+  const ir::Value* y = node.output(0);
+  if (const ir::Value* z = node.input(3); z && (z->dtype != y->dtype || z->shape != y->shape)) {
+    return InvalidArgument(node.Describe() + ": residual '" + z->name + "' has shape " +
+                           ShapeToString(z->shape) + "; expected the output's " +
+                           ShapeToString(y->shape));
+  }
+  const std::string act = node.attrs.String("activation", "");
+  if (act != "" && act != "Relu" && act != "Clip") {
+    return InvalidArgument(node.Describe() + ": activation '" + act +
+                           "'; supported: none, Relu, Clip");
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status RunFusedConvT(KernelContext& ctx) {
+  TESSEL_RETURN_IF_ERROR(RunConvT<T>(ctx));
+  T* y = ctx.out(0).data<T>();
+  const int64_t n = ctx.out(0).num_elements();
+  if (ctx.has_in(3)) {
+    const T* z = ctx.in(3).data<T>();
+    for (int64_t i = 0; i < n; ++i) y[i] += z[i];
+  }
+  const std::string act = ctx.node.attrs.String("activation", "");
+  if (act == "Relu") {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::max(y[i], T(0));
+  } else if (act == "Clip") {
+    const T lo = static_cast<T>(ctx.node.attrs.Float("activation_min", 0.f));
+    const T hi = static_cast<T>(ctx.node.attrs.Float("activation_max", 0.f));
+    for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], lo), hi);
+  }
+  return Status::Ok();
+}
+
+Status RunFusedConv(KernelContext& ctx) {
+  return RunFloatKernel(ctx, RunFusedConvT<float>, RunFusedConvT<double>);
+}
+
 }  // namespace
 
 void RegisterConvOps(OpRegistry& r) {
+  r.Register({.op_type = "FusedConv",
+              .domain = "tessel",
+              .op_class = OpClass::kOpaque,
+              .min_inputs = 2,
+              .max_inputs = 4,
+              .min_outputs = 1,
+              .max_outputs = 1,
+              .infer = InferFusedConv,
+              .run = RunFusedConv,
+              .foldable = false});
   r.Register({.op_type = "Conv",
               .domain = "",
               .op_class = OpClass::kOpaque,

@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 
+#include "ops/strided_view.h"
 #include "ops/tensor_internal.h"
 
 namespace tessel::ops {
@@ -723,6 +724,34 @@ void RegisterTensorOps(OpRegistry& r) {
   tensor_internal::RegisterTensorGenerateOps(r);
   tensor_internal::RegisterTensorIndexOps(r);
   tensor_internal::RegisterTensorSpatialOps(r);
+}
+
+std::optional<StridedView> StridedViewOf(const ir::Node& node, int opset) {
+  using namespace tensor_internal;
+  const ir::Value* x = node.input(0);
+  if (!node.domain.empty() || !x || !x->shape_known) return std::nullopt;
+  if (node.op_type == "Transpose") {
+    const std::vector<int64_t> perm = TransposePerm(node, x->shape.size());
+    const std::vector<int64_t> in_strides = StridesOf(x->shape);
+    StridedView v;
+    for (int64_t p : perm) {
+      v.out.push_back(x->shape[static_cast<size_t>(p)]);
+      v.strides.push_back(in_strides[static_cast<size_t>(p)]);
+    }
+    return v;
+  }
+  if (node.op_type == "Slice") {
+    std::array<const Tensor*, 5> args{};
+    for (size_t i = 1; i < 5; ++i) {
+      const ir::Value* a = node.input(i);
+      if (a && !a->is_constant()) return std::nullopt;
+      args[i] = a ? &a->constant : nullptr;
+    }
+    StatusOr<SlicePlan> plan = PlanSlice(node, opset, x->shape, args);
+    if (!plan.ok()) return std::nullopt;
+    return StridedView{.out = plan->out, .base = plan->base, .strides = plan->strides};
+  }
+  return std::nullopt;
 }
 
 }  // namespace tessel::ops

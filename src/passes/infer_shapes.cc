@@ -6,6 +6,18 @@ namespace tessel::passes {
 
 namespace {
 
+// Ops whose output holds input 0's elements unchanged, in the same order.
+bool KeepsElements(const ir::Node& node) {
+  static const char* const kOps[] = {"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"};
+  if (!node.domain.empty() || node.outputs.size() != 1 || !node.outputs[0] || !node.input(0)) {
+    return false;
+  }
+  for (const char* op : kOps) {
+    if (node.op_type == op) return node.outputs[0]->dtype == node.input(0)->dtype;
+  }
+  return false;
+}
+
 bool AllInputsConstant(const ir::Node& node) {
   for (const ir::Value* in : node.inputs) {
     if (in && !in->is_constant()) return false;
@@ -30,6 +42,13 @@ Status InferShapes(ir::Graph& graph, const InferShapesOptions& options) {
     const ops::OpSchema* schema = ops::OpRegistry::Global().Find(node.op_type, node.domain);
     if (all_outputs_known || !schema->foldable || !AllInputsConstant(node) ||
         out_bytes > options.max_folded_bytes) {
+      continue;
+    }
+    if (KeepsElements(node)) {
+      // Shares the input's storage: models repeat weights through Identity
+      // (one per layer, as exporters write shared parameters), and a copy
+      // each would multiply their memory.
+      node.outputs[0]->constant = node.input(0)->constant.Reshaped(node.outputs[0]->shape);
       continue;
     }
     std::vector<const Tensor*> inputs;

@@ -1,12 +1,16 @@
 // tessel bench MODEL: latency statistics and memory of one model.
-#include <sys/resource.h>
-
+//
+// Memory is reported the way bench/peers/run.sh measures every engine: the
+// process's peak resident set (VmHWM) minus its resident set just before the
+// model is loaded, next to what tessel itself accounts for (weights, packed
+// weights, arenas).
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "common.h"
-#include "memory_options.h"
 #include "ir/printer.h"
 #include "target.h"
 
@@ -18,23 +22,35 @@ struct BenchArgs {
   std::string model;
   int warmup = 3;
   int repeat = 20;
+  int threads = 0;
   bool json = false;
   ModelOptions model_options;
   TargetOptions target;
 };
 
-int64_t PeakRssBytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+// A field of /proc/self/status in bytes ("VmRSS", "VmHWM"); 0 if unreadable.
+int64_t ProcStatusBytes(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) != 0) continue;
+    std::istringstream in(line.substr(field.size() + 1));
+    int64_t kib = 0;
+    in >> kib;
+    return kib * 1024;
+  }
+  return 0;
 }
 
 Status Bench(const BenchArgs& args) {
+  const int threads = ApplyThreads(args.threads);
   TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
+  const int64_t rss_before_load = ProcStatusBytes("VmRSS");
   TESSEL_ASSIGN_OR_RETURN(CompiledModel model, LoadOrCompile(args.model, copts));
   std::vector<Tensor> inputs = RandomInputs(*model.graph, 1);
+  const ir::GraphStats stats = ir::ComputeStats(*model.graph);  // before packing drops any
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> executor, MakeRunner(model, args.target));
-  executor->SetProfiling(false);  // timed runs take no events; one profiled run follows
+  executor->SetProfiling(false);  // the timed runs record no timings
   for (int i = 0; i < args.warmup; ++i) TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
   std::vector<double> times;
   for (int i = 0; i < args.repeat; ++i) {
@@ -44,32 +60,47 @@ Status Bench(const BenchArgs& args) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   const Latency lat = Summarize(times);
-  const ir::GraphStats stats = ir::ComputeStats(*model.graph);
-  const int64_t rss = PeakRssBytes();
+  std::string profile;
+  if (args.target.profile) {
+    // Separate runs, so that the timers do not weigh on the latencies above.
+    executor->SetProfiling(true);
+    for (int i = 0; i < args.repeat; ++i) TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
+    profile = executor->ProfileReport();
+  }
+  const int64_t peak_rss = ProcStatusBytes("VmHWM");
+  const int64_t rss_delta = peak_rss - rss_before_load;
   if (args.json) {
-    nlohmann::json j = {{"model", args.model},
-                        {"runs", args.repeat},
-                        {"latency_ms", {{"min", lat.min_ms}, {"median", lat.median_ms}, {"p90", lat.p90_ms}}},
-                        {"weights_bytes", stats.parameter_bytes},
-                        {"peak_activation_bytes", executor->peak_activation_bytes()},
-                        {"peak_rss_bytes", rss},
-                        {"target", executor->Describe()}};
+    nlohmann::json j = {
+        {"model", args.model},
+        {"engine", "tessel"},
+        {"target", executor->Describe()},
+        {"threads", threads},
+        {"runs", args.repeat},
+        {"warmup", args.warmup},
+        {"latency_ms", {{"min", lat.min_ms}, {"median", lat.median_ms}, {"p90", lat.p90_ms}}},
+        {"weights_bytes", stats.parameter_bytes},
+        {"packed_weights_bytes", executor->packed_weight_bytes()},
+        {"workspace_bytes", executor->workspace_bytes()},
+        {"peak_activation_bytes", executor->peak_activation_bytes()},
+        {"rss_before_load_bytes", rss_before_load},
+        {"peak_rss_bytes", peak_rss},
+        {"rss_delta_bytes", rss_delta}};
     std::cout << j.dump(2) << "\n";
     return Status::Ok();
   }
-  std::printf("%s: %d runs after %d warm-up on %s\n", args.model.c_str(), args.repeat, args.warmup,
-              executor->Describe().c_str());
+  std::printf("%s: %d runs after %d warm-up on %s, %d host thread%s\n", args.model.c_str(),
+              args.repeat, args.warmup, executor->Describe().c_str(), threads,
+              threads == 1 ? "" : "s");
   std::printf("latency  min %.3f ms, median %.3f ms, p90 %.3f ms\n", lat.min_ms, lat.median_ms,
               lat.p90_ms);
-  std::printf("memory   weights %s, peak activations %s, process peak RSS %s\n",
+  std::printf("memory   weights %s, packed weights %s, arenas %s, peak activations %s\n",
               FormatBytes(stats.parameter_bytes).c_str(),
-              FormatBytes(executor->peak_activation_bytes()).c_str(), FormatBytes(rss).c_str());
-  if (args.target.profile) {
-    // One more run, profiled on its own (the timed runs above are not).
-    executor->SetProfiling(true);
-    TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
-    std::printf("%s", executor->ProfileReport().c_str());
-  }
+              FormatBytes(executor->packed_weight_bytes()).c_str(),
+              FormatBytes(executor->workspace_bytes()).c_str(),
+              FormatBytes(executor->peak_activation_bytes()).c_str());
+  std::printf("process  peak RSS %s, %s above the RSS before loading the model\n",
+              FormatBytes(peak_rss).c_str(), FormatBytes(rss_delta).c_str());
+  std::printf("%s", profile.c_str());
   return Status::Ok();
 }
 
@@ -81,6 +112,7 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("model", args->model, "Model file: .onnx or compiled")->required();
   cmd->add_option("--warmup", args->warmup, "Warm-up runs")->check(CLI::Range(0, 100000));
   cmd->add_option("--repeat", args->repeat, "Measured runs")->check(CLI::Range(1, 1000000));
+  AddThreadsOption(*cmd, args->threads);
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   AddModelOptions(*cmd, args->model_options);
   AddTargetOptions(*cmd, args->target, /*profile=*/true);

@@ -15,6 +15,7 @@ namespace tessel::cli {
 namespace {
 
 struct CheckArgs {
+  int threads = 0;  // --threads; 0: physical cores
   std::string dir;
   double rtol = 1e-3;
   double atol = 1e-4;
@@ -24,6 +25,7 @@ struct CheckArgs {
 };
 
 StatusOr<bool> Check(const CheckArgs& args) {
+  ApplyThreads(args.threads);
   TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
   const std::filesystem::path dir(args.dir);
   TESSEL_ASSIGN_OR_RETURN(auto sets, onnx_io::ReadTestDataSets(dir));
@@ -97,6 +99,7 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   AddModelOptions(*cmd, args->model_options);
   AddTargetOptions(*cmd, args->target, /*profile=*/false);
+  AddThreadsOption(*cmd, args->threads);
   cmd->callback([args, &exit_code] {
     StatusOr<bool> ok = Check(*args);
     exit_code = !ok.ok() ? ReportError(ok.status()) : (*ok ? 0 : 1);

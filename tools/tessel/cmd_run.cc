@@ -16,6 +16,7 @@ namespace tessel::cli {
 namespace {
 
 struct RunArgs {
+  int threads = 0;  // --threads; 0: physical cores
   std::string model;
   std::vector<std::string> inputs;
   std::string output_dir;
@@ -29,6 +30,7 @@ struct RunArgs {
 };
 
 Status Run(const RunArgs& args) {
+  ApplyThreads(args.threads);
   TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
   TESSEL_RETURN_IF_ERROR(ApplyMemoryOptions(args.memory, &copts.memory));
   TESSEL_ASSIGN_OR_RETURN(const bool precompiled, IsCompiledModelFile(args.model));
@@ -45,6 +47,7 @@ Status Run(const RunArgs& args) {
     EndSearchProgressBar();
     TESSEL_ASSIGN_OR_RETURN(model.memory, std::move(layout));
   }
+  const ir::GraphStats stats = ir::ComputeStats(*model.graph);  // before packing drops any
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> executor, MakeRunner(model, args.target));
   std::vector<Tensor> outputs;
   std::vector<double> times;
@@ -65,7 +68,6 @@ Status Run(const RunArgs& args) {
     }
   }
   const Latency lat = Summarize(times);
-  const ir::GraphStats stats = ir::ComputeStats(*model.graph);
   if (args.json) {
     nlohmann::json j;
     j["model"] = args.model;
@@ -125,6 +127,7 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", args->seed, "Seed for random inputs");
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   AddModelOptions(*cmd, args->model_options);
+  AddThreadsOption(*cmd, args->threads);
   AddMemoryOptions(*cmd, args->memory, /*time_limit=*/true);
   AddTargetOptions(*cmd, args->target, /*profile=*/true);
   cmd->callback([cmd, args, &exit_code] {

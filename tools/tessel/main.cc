@@ -1,11 +1,37 @@
 // tessel: the command-line tool. One file per subcommand (cmd_*.cc).
+#include <unistd.h>
+
+#include <cstdlib>
 #include <iostream>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <new>
 
 #include "common.h"
 #include "target.h"
 
 int main(int argc, char** argv) {
+#if TESSEL_WITH_ONEDNN
+  // oneDNN runs on libgomp, which reads its wait policy once, when it is
+  // loaded (before main). Its default, spinning at every barrier, makes a
+  // parallel region wait for a thread that lost its core whenever anything
+  // else runs on the machine (measured: medians 2-100x worse on 2 shared
+  // cores); sleeping threads are woken promptly instead. Unless the user
+  // chose a policy, re-run this program with the passive one.
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);  // returns only if it failed: run as we are
+  }
+#endif
+#if defined(__GLIBC__)
+  // Large buffers (weights, arenas, packed copies) get their own mappings,
+  // returned to the system as soon as they are freed. glibc would otherwise
+  // raise this threshold after the first large free (the model file's
+  // bytes) and serve later weights from the heap, whose freed holes stay
+  // resident: packing weights would then hold them twice.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
   CLI::App app{"tessel: an ahead-of-time compiler and runtime for ONNX inference"};
   app.require_subcommand(1);
   int exit_code = 0;

@@ -53,9 +53,9 @@ Status ApplyMemoryOptions(const MemoryCliOptions& opts, MemoryOptions* memory) {
   return Status::Ok();
 }
 
-std::unique_ptr<cpu::CpuExecutor> MakeExecutor(const CompiledModel& model) {
-  if (model.memory.empty()) return std::make_unique<cpu::CpuExecutor>(*model.graph);
-  return std::make_unique<cpu::CpuExecutor>(*model.graph, model.memory);
+std::unique_ptr<cpu::CpuExecutor> MakeExecutor(CompiledModel& model) {
+  return cpu::CpuExecutor::ReleasingPackedConstants(
+      *model.graph, model.memory.empty() ? nullptr : &model.memory);
 }
 
 bool MemoryOptionsGiven(const CLI::App& app) {

@@ -28,8 +28,10 @@ void AddMemoryOptions(CLI::App& app, MemoryCliOptions& opts, bool time_limit);
 Status ApplyMemoryOptions(const MemoryCliOptions& opts, MemoryOptions* memory);
 
 // An executor on the model's memory plan, or allocating as it runs when the
-// model has none (--planner none).
-std::unique_ptr<cpu::CpuExecutor> MakeExecutor(const CompiledModel& model);
+// model has none (--planner none). Weights the fast kernels packed are
+// dropped from the model's graph (CpuExecutor::ReleasingPackedConstants):
+// the graph then serves this executor only.
+std::unique_ptr<cpu::CpuExecutor> MakeExecutor(CompiledModel& model);
 
 // Whether the command line set any of the options above.
 bool MemoryOptionsGiven(const CLI::App& app);

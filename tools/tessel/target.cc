@@ -7,6 +7,7 @@
 #include "common.h"
 #include "memory_options.h"
 #include "targets/cpu/executor.h"
+#include "targets/cpu/fast_kernel.h"
 #ifdef TESSEL_WITH_OPENCL
 #include "targets/opencl/executor.h"
 #include "targets/opencl/runtime.h"
@@ -18,16 +19,59 @@ namespace {
 
 class CpuRunner : public ModelRunner {
  public:
-  explicit CpuRunner(const CompiledModel& model) : exec_(MakeExecutor(model)) {}
+  explicit CpuRunner(CompiledModel& model) : graph_(*model.graph), exec_(MakeExecutor(model)) {}
   StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) override {
+    profiled_runs_ += profiling_;
     return exec_->Run(inputs);
   }
   int64_t peak_activation_bytes() const override { return exec_->stats().peak_activation_bytes; }
   int64_t workspace_bytes() const override { return exec_->stats().workspace_bytes; }
+  int64_t packed_weight_bytes() const override { return exec_->stats().packed_weight_bytes; }
   std::string Describe() const override { return "cpu"; }
+  void SetProfiling(bool on) override {
+    exec_->set_profiling(on);
+    profiling_ = on;
+    profiled_runs_ = 0;
+  }
+  // Time per op type and kernel, averaged over the profiled runs, largest first.
+  std::string ProfileReport() const override {
+    if (profiled_runs_ == 0) return "";
+    std::map<std::string, std::pair<double, int>> by_kind;
+    double total = 0;
+    for (size_t i = 0; i < graph_.nodes().size(); ++i) {
+      const ir::Node& node = *graph_.nodes()[i];
+      const cpu::FastKernel* fast = exec_->fast_kernel(i);
+      const std::string kernel = fast                          ? fast->Describe()
+                                 : node.op_type == "Subgraph" ? "snippet"
+                                                               : "reference";
+      const double seconds = exec_->node_seconds()[i] / profiled_runs_;
+      auto& [sum, count] = by_kind[node.op_type + "  " + kernel];
+      sum += seconds;
+      count += 1;
+      total += seconds;
+    }
+    std::vector<std::pair<double, std::string>> rows;
+    for (const auto& [kind, v] : by_kind) {
+      rows.emplace_back(v.first, kind + " (" + std::to_string(v.second) + " nodes)");
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    char line[256];
+    std::snprintf(line, sizeof line, "profile  per run, by op and kernel (total %.3f ms, %d runs)\n",
+                  total * 1e3, profiled_runs_);
+    std::string out = line;
+    for (const auto& [seconds, kind] : rows) {
+      std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  %s\n", seconds * 1e3,
+                    total > 0 ? 100 * seconds / total : 0.0, kind.c_str());
+      out += line;
+    }
+    return out;
+  }
 
  private:
+  const ir::Graph& graph_;
   std::unique_ptr<cpu::CpuExecutor> exec_;
+  bool profiling_ = false;
+  int profiled_runs_ = 0;
 };
 
 #ifdef TESSEL_WITH_OPENCL
@@ -125,16 +169,19 @@ void AddTargetOptions(CLI::App& app, TargetOptions& opts, bool profile) {
       ->check(CLI::IsMember({"cpu", "opencl"}));
   app.add_option("--device", opts.device,
                  "OpenCL device: opencl:N or a substring of its name (see tessel info)");
-  if (profile) app.add_flag("--profile", opts.profile, "Print per-kernel timings (OpenCL events)");
+  if (profile) {
+    app.add_flag("--profile", opts.profile,
+                 "Print where the time goes: per op and kernel on cpu, per kernel (OpenCL "
+                 "events) on opencl");
+  }
 }
 
-StatusOr<std::unique_ptr<ModelRunner>> MakeRunner(const CompiledModel& model,
+StatusOr<std::unique_ptr<ModelRunner>> MakeRunner(CompiledModel& model,
                                                   const TargetOptions& opts) {
   if (opts.target == "cpu") {
     if (!opts.device.empty()) {
       return InvalidArgument("--device '" + opts.device + "' needs --target opencl");
     }
-    if (opts.profile) return InvalidArgument("--profile needs --target opencl");
     return std::unique_ptr<ModelRunner>(new CpuRunner(model));
   }
 #ifdef TESSEL_WITH_OPENCL

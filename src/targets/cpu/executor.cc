@@ -1,10 +1,13 @@
 #include "targets/cpu/executor.h"
 
 #include <algorithm>
+#include <unordered_map>
 
+#include "core/check.h"
 #include "ops/op_registry.h"
 #include "ops/subgraph.h"
 #include "snippets/snippet_kernel.h"
+#include "targets/cpu/fast_kernel.h"
 #include "targets/cpu/planned_memory.h"
 #include "targets/cpu/thread_pool.h"
 
@@ -32,7 +35,16 @@ Status ValidateInputs(const ir::Graph& graph, const std::vector<Tensor>& inputs)
   return Status::Ok();
 }
 
-CpuExecutor::CpuExecutor(const ir::Graph& graph)
+CpuExecutor::CpuExecutor(const ir::Graph& graph) : CpuExecutor(graph, nullptr) {}
+
+std::unique_ptr<CpuExecutor> CpuExecutor::ReleasingPackedConstants(ir::Graph& graph,
+                                                                   const ir::MemoryLayout* layout) {
+  std::unique_ptr<CpuExecutor> executor(new CpuExecutor(graph, &graph));
+  if (layout) executor->BindPlan(*layout);
+  return executor;
+}
+
+CpuExecutor::CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed)
     : graph_(graph), opset_(graph.opset_version()), last_use_(graph.values().size(), 0) {
   const auto& nodes = graph.nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -51,9 +63,57 @@ CpuExecutor::CpuExecutor(const ir::Graph& graph)
     auto kernel = snippets::SnippetKernel::Compile(*nodes[i]->body);
     if (kernel.ok()) snippets_[i] = std::move(*kernel);
   }
+  fast_.resize(nodes.size());
+  own_scratch_.resize(nodes.size());
+  std::vector<std::vector<ir::Node*>> consumers;
+  std::unordered_map<const ir::Node*, size_t> index;
+  if (release_packed) {
+    consumers = graph.Consumers();
+    for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i;
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (snippets_[i]) continue;
+    fast_[i] = SelectFastKernel(*nodes[i], opset_);
+    if (!fast_[i]) continue;
+    stats_.packed_weight_bytes += fast_[i]->packed_weight_bytes();
+    if (release_packed) ReleasePacked(*release_packed, i, consumers, index);
+  }
+  NegotiateLayouts(graph, fast_);
 }
 
 CpuExecutor::~CpuExecutor() = default;
+
+void CpuExecutor::ReleasePacked(ir::Graph& graph, size_t step,
+                                const std::vector<std::vector<ir::Node*>>& consumers,
+                                const std::unordered_map<const ir::Node*, size_t>& index) {
+  const ir::Node& node = *graph.nodes()[step];
+  for (size_t k : fast_[step]->packed_inputs()) {
+    ir::Value* v = node.input(k);
+    if (!v || !v->is_constant() || v->constant.raw_data() == nullptr) continue;
+    if (std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end())
+      continue;
+    bool packed_by_all = true;
+    for (const ir::Node* r : consumers[static_cast<size_t>(v->id)]) {
+      const size_t j = index.at(r);
+      const std::vector<size_t> packed =
+          j <= step && fast_[j] ? fast_[j]->packed_inputs() : std::vector<size_t>{};
+      for (size_t i = 0; i < r->inputs.size() && packed_by_all; ++i) {
+        if (r->inputs[i] == v) packed_by_all = std::find(packed.begin(), packed.end(), i) != packed.end();
+      }
+    }
+    if (!packed_by_all) continue;
+    stats_.released_constant_bytes += static_cast<int64_t>(v->constant.size_bytes());
+    // A view of nothing: the value keeps its type, and no kernel reads it.
+    v->constant = Tensor::View(v->dtype, v->shape, nullptr);
+  }
+}
+
+bool CpuExecutor::RunsSerially(const ir::Node& node) {
+  constexpr size_t kParallelBytes = size_t{1} << 20;
+  size_t bytes = 0;
+  for (const ir::Value* o : node.outputs) bytes += o ? o->size_bytes() : 0;
+  return bytes < kParallelBytes;
+}
 
 namespace {
 
@@ -67,8 +127,13 @@ std::vector<Tensor> RunSnippet(const snippets::SnippetKernel& kernel, const ir::
   for (const ir::Value* o : node.outputs) outs.emplace_back(o->dtype, o->shape);
   for (Tensor& t : outs) out.push_back(t.raw_data());
   ThreadPool& pool = ThreadPool::Default();
-  kernel.Run(in, out, [&pool](int64_t n, const std::function<void(int64_t)>& fn) {
-    pool.ParallelFor(n, fn);
+  const bool serial = CpuExecutor::RunsSerially(node);
+  kernel.Run(in, out, [&pool, serial](int64_t n, const std::function<void(int64_t)>& fn) {
+    if (serial) {
+      for (int64_t i = 0; i < n; ++i) fn(i);
+    } else {
+      pool.ParallelFor(n, fn);
+    }
   });
   return outs;
 }
@@ -101,6 +166,17 @@ StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::vector<Tensor>& inputs
     std::vector<Tensor> outs;
     if (snippets_[step]) {
       outs = RunSnippet(*snippets_[step], node, in_ptrs);
+    } else if (fast_[step]) {
+      std::vector<Tensor>& scratch = own_scratch_[step];
+      if (scratch.empty()) {
+        for (const ops::ScratchNeed& need : fast_[step]->scratch_needs())
+          scratch.emplace_back(DType::kUInt8, Shape{need.size_bytes});
+      }
+      ops::KernelContext ctx{node, opset_, in_ptrs, {}};
+      for (const ir::Value* o : node.outputs) outs.emplace_back(o->dtype, o->shape);
+      for (Tensor& t : outs) ctx.outputs.push_back(&t);
+      for (Tensor& t : scratch) ctx.scratch.push_back(t.raw_data());
+      TESSEL_RETURN_IF_ERROR(fast_[step]->Run(ctx));
     } else {
       TESSEL_ASSIGN_OR_RETURN(outs, ops::EvaluateNode(node, opset_, in_ptrs));
     }

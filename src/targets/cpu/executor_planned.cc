@@ -1,11 +1,13 @@
 // The CPU executor on a memory plan: arenas allocated and tensors bound once,
 // by the constructor; Run only copies planned inputs in and runs kernels.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "core/check.h"
 #include "snippets/snippet_kernel.h"
 #include "targets/cpu/executor.h"
+#include "targets/cpu/fast_kernel.h"
 #include "targets/cpu/planned_memory.h"
 #include "targets/cpu/thread_pool.h"
 
@@ -30,10 +32,18 @@ void CpuExecutor::BindPlan(const ir::MemoryLayout& layout) {
   TESSEL_CHECK(layout.values.size() == values.size());
   TESSEL_CHECK(layout.scratch.size() == nodes.size() && layout.in_place.size() == nodes.size());
   auto plan = std::make_unique<PlannedMemory>();
+  // Read-only pools hold constants only. On the CPU the graph's constants
+  // already are host memory the kernels can read, so they stay where they
+  // are: copying them into an arena would only double the weights' memory.
+  // (The plan still places them, for targets that emit them at offsets.)
   for (const ir::MemoryPool& pool : layout.pools) {
+    if (pool.read_only) {
+      plan->arenas.emplace_back();
+      continue;
+    }
     plan->arenas.emplace_back(DType::kUInt8, Shape{(pool.size_bytes + kArenaAlignment - 1) /
                                                    kArenaAlignment * kArenaAlignment});
-    if (!pool.read_only) plan->workspace_bytes += pool.size_bytes;
+    plan->workspace_bytes += pool.size_bytes;
   }
   auto at = [&](const ir::BufferPlacement& p, int64_t size_bytes) {
     TESSEL_CHECK(p.pool >= 0 && static_cast<size_t>(p.pool) < plan->arenas.size());
@@ -49,16 +59,12 @@ void CpuExecutor::BindPlan(const ir::MemoryLayout& layout) {
   for (const auto& v : values) {
     const auto id = static_cast<size_t>(v->id);
     const ir::BufferPlacement& p = layout.values[id];
-    if (!p.planned()) {
-      // The caller's (bound at every Run), or a constant left where it is.
-      if (v->is_constant()) plan->values[id] = v->constant;
+    if (v->is_constant()) {
+      plan->values[id] = v->constant;
       continue;
     }
-    const auto size = static_cast<int64_t>(v->size_bytes());
-    char* data = at(p, size);
-    plan->values[id] = Tensor::View(v->dtype, v->shape, data);
-    if (v->is_constant() && size > 0)
-      std::memcpy(data, v->constant.raw_data(), static_cast<size_t>(size));
+    if (!p.planned()) continue;  // the caller's, bound at every Run
+    plan->values[id] = Tensor::View(v->dtype, v->shape, at(p, static_cast<int64_t>(v->size_bytes())));
   }
   for (const ir::Value* v : graph_.inputs()) {
     plan->input_in_arena.push_back(layout.values[static_cast<size_t>(v->id)].planned());
@@ -86,9 +92,12 @@ void CpuExecutor::BindPlan(const ir::MemoryLayout& layout) {
       const ir::Value* o = node.outputs[k];
       Tensor* t = o ? &plan->values[static_cast<size_t>(o->id)] : nullptr;
       ctx.outputs.push_back(t);
-      if (t && !(k == 0 && layout.in_place[i] >= 0)) plan->cleared.back().push_back(t);
+      // Fast kernels write every output element; reference kernels may
+      // accumulate into a zeroed output.
+      if (t && !fast_[i] && !(k == 0 && layout.in_place[i] >= 0)) plan->cleared.back().push_back(t);
     }
-    const std::vector<ops::ScratchNeed> needs = ops::ScratchNeeds(node, opset_);
+    const std::vector<ops::ScratchNeed> needs =
+        fast_[i] ? fast_[i]->scratch_needs() : ops::ScratchNeeds(node, opset_);
     TESSEL_CHECK(needs.size() == layout.scratch[i].size());
     for (size_t k = 0; k < needs.size(); ++k)
       ctx.scratch.push_back(at(layout.scratch[i][k], needs[k].size_bytes));
@@ -96,6 +105,8 @@ void CpuExecutor::BindPlan(const ir::MemoryLayout& layout) {
   }
   stats_.peak_activation_bytes = PredictPeakActivationBytes(graph_);
   stats_.workspace_bytes = plan->workspace_bytes;
+  stats_.packed_weight_bytes = 0;
+  for (const auto& k : fast_) stats_.packed_weight_bytes += k ? k->packed_weight_bytes() : 0;
   planned_ = std::move(plan);
 }
 
@@ -117,21 +128,43 @@ StatusOr<std::vector<Tensor>> CpuExecutor::RunPlanned(const std::vector<Tensor>&
   }
   const auto& nodes = graph_.nodes();
   ThreadPool& pool = ThreadPool::Default();
+  const bool profiling = !node_seconds_.empty();
   for (size_t step = 0; step < nodes.size(); ++step) {
-    for (Tensor* t : plan.cleared[step]) std::memset(t->raw_data(), 0, t->size_bytes());
-    ops::KernelContext& ctx = plan.contexts[step];
-    if (snippets_[step]) {
-      plan.snippet_inputs.clear();
-      plan.snippet_outputs.clear();
-      for (const Tensor* t : ctx.inputs) plan.snippet_inputs.push_back(t->raw_data());
-      for (Tensor* t : ctx.outputs) plan.snippet_outputs.push_back(t->raw_data());
-      snippets_[step]->Run(
-          plan.snippet_inputs, plan.snippet_outputs,
-          [&pool](int64_t n, const std::function<void(int64_t)>& fn) { pool.ParallelFor(n, fn); });
-      continue;
+    const auto start =
+        profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    TESSEL_RETURN_IF_ERROR(RunStep(plan, step, pool));
+    if (profiling) {
+      node_seconds_[step] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
-    TESSEL_RETURN_IF_ERROR(plan.schemas[step]->run(ctx));
   }
+  return CollectOutputs(plan);
+}
+
+Status CpuExecutor::RunStep(PlannedMemory& plan, size_t step, ThreadPool& pool) {
+  for (Tensor* t : plan.cleared[step]) std::memset(t->raw_data(), 0, t->size_bytes());
+  ops::KernelContext& ctx = plan.contexts[step];
+  if (snippets_[step]) {
+    plan.snippet_inputs.clear();
+    plan.snippet_outputs.clear();
+    for (const Tensor* t : ctx.inputs) plan.snippet_inputs.push_back(t->raw_data());
+    for (Tensor* t : ctx.outputs) plan.snippet_outputs.push_back(t->raw_data());
+    const bool serial = RunsSerially(*graph_.nodes()[step]);
+    snippets_[step]->Run(plan.snippet_inputs, plan.snippet_outputs,
+                         [&pool, serial](int64_t n, const std::function<void(int64_t)>& fn) {
+                           if (serial) {
+                             for (int64_t i = 0; i < n; ++i) fn(i);
+                           } else {
+                             pool.ParallelFor(n, fn);
+                           }
+                         });
+    return Status::Ok();
+  }
+  if (fast_[step]) return fast_[step]->Run(ctx);
+  return plan.schemas[step]->run(ctx);
+}
+
+std::vector<Tensor> CpuExecutor::CollectOutputs(PlannedMemory& plan) {
   std::vector<Tensor> outputs;
   for (const ir::Value* o : graph_.outputs()) {
     const Tensor& t = plan.values[static_cast<size_t>(o->id)];

@@ -1,6 +1,13 @@
 #include "targets/cpu/thread_pool.h"
 
 #include <algorithm>
+#include <fstream>
+#include <set>
+#include <string>
+#include <utility>
+#if TESSEL_WITH_ONEDNN
+#include <omp.h>
+#endif
 
 namespace tessel::cpu {
 
@@ -37,10 +44,47 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
+ThreadPool::ThreadPool(OpenMpTag, int num_threads) : openmp_threads_(std::max(num_threads, 1)) {}
+
+namespace {
+
+int default_threads = 0;  // 0: physical cores
+
+}  // namespace
+
+int ThreadPool::PhysicalCores() {
+  std::set<std::pair<std::string, std::string>> cores;
+  const int logical = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int cpu = 0; cpu < logical; ++cpu) {
+    const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    std::ifstream package(dir + "physical_package_id"), core(dir + "core_id");
+    std::string p, c;
+    if (!(package >> p) || !(core >> c)) return logical;
+    cores.insert({p, c});
+  }
+  return std::max(1, static_cast<int>(cores.size()));
+}
+
+void ThreadPool::SetDefaultNumThreads(int n) {
+  default_threads = std::max(n, 1);
+#if TESSEL_WITH_ONEDNN
+  omp_set_num_threads(default_threads);
+  Default().openmp_threads_ = default_threads;
+#endif
+}
+
 ThreadPool& ThreadPool::Default() {
   // Never destroyed: worker threads must not be joined during static
   // destruction, when other statics they might touch are gone.
-  static ThreadPool* pool = new ThreadPool();
+  static ThreadPool* pool = [] {
+    const int n = default_threads > 0 ? default_threads : PhysicalCores();
+#if TESSEL_WITH_ONEDNN
+    omp_set_num_threads(n);
+    return new ThreadPool(OpenMpTag{}, n);
+#else
+    return new ThreadPool(n);
+#endif
+  }();
   return *pool;
 }
 
@@ -78,6 +122,20 @@ void ThreadPool::WorkerLoop() {
 void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t)>& fn) {
   if (n <= 0) return;
   std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
+  if (openmp_threads_ > 1 && n > 1 && busy.owns_lock()) {
+#if TESSEL_WITH_ONEDNN
+    std::atomic<int64_t> next{0};
+    const int threads = static_cast<int>(std::min<int64_t>(openmp_threads_, n));
+#pragma omp parallel num_threads(threads)
+    {
+      for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
+           i = next.fetch_add(1, std::memory_order_relaxed)) {
+        fn(i);
+      }
+    }
+    return;
+#endif
+  }
   if (workers_.empty() || n == 1 || !busy.owns_lock()) {
     for (int64_t i = 0; i < n; ++i) fn(i);
     return;

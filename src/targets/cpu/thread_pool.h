@@ -1,6 +1,7 @@
 // A small fixed-size thread pool for data-parallel loops.
 //
-//   ThreadPool& pool = ThreadPool::Default();           // hardware concurrency
+//   ThreadPool::SetDefaultNumThreads(2);                // --threads; before running
+//   ThreadPool& pool = ThreadPool::Default();           // physical cores unless set
 //   pool.ParallelFor(n, [&](int64_t i) { work(i); });   // returns when all i ran
 //
 // The calling thread takes part, so a pool of N threads uses N-1 workers.
@@ -10,6 +11,13 @@
 // issued while the pool is busy (from another thread, or from inside an
 // item) runs serially on its caller instead of waiting, so nested or
 // concurrent use cannot deadlock.
+//
+// The process-wide pool (Default) is the one every kernel of an inference
+// shares. With oneDNN, whose Debian build runs its primitives on OpenMP, the
+// default pool hands its items to OpenMP's threads instead of its own: one
+// set of threads for oneDNN's primitives and the snippet kernels, sized by
+// SetDefaultNumThreads (which also sets OpenMP's thread count), rather than
+// two sets spinning against each other on the same cores.
 #pragma once
 
 #include <atomic>
@@ -31,19 +39,29 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   // Threads that run items, the caller included.
-  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int num_threads() const { return openmp_threads_ > 0 ? openmp_threads_ : static_cast<int>(workers_.size()) + 1; }
 
   void ParallelFor(int64_t n, const std::function<void(int64_t)>& fn);
 
   // The process-wide pool, created on first use.
   static ThreadPool& Default();
+  // Sizes the default pool (and oneDNN's OpenMP threads) to `n` >= 1
+  // threads. Call it before the first inference; without it the default
+  // pool has one thread per physical core.
+  static void SetDefaultNumThreads(int n);
+  // Physical cores of this machine (from sysfs; logical CPUs when unknown).
+  static int PhysicalCores();
 
  private:
+  struct OpenMpTag {};
+  ThreadPool(OpenMpTag, int num_threads);
+
   void WorkerLoop();
   void RunItems();
 
   std::vector<std::thread> workers_;
   std::mutex busy_;  // held by the ParallelFor in progress
+  int openmp_threads_ = 0;  // > 0: items run on OpenMP's threads
 
   // The current job, published by bumping generation_ (under mu_, so a
   // worker about to sleep cannot miss it).

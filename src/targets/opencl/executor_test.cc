@@ -129,8 +129,10 @@ class OpenClTest : public ::testing::Test {
 Runtime* OpenClTest::runtime_ = nullptr;
 std::string* OpenClTest::skip_reason_ = nullptr;
 
+// A one-Conv model; its output 'y' is the graph output unless `y_is_output`
+// is false (the caller adds what reads it).
 ModelBuilder ConvModel(Shape x, Shape w, int64_t group, std::vector<int64_t> strides,
-                       std::vector<int64_t> pads, bool bias) {
+                       std::vector<int64_t> pads, bool bias, bool y_is_output = true) {
   ModelBuilder b(13);
   b.Input("x", DType::kFloat32, x);
   b.Initializer("w", [&] {
@@ -150,7 +152,7 @@ ModelBuilder ConvModel(Shape x, Shape w, int64_t group, std::vector<int64_t> str
   ModelBuilder::SetAttr(n, "group", group);
   ModelBuilder::SetAttr(n, "strides", strides);
   ModelBuilder::SetAttr(n, "pads", pads);
-  b.Output("y");
+  if (y_is_output) b.Output("y");
   return b;
 }
 
@@ -186,6 +188,27 @@ TEST_F(OpenClTest, Conv_pointwise_runs_as_gemm) {
   ModelBuilder b = ConvModel({2, 37, 5, 7}, {45, 37, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, true);
   ExpectMatchesReference(b);
   EXPECT_TRUE(Used("f32_gemm_tiled"));
+}
+
+TEST_F(OpenClTest, FusedConv_residual_and_clip_as_an_epilogue) {
+  // Conv -> Add(r) -> Clip(0, 6) becomes one FusedConv (fuse-conv stage).
+  ModelBuilder b = ConvModel({1, 4, 6, 5}, {8, 4, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, true, false);
+  b.Input("r", DType::kFloat32, {1, 8, 6, 5});
+  b.Initializer("lo", Tensor::FromVector<float>({0.0f}, {}));
+  b.Initializer("hi", Tensor::FromVector<float>({0.5f}, {}));
+  b.Node("Add", {"y", "r"}, {"s"});
+  b.Node("Clip", {"s", "lo", "hi"}, {"z"});
+  b.Output("z");
+  ExpectMatchesReference(b, /*fusion=*/true);
+  EXPECT_TRUE(Used("f32_conv_epilogue"));
+}
+
+TEST_F(OpenClTest, FusedConv_relu_without_residual) {
+  ModelBuilder b = ConvModel({1, 3, 7, 7}, {5, 3, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}, false, false);
+  b.Node("Relu", {"y"}, {"z"});
+  b.Output("z");
+  ExpectMatchesReference(b, /*fusion=*/true);
+  EXPECT_TRUE(Used("f32_conv_epilogue"));
 }
 
 TEST_F(OpenClTest, MaxPool_ceil_mode) {

@@ -403,6 +403,31 @@ Status Conv(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   return Status::Ok();
 }
 
+// FusedConv (passes/fuse_conv_activation): the convolution, then one
+// elementwise pass for the residual and the activation.
+Status FusedConv(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  TESSEL_RETURN_IF_ERROR(Conv(c, launches));
+  const ir::Value* z = c.node.input(3);
+  const ir::Value* y = c.node.output(0);
+  const std::string act = c.node.attrs.String("activation", "");
+  if (!z && act.empty()) return Status::Ok();
+  const int64_t n = NumElements(y->shape);
+  PendingLaunch l;
+  l.kernel_name = "f32_conv_epilogue";
+  l.args.Tensor(c.ref(y))
+      .Tensor(z ? c.ref(z) : c.ref(y))
+      .Int(z ? 1 : 0)
+      .Int(act == "Relu" ? 1 : act == "Clip" ? 2 : 0)
+      .Float(c.node.attrs.Float("activation_min", 0.f))
+      .Float(c.node.attrs.Float("activation_max", 0.f))
+      .Int(n);
+  l.geometry = Linear(n);
+  l.bytes = Bytes(y) * 2 + Bytes(z);
+  l.flops = 2 * n;
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
 Status Pool(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const ir::Value* x = c.node.input(0);
   const ir::Value* y = c.node.output(0);
@@ -629,6 +654,7 @@ Status Snippet(const NodeContext& c, std::vector<PendingLaunch>* launches) {
 Status BuildNodeLaunches(const NodeContext& c, std::vector<PendingLaunch>* out) {
   const std::string& op = c.node.op_type;
   if (op == "Subgraph" || !c.snippet_kernel.empty()) return Snippet(c, out);
+  if (op == "FusedConv" && c.node.domain == "tessel") return FusedConv(c, out);
   if (c.node.domain != "" && c.node.domain != "ai.onnx") {
     return Unsupported(c.node, "has no kernel for domain '" + c.node.domain + "'");
   }

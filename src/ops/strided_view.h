@@ -1,0 +1,25 @@
+// Ops whose output is a strided view of input 0 (Transpose, Slice): the
+// view, for targets that copy it faster than the reference kernel does.
+//
+//   output element at index (i0, i1, ...) = input element
+//       base + i0 * strides[0] + i1 * strides[1] + ...   (in elements)
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace tessel::ops {
+
+struct StridedView {
+  Shape out;
+  int64_t base = 0;
+  std::vector<int64_t> strides;
+};
+
+// The view of a typed Transpose or Slice node whose parameters are known at
+// compile time; nullopt for any other node.
+std::optional<StridedView> StridedViewOf(const ir::Node& node, int opset);
+
+}  // namespace tessel::ops

@@ -1,0 +1,103 @@
+#include "passes/fuse_conv_activation.h"
+
+#include <cfloat>
+#include <unordered_set>
+
+namespace tessel::passes {
+
+namespace {
+
+bool IsFloat32(const ir::Value* v) { return v && v->dtype == DType::kFloat32 && v->shape_known; }
+
+// A Clip's bounds when they are known at compile time (attributes before
+// opset 11, constant inputs after).
+bool ClipBounds(const ir::Node& clip, int opset, float* lo, float* hi) {
+  *lo = -FLT_MAX;
+  *hi = FLT_MAX;
+  if (opset < 11) {
+    *lo = clip.attrs.Float("min", -FLT_MAX);
+    *hi = clip.attrs.Float("max", FLT_MAX);
+    return true;
+  }
+  for (size_t i = 1; i <= 2; ++i) {
+    const ir::Value* v = clip.input(i);
+    if (!v) continue;
+    if (!v->is_constant() || v->constant.num_elements() != 1 ||
+        v->constant.dtype() != DType::kFloat32) {
+      return false;
+    }
+    (i == 1 ? *lo : *hi) = v->constant.data<float>()[0];
+  }
+  return true;
+}
+
+}  // namespace
+
+Status FuseConvActivation(ir::Graph& graph) {
+  const int opset = graph.opset_version();
+  const std::vector<std::vector<ir::Node*>> consumers = graph.Consumers();
+  std::unordered_set<const ir::Value*> graph_outputs(graph.outputs().begin(),
+                                                     graph.outputs().end());
+  // The single reader of `v`, when v may disappear into a fused node.
+  auto sole_reader = [&](const ir::Value* v) -> ir::Node* {
+    const auto& readers = consumers[static_cast<size_t>(v->id)];
+    if (readers.size() != 1 || graph_outputs.count(v)) return nullptr;
+    return readers[0];
+  };
+  std::unordered_set<const ir::Node*> removed;
+  for (const auto& owned : graph.nodes()) {
+    ir::Node* conv = owned.get();
+    if (conv->op_type != "Conv" || !conv->domain.empty() || removed.count(conv)) continue;
+    if (conv->outputs.size() != 1 || !IsFloat32(conv->outputs[0]) || !IsFloat32(conv->input(0)))
+      continue;
+    ir::Value* y = conv->outputs[0];
+    ir::Value* residual = nullptr;
+    std::string activation;
+    float lo = 0, hi = 0;
+    std::vector<ir::Node*> chain = {conv};
+    ir::Node* next = sole_reader(y);
+    if (next && next->op_type == "Add" && next->domain.empty() && next->inputs.size() == 2 &&
+        next->outputs.size() == 1) {
+      ir::Value* other = next->inputs[0] == y ? next->inputs[1] : next->inputs[0];
+      if (other != y && IsFloat32(other) && other->shape == y->shape &&
+          next->outputs[0]->shape == y->shape) {
+        residual = other;
+        chain.push_back(next);
+        y = next->outputs[0];
+        next = sole_reader(y);
+      }
+    }
+    if (next && next->domain.empty() && next->outputs.size() == 1 && next->inputs[0] == y) {
+      if (next->op_type == "Relu") {
+        activation = "Relu";
+      } else if (next->op_type == "Clip" && ClipBounds(*next, opset, &lo, &hi)) {
+        activation = "Clip";
+      }
+      if (!activation.empty()) chain.push_back(next);
+    }
+    if (chain.size() == 1) continue;
+    // The last node of the chain becomes the fused node; the others go.
+    ir::Node* host = chain.back();
+    AttributeMap attrs = conv->attrs;
+    if (!activation.empty()) attrs.Set("activation", activation);
+    if (activation == "Clip") {
+      attrs.Set("activation_min", lo);
+      attrs.Set("activation_max", hi);
+    }
+    std::vector<ir::Value*> inputs = {conv->input(0), conv->input(1), conv->input(2)};
+    if (residual) inputs.push_back(residual);
+    while (inputs.back() == nullptr) inputs.pop_back();
+    host->op_type = "FusedConv";
+    host->domain = "tessel";
+    host->name = conv->name;
+    host->attrs = std::move(attrs);
+    host->inputs = std::move(inputs);
+    for (ir::Node* n : chain) {
+      if (n != host) removed.insert(n);
+    }
+  }
+  graph.RemoveNodes([&](const ir::Node& n) { return removed.count(&n) != 0; });
+  return Status::Ok();
+}
+
+}  // namespace tessel::passes

@@ -1,0 +1,131 @@
+#include "passes/fuse_conv_activation.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "ops/op_registry.h"
+#include "passes/infer_shapes.h"
+
+namespace tessel::passes {
+namespace {
+
+Tensor Random(const Shape& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  Tensor t(DType::kFloat32, shape);
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = dist(rng);
+  return t;
+}
+
+// Runs the graph node by node on the reference kernels.
+std::vector<Tensor> Evaluate(const ir::Graph& g, const std::vector<Tensor>& inputs) {
+  std::map<const ir::Value*, Tensor> values;
+  for (size_t i = 0; i < inputs.size(); ++i) values[g.inputs()[i]] = inputs[i];
+  for (const auto& node : g.nodes()) {
+    std::vector<const Tensor*> in;
+    for (const ir::Value* v : node->inputs) {
+      in.push_back(!v ? nullptr : v->is_constant() ? &v->constant : &values.at(v));
+    }
+    StatusOr<std::vector<Tensor>> out = ops::EvaluateNode(*node, g.opset_version(), in);
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    for (size_t k = 0; k < node->outputs.size(); ++k) values[node->outputs[k]] = (*out)[k];
+  }
+  std::vector<Tensor> outs;
+  for (const ir::Value* v : g.outputs()) outs.push_back(values.at(v));
+  return outs;
+}
+
+// x -> Conv(W, B) -> c; c + z -> s; Clip(s, 0, 6) -> y, with z a second input.
+struct Block {
+  ir::Graph g;
+  ir::Value *x, *z, *c, *s, *y, *lo;
+  Block() {
+    g.set_opset_version(13);
+    x = g.AddValue("x", DType::kFloat32, {1, 4, 5, 5}, true);
+    z = g.AddValue("z", DType::kFloat32, {1, 6, 5, 5}, true);
+    g.inputs() = {x, z};
+    ir::Value* w = g.AddConstant("w", Random({6, 4, 3, 3}, 1));
+    ir::Value* b = g.AddConstant("b", Random({6}, 2));
+    lo = g.AddConstant("lo", Tensor::FromVector<float>({0.f}, {}));
+    ir::Value* hi = g.AddConstant("hi", Tensor::FromVector<float>({0.5f}, {}));
+    c = g.AddValue("c");
+    s = g.AddValue("s");
+    y = g.AddValue("y");
+    g.AddNode("Conv", "conv", {x, w, b}, {c})->attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    g.AddNode("Add", "add", {z, c}, {s});
+    g.AddNode("Clip", "clip", {s, lo, hi}, {y});
+    g.outputs() = {y};
+    EXPECT_TRUE(InferShapes(g).ok());
+  }
+};
+
+void ExpectSameOutputs(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    ASSERT_EQ(a[k].shape(), b[k].shape());
+    for (int64_t i = 0; i < a[k].num_elements(); ++i)
+      EXPECT_NEAR(a[k].data<float>()[i], b[k].data<float>()[i], 1e-5f);
+  }
+}
+
+TEST(FuseConvActivation, Folds_conv_residual_add_and_clip_into_one_node) {
+  Block b;
+  const std::vector<Tensor> inputs = {Random({1, 4, 5, 5}, 3), Random({1, 6, 5, 5}, 4)};
+  const std::vector<Tensor> before = Evaluate(b.g, inputs);
+  ASSERT_TRUE(FuseConvActivation(b.g).ok());
+  ASSERT_EQ(b.g.nodes().size(), 1u);
+  const ir::Node& n = *b.g.nodes()[0];
+  EXPECT_EQ(n.op_type, "FusedConv");
+  EXPECT_EQ(n.domain, "tessel");
+  EXPECT_EQ(n.name, "conv");
+  ASSERT_EQ(n.inputs.size(), 4u);
+  EXPECT_EQ(n.inputs[3], b.z);
+  EXPECT_EQ(n.outputs[0], b.y);
+  EXPECT_EQ(n.attrs.String("activation", ""), "Clip");
+  EXPECT_EQ(n.attrs.Float("activation_max", 0), 0.5f);
+  ExpectSameOutputs(before, Evaluate(b.g, inputs));
+}
+
+TEST(FuseConvActivation, Keeps_a_conv_whose_output_has_another_reader) {
+  Block b;
+  b.g.outputs().push_back(b.c);
+  ASSERT_TRUE(FuseConvActivation(b.g).ok());
+  ASSERT_EQ(b.g.nodes().size(), 3u);
+  EXPECT_EQ(b.g.nodes()[0]->op_type, "Conv");
+}
+
+TEST(FuseConvActivation, Keeps_a_clip_whose_bounds_are_computed_at_run_time) {
+  Block b;
+  ir::Value* lo = b.g.AddValue("lo_input", DType::kFloat32, {}, true);
+  b.g.inputs().push_back(lo);
+  b.g.nodes()[2]->inputs[1] = lo;
+  ASSERT_TRUE(FuseConvActivation(b.g).ok());
+  ASSERT_EQ(b.g.nodes().size(), 2u);  // Conv + Add fused, Clip kept
+  EXPECT_EQ(b.g.nodes()[0]->op_type, "FusedConv");
+  EXPECT_FALSE(b.g.nodes()[0]->attrs.Has("activation"));
+  EXPECT_EQ(b.g.nodes()[1]->op_type, "Clip");
+}
+
+TEST(FuseConvActivation, Keeps_an_add_that_broadcasts) {
+  ir::Graph g;
+  g.set_opset_version(13);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {1, 2, 4, 4}, true);
+  g.inputs() = {x};
+  ir::Value* c = g.AddValue("c");
+  ir::Value* s = g.AddValue("s");
+  ir::Value* y = g.AddValue("y");
+  g.AddNode("Conv", "conv", {x, g.AddConstant("w", Random({3, 2, 1, 1}, 1))}, {c});
+  g.AddNode("Add", "add", {c, g.AddConstant("k", Random({1, 3, 1, 1}, 2))}, {s});
+  g.AddNode("Relu", "relu", {s}, {y});
+  g.outputs() = {y};
+  ASSERT_TRUE(InferShapes(g).ok());
+  ASSERT_TRUE(FuseConvActivation(g).ok());
+  ASSERT_EQ(g.nodes().size(), 3u);
+  EXPECT_EQ(g.nodes()[0]->op_type, "Conv");
+}
+
+}  // namespace
+}  // namespace tessel::passes

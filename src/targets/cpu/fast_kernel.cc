@@ -1,0 +1,70 @@
+#include "targets/cpu/fast_kernel.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "targets/cpu/native_kernels.h"
+#if TESSEL_WITH_ONEDNN
+#include "targets/cpu/onednn_kernels.h"
+#endif
+
+namespace tessel::cpu {
+
+bool FastKernelsEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TESSEL_FAST_KERNELS");
+    return v == nullptr || std::strcmp(v, "off") != 0;
+  }();
+  return enabled;
+}
+
+namespace {
+
+std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, bool pack) {
+  if (!FastKernelsEnabled()) return nullptr;
+  for (const ir::Value* v : node.inputs) {
+    // An input with no shape yet (or an omitted one in the middle) is not ours.
+    if (v && !v->shape_known) return nullptr;
+  }
+  if (node.domain.empty() && (node.op_type == "Transpose" || node.op_type == "Slice")) {
+    return MakeStridedCopy(node, opset);
+  }
+#if TESSEL_WITH_ONEDNN
+  if (node.domain.empty()) {
+    if (node.op_type == "Conv") return MakeOneDnnConv(node, opset, pack);
+    if (node.op_type == "MatMul") return MakeOneDnnMatMul(node, opset, pack);
+    if (node.op_type == "Gemm") return MakeOneDnnGemm(node, opset, pack);
+    if (node.op_type == "Softmax") return MakeOneDnnSoftmax(node, opset);
+    if (node.op_type == "MaxPool" || node.op_type == "AveragePool") return MakeOneDnnPool(node, opset);
+    if (node.op_type == "LayerNormalization") return MakeOneDnnLayerNorm(node, opset);
+    if (node.op_type == "Concat") return MakeOneDnnConcat(node, opset);
+    if (node.op_type == "ReduceMean" || node.op_type == "ReduceSum" || node.op_type == "ReduceMax" ||
+        node.op_type == "GlobalAveragePool" || node.op_type == "GlobalMaxPool") {
+      return MakeOneDnnReduce(node, opset);
+    }
+  } else if (node.domain == "tessel" && node.op_type == "FusedConv") {
+    return MakeOneDnnConv(node, opset, pack);
+  }
+#endif
+  return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<FastKernel> SelectFastKernel(const ir::Node& node, int opset) {
+  return Select(node, opset, /*pack=*/true);
+}
+
+void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKernel>>& kernels) {
+#if TESSEL_WITH_ONEDNN
+  NegotiateOneDnnLayouts(graph, kernels);
+#endif
+}
+
+std::vector<ops::ScratchNeed> KernelScratchNeeds(const ir::Node& node, int opset) {
+  // The same kernel as the executor's, built without packing its weights.
+  if (std::unique_ptr<FastKernel> k = Select(node, opset, /*pack=*/false)) return k->scratch_needs();
+  return ops::ScratchNeeds(node, opset);
+}
+
+}  // namespace tessel::cpu

@@ -1,0 +1,66 @@
+// Fast CPU kernels: library-backed (oneDNN) implementations of the
+// compute-bound ops, chosen per node by the CPU target instead of the
+// reference kernel of src/ops.
+//
+//   std::unique_ptr<FastKernel> k = SelectFastKernel(node, opset);   // null: reference
+//   k->scratch_needs();      // planned with the tensors (compiler/plan_memory)
+//   k->Run(ctx);             // ctx.scratch holds one buffer per need
+//
+// A fast kernel is built once (executor construction, or compile time when
+// only its scratch is asked for): its primitive is created and its constant
+// weights are reordered into the layout the primitive prefers then. Run
+// allocates nothing: the library's scratchpad and any activation in a
+// blocked layout live in the planned scratch buffers (oneDNN's
+// scratchpad_mode::user). Outputs need not be zeroed.
+//
+// Selection is deterministic for a given node, CPU and environment, so the
+// compiler (which plans the scratch) and the executor (which binds it) agree.
+// TESSEL_FAST_KERNELS=off selects none (reference kernels everywhere).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/graph.h"
+#include "ops/op_registry.h"
+
+namespace tessel::cpu {
+
+class FastKernel {
+ public:
+  virtual ~FastKernel() = default;
+  // Buffers Run needs in ctx.scratch, in order.
+  virtual const std::vector<ops::ScratchNeed>& scratch_needs() const = 0;
+  // Runs on inputs and outputs of the node's dtypes and shapes.
+  virtual Status Run(ops::KernelContext& ctx) = 0;
+  // "onednn conv (brgconv:avx512_core)", for reports.
+  virtual std::string Describe() const = 0;
+  // Bytes of weights the kernel holds in its own layout (reordered copies).
+  virtual int64_t packed_weight_bytes() const { return 0; }
+  // Inputs (constants) the kernel copied when it was built and never reads
+  // again: its packed weights.
+  virtual std::vector<size_t> packed_inputs() const { return {}; }
+};
+
+// The fast kernel for `node`, or null when the reference kernel runs it
+// (op not covered, a dtype or shape the library does not take, weights that
+// are not constants, fast kernels turned off). `node` must be typed.
+std::unique_ptr<FastKernel> SelectFastKernel(const ir::Node& node, int opset);
+
+// The scratch the CPU target's kernel for `node` needs: the fast kernel's
+// when one is selected, else the reference kernel's (ops::ScratchNeeds).
+std::vector<ops::ScratchNeed> KernelScratchNeeds(const ir::Node& node, int opset);
+
+// Called once all of a graph's kernels are selected (kernels[i] for node i,
+// null for the others): lets adjacent fast kernels exchange a tensor in
+// their own layout where every reader of it agrees, instead of each
+// reordering to and from tessel's plain layout. Such a tensor keeps its
+// plain size and is never a graph output; no other kernel reads it.
+void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKernel>>& kernels);
+
+// Whether fast kernels are enabled (TESSEL_FAST_KERNELS is not "off").
+bool FastKernelsEnabled();
+
+}  // namespace tessel::cpu

@@ -1,0 +1,128 @@
+#include "targets/cpu/native_kernels.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ops/strided_view.h"
+#include "targets/cpu/thread_pool.h"
+
+namespace tessel::cpu {
+
+namespace {
+
+// Copies below this many bytes run on the calling thread (see
+// CpuExecutor::RunsSerially for why).
+constexpr int64_t kParallelBytes = int64_t{1} << 20;
+
+class StridedCopy final : public FastKernel {
+ public:
+  StridedCopy(ops::StridedView view, size_t elem_bytes) : elem_(elem_bytes) {
+    // Drop unit dims, then merge a dim into the next when together they walk
+    // the input evenly: fewer, longer runs.
+    for (size_t i = 0; i < view.out.size(); ++i) {
+      if (view.out[i] == 1) continue;
+      if (!dims_.empty() && strides_.back() == view.strides[i] * view.out[i]) {
+        dims_.back() *= view.out[i];
+        strides_.back() = view.strides[i];
+      } else {
+        dims_.push_back(view.out[i]);
+        strides_.push_back(view.strides[i]);
+      }
+    }
+    if (dims_.empty()) {
+      dims_ = {1};
+      strides_ = {1};
+    }
+    base_ = view.base;
+    inner_ = dims_.back();
+    rows_ = 1;
+    for (size_t i = 0; i + 1 < dims_.size(); ++i) rows_ *= dims_[i];
+    for (int64_t d : view.out) total_ *= d;
+  }
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+  std::string Describe() const override { return "strided copy"; }
+
+  Status Run(ops::KernelContext& ctx) override {
+    if (total_ == 0) return Status::Ok();
+    const char* in = static_cast<const char*>(ctx.in(0).raw_data());
+    char* out = static_cast<char*>(ctx.out(0).raw_data());
+    const int64_t bytes = total_ * static_cast<int64_t>(elem_);
+    ThreadPool& pool = ThreadPool::Default();
+    const int64_t chunks =
+        bytes < kParallelBytes ? 1 : std::min<int64_t>(rows_, 4 * pool.num_threads());
+    if (chunks <= 1) {
+      CopyRows(in, out, 0, rows_);
+    } else {
+      pool.ParallelFor(chunks, [&](int64_t c) {
+        CopyRows(in, out, rows_ * c / chunks, rows_ * (c + 1) / chunks);
+      });
+    }
+    return Status::Ok();
+  }
+
+ private:
+  // Output rows [first, last): each a run of inner_ elements.
+  void CopyRows(const char* in, char* out, int64_t first, int64_t last) const {
+    const size_t outer = dims_.size() - 1;
+    std::vector<int64_t> index(outer, 0);
+    int64_t offset = base_;  // input element offset of the row
+    for (int64_t r = first, i = static_cast<int64_t>(outer); i-- > 0;) {
+      index[static_cast<size_t>(i)] = r % dims_[static_cast<size_t>(i)];
+      r /= dims_[static_cast<size_t>(i)];
+      offset += index[static_cast<size_t>(i)] * strides_[static_cast<size_t>(i)];
+    }
+    const int64_t step = strides_.back();
+    for (int64_t row = first; row < last; ++row) {
+      CopyRun(in + offset * static_cast<int64_t>(elem_), step,
+              out + row * inner_ * static_cast<int64_t>(elem_));
+      for (size_t i = outer; i-- > 0;) {  // next row: odometer
+        offset += strides_[i];
+        if (++index[i] < dims_[i]) break;
+        offset -= strides_[i] * dims_[i];
+        index[i] = 0;
+      }
+    }
+  }
+
+  void CopyRun(const char* in, int64_t step, char* out) const {
+    if (step == 1) {
+      std::memcpy(out, in, static_cast<size_t>(inner_) * elem_);
+      return;
+    }
+    switch (elem_) {
+      case 4: Gather<uint32_t>(in, step, out); return;
+      case 8: Gather<uint64_t>(in, step, out); return;
+      case 2: Gather<uint16_t>(in, step, out); return;
+      case 1: Gather<uint8_t>(in, step, out); return;
+      default:
+        for (int64_t j = 0; j < inner_; ++j)
+          std::memcpy(out + j * static_cast<int64_t>(elem_), in + j * step * static_cast<int64_t>(elem_), elem_);
+    }
+  }
+
+  template <typename T>
+  void Gather(const char* in, int64_t step, char* out) const {
+    const T* src = reinterpret_cast<const T*>(in);
+    T* dst = reinterpret_cast<T*>(out);
+    for (int64_t j = 0; j < inner_; ++j) dst[j] = src[j * step];
+  }
+
+  size_t elem_;
+  std::vector<int64_t> dims_, strides_;
+  int64_t base_ = 0, inner_ = 1, rows_ = 1, total_ = 1;
+  std::vector<ops::ScratchNeed> none_;
+};
+
+}  // namespace
+
+std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* y = node.output(0);
+  if (!x || !y || x->dtype != y->dtype || DTypeSize(x->dtype) == 0) return nullptr;
+  std::optional<ops::StridedView> view = ops::StridedViewOf(node, opset);
+  if (!view || view->out != y->shape) return nullptr;
+  return std::make_unique<StridedCopy>(std::move(*view), DTypeSize(x->dtype));
+}
+
+}  // namespace tessel::cpu

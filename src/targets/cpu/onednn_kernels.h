@@ -1,0 +1,46 @@
+// oneDNN-backed fast kernels (fast_kernel.h): Conv and tessel's FusedConv
+// (any group count, stride, dilation, padding; bias, residual sum and
+// ReLU/Clip as post-ops), Gemm and MatMul (batched, numpy broadcast),
+// Softmax, MaxPool and AveragePool, LayerNormalization.
+//
+// Activations stay in tessel's plain layouts between nodes. A convolution
+// lets oneDNN pick the layouts it runs fastest on (blocked, e.g. nChw16c);
+// when that differs from the plain layout, the input and output are
+// reordered through planned scratch buffers around the primitive, unless
+// NegotiateOneDnnLayouts found that the tensor only flows between kernels
+// that can all take it channels last (nhwc, the size of the plain layout):
+// convolutions that picked that layout, and pooling and Concat, which run
+// in any layout. Then it is stored channels last and nobody reorders it.
+// Weights are reordered once, when the kernel is built.
+#pragma once
+
+#include <memory>
+
+#include "targets/cpu/fast_kernel.h"
+
+namespace tessel::cpu {
+
+// Null when oneDNN cannot or should not run `node` (see SelectFastKernel).
+// Without `pack`, constant weights are not packed: the kernel only reports
+// its scratch and must not Run.
+std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset, bool pack);
+std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bool pack);
+std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset, bool pack);
+// Softmax over one axis (opset >= 13) or the flattened trailing axes (before).
+std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset);
+// MaxPool (without Indices, dilation 1) and AveragePool (ceil_mode 0), on
+// the plain layout.
+std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset);
+// ReduceMean, ReduceSum and ReduceMax with axes known at compile time;
+// GlobalAveragePool and GlobalMaxPool (a reduction over the spatial axes).
+std::unique_ptr<FastKernel> MakeOneDnnReduce(const ir::Node& node, int opset);
+// Concat of float32 tensors of rank 3-5 computed at run time.
+std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset);
+// LayerNormalization without the Mean and InvStdDev outputs.
+std::unique_ptr<FastKernel> MakeOneDnnLayerNorm(const ir::Node& node, int opset);
+
+// See NegotiateLayouts (fast_kernel.h).
+void NegotiateOneDnnLayouts(const ir::Graph& graph,
+                            std::vector<std::unique_ptr<FastKernel>>& kernels);
+
+}  // namespace tessel::cpu
