@@ -3,7 +3,7 @@
 
 Usage: driver.py ENGINE MODEL --threads N --warmup N --repeat N
 ENGINE: onnxruntime | onnxruntime-nospin (intra-op threads sleep instead of
-spinning, like tessel's passive OpenMP policy) | openvino.
+spinning, like tessel with OMP_WAIT_POLICY=passive) | openvino.
 
 Memory is measured as tessel bench measures itself: peak resident set
 (VmHWM) minus the resident set just before the model is loaded (the engine's

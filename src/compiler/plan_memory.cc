@@ -18,7 +18,25 @@ constexpr int64_t kBufferAlignment = 64;
 // shape and whose reference kernel writes outputs only once the body has
 // run, except an output that is a body input passed through (a copy onto
 // itself).
+// Identity, Reshape, Flatten, Squeeze, Unsqueeze: output 0 holds input 0's
+// bytes unchanged, so it may simply be input 0's buffer when that dies here
+// (the copy kernels skip copying a buffer onto itself).
+bool ViewsItsInput(const ir::Node& node) {
+  static const char* const kViews[] = {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"};
+  return node.domain.empty() && node.outputs.size() == 1 &&
+         std::any_of(std::begin(kViews), std::end(kViews),
+                     [&](const char* op) { return node.op_type == op; });
+}
+
+// Whether output 0 of `node` may share the buffer of its input `in`.
+bool MayShare(const ir::Node& node, const ir::Value& in, const ir::Value& out) {
+  if (in.dtype != out.dtype) return false;
+  if (ViewsItsInput(node)) return node.input(0) == &in && in.size_bytes() == out.size_bytes();
+  return in.shape == out.shape;
+}
+
 bool MayRunInPlace(const ir::Node& node) {
+  if (ViewsItsInput(node)) return true;
   if (ops::IsSubgraph(node)) {
     if (!node.body || node.body->outputs().empty()) return false;
     const ir::Value* first = node.body->outputs()[0];
@@ -139,7 +157,7 @@ StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
       if (k == 0 && options.in_place && MayRunInPlace(node)) {
         for (size_t j = 0; j < node.inputs.size(); ++j) {
           const ir::Value* in = node.inputs[j];
-          if (!in || in->is_constant() || in->dtype != v->dtype || in->shape != v->shape) continue;
+          if (!in || in->is_constant() || !MayShare(node, *in, *v)) continue;
           const auto in_id = static_cast<size_t>(in->id);
           const int32_t shared = out.value_buffer[in_id];
           if (shared < 0 || last_use[in_id] != step + 1 || is_output[in_id]) continue;
@@ -238,7 +256,7 @@ Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout)
     if (j == -1) continue;
     const ir::Value* in = j >= 0 ? node.input(static_cast<size_t>(j)) : nullptr;
     const ir::Value* out = node.output(0);
-    if (!in || !out || in->dtype != out->dtype || in->shape != out->shape ||
+    if (!in || !out || !MayRunInPlace(node) || !MayShare(node, *in, *out) ||
         layout.values[static_cast<size_t>(in->id)].pool !=
             layout.values[static_cast<size_t>(out->id)].pool ||
         layout.values[static_cast<size_t>(in->id)].offset_bytes !=

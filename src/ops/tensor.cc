@@ -20,7 +20,10 @@ constexpr int kUnbounded = std::numeric_limits<int>::max();
 const ir::Value& In(const ir::Node& node, size_t i) { return *node.input(i); }
 
 void CopyAll(const Tensor& in, Tensor& out) {
-  if (out.size_bytes() > 0) std::memcpy(out.raw_data(), in.raw_data(), out.size_bytes());
+  // The memory plan may give a Reshape-like op its input's bytes: nothing to do.
+  if (out.size_bytes() > 0 && out.raw_data() != in.raw_data()) {
+    std::memcpy(out.raw_data(), in.raw_data(), out.size_bytes());
+  }
 }
 
 // Identity, Reshape, Flatten, Squeeze, Unsqueeze: the output holds the

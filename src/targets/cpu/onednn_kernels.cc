@@ -16,6 +16,7 @@
 
 #include "core/check.h"
 #include "ops/nn_internal.h"
+#include "targets/cpu/thread_pool.h"
 
 namespace tessel::cpu {
 
@@ -75,13 +76,14 @@ bool IsFloat32(const ir::Value* v) { return v != nullptr && v->dtype == DType::k
 
 // Kernels below this much work run on the calling thread alone: waking the
 // other threads and meeting them at the barrier costs more than they save.
-// Measured on the shared models at 2 threads on 2 cores shared with other
-// work: 16 MFLOP already beat parallelizing everything, 64 MFLOP gave lower
-// and steadier medians still (a busy core delays every barrier); an idle
-// machine would favour a lower one. TESSEL_PARALLEL_MIN_MFLOP overrides it.
+// Measured on the shared models at 2 threads on 2 quiet cores, with threads
+// that spin briefly at barriers (tools/tessel/main.cc): 1-4 MFLOP gave the
+// lowest medians (MobileNetV2 2.2 ms, 64 MFLOP 3.7 ms: most of its
+// convolutions are a few MFLOP). On cores shared with other work a higher
+// one is steadier. TESSEL_PARALLEL_MIN_MFLOP overrides it.
 const double kParallelFlops = [] {
   const char* v = std::getenv("TESSEL_PARALLEL_MIN_MFLOP");
-  return v ? std::atof(v) * 1e6 : 64e6;
+  return v ? std::atof(v) * 1e6 : 2e6;
 }();
 const int64_t kParallelElements = static_cast<int64_t>(kParallelFlops / 256);
 
@@ -616,13 +618,21 @@ class OneDnnFlexible final : public FastKernel {
   bool channels_last() const { return channels_last_; }
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
-  std::string Describe() const override { return name_ + " (" + impl_ + ")"; }
-  // Runs instead of the primitive while in the plain layout, when set.
-  std::function<void(ops::KernelContext&)> plain_run;
+  std::string Describe() const override {
+    if (channels_last_ && channels_last_run) return name_ + " (row copy, channels last)";
+    if (!channels_last_ && plain_run) return name_ + " (block copy)";
+    return name_ + " (" + impl_ + ")";
+  }
+  // Run instead of the primitive in the plain layout / channels last, when set.
+  std::function<void(ops::KernelContext&)> plain_run, channels_last_run;
 
   Status Run(ops::KernelContext& ctx) override {
     if (!channels_last_ && plain_run) {
       plain_run(ctx);
+      return Status::Ok();
+    }
+    if (channels_last_ && channels_last_run) {
+      channels_last_run(ctx);
       return Status::Ok();
     }
     const SingleThreadScope threads(single_thread_);
@@ -1021,6 +1031,38 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
       }
     }
   };
+  if (axis == 1) {
+    // Channels last, along the channels: every pixel's output row is the
+    // inputs' rows one after another. Copied by chunks of pixels over the
+    // thread pool (measured on SqueezeNet's fire modules at 2 threads: about
+    // twice as fast as oneDNN's simple concat there).
+    const int64_t rows = NumElements(y->shape) / y->shape[1];
+    std::vector<int64_t> row_bytes;
+    for (const auto& sh : shapes) row_bytes.push_back(sh[1] * 4);
+    const int64_t out_row = y->shape[1] * 4;
+    const bool parallel = NumElements(y->shape) >= kParallelElements;
+    k->channels_last_run = [rows, row_bytes, out_row, parallel](ops::KernelContext& ctx) {
+      constexpr int64_t kRowsPerChunk = 64;
+      auto chunk = [&](int64_t c) {
+        const int64_t end = std::min(rows, (c + 1) * kRowsPerChunk);
+        char* out = static_cast<char*>(ctx.out(0).raw_data());
+        for (int64_t r = c * kRowsPerChunk; r < end; ++r) {
+          char* o = out + r * out_row;
+          for (size_t i = 0; i < row_bytes.size(); ++i) {
+            const char* in = static_cast<const char*>(ctx.in(i).raw_data()) + r * row_bytes[i];
+            std::memcpy(o, in, static_cast<size_t>(row_bytes[i]));
+            o += row_bytes[i];
+          }
+        }
+      };
+      const int64_t chunks = (rows + kRowsPerChunk - 1) / kRowsPerChunk;
+      if (parallel) {
+        ThreadPool::Default().ParallelFor(chunks, chunk);
+      } else {
+        for (int64_t c = 0; c < chunks; ++c) chunk(c);
+      }
+    };
+  }
   return k;
 }
 
