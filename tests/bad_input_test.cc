@@ -176,5 +176,16 @@ TEST_F(BadInput, bench_json_reports_the_thread_count_and_memory) {
   EXPECT_LE(j["latency_ms"]["median"].get<double>(), j["latency_ms"]["p90"].get<double>());
 }
 
+TEST_F(BadInput, run_and_bench_profile_the_cpu_per_op_and_kernel) {
+  for (const std::string& cmd : {"run " + path("good.onnx") + " --repeat 2",
+                                 "bench " + path("good.onnx") + " --repeat 2"}) {
+    CliResult r = RunTessel(cmd + " --profile");
+    ASSERT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
+    EXPECT_NE(r.out.find("profile  per run, by op and kernel"), std::string::npos) << cmd << r.out;
+    // Add and Relu are fused into one snippet: the row names its kernel.
+    EXPECT_NE(r.out.find("Subgraph  snippet (1 nodes)"), std::string::npos) << cmd << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace tessel::testing

@@ -49,6 +49,7 @@ Status Run(const RunArgs& args) {
   }
   const ir::GraphStats stats = ir::ComputeStats(*model.graph);  // before packing drops any
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> executor, MakeRunner(model, args.target));
+  if (args.target.profile) executor->SetProfiling(true);
   std::vector<Tensor> outputs;
   std::vector<double> times;
   for (int i = 0; i < args.repeat; ++i) {
