@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,14 @@ inline Tensor I64(std::vector<int64_t> v, Shape s) { return Make(std::move(v), s
 inline Tensor I32(std::vector<int32_t> v, Shape s) { return Make(std::move(v), std::move(s)); }
 inline Tensor U8(std::vector<uint8_t> v, Shape s) { return Make(std::move(v), std::move(s)); }
 inline Tensor I8(std::vector<int8_t> v, Shape s) { return Make(std::move(v), std::move(s)); }
+// float32 values drawn uniformly from [-1, 1), the same for the same seed.
+inline Tensor RandomFloats(const Shape& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  Tensor t(DType::kFloat32, shape);
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = dist(rng);
+  return t;
+}
 // A 1-D tensor of `v`.
 template <typename T>
 Tensor Vec(std::vector<T> v) {

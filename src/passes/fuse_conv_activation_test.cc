@@ -7,18 +7,14 @@
 #include <random>
 
 #include "ops/op_registry.h"
+#include "ops/op_test_util.h"
 #include "passes/infer_shapes.h"
 
 namespace tessel::passes {
 namespace {
 
-Tensor Random(const Shape& shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  Tensor t(DType::kFloat32, shape);
-  for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = dist(rng);
-  return t;
-}
+using ops::test_util::RandomFloats;
+
 
 // Runs the graph node by node on the reference kernels.
 std::vector<Tensor> Evaluate(const ir::Graph& g, const std::vector<Tensor>& inputs) {
@@ -47,8 +43,8 @@ struct Block {
     x = g.AddValue("x", DType::kFloat32, {1, 4, 5, 5}, true);
     z = g.AddValue("z", DType::kFloat32, {1, 6, 5, 5}, true);
     g.inputs() = {x, z};
-    ir::Value* w = g.AddConstant("w", Random({6, 4, 3, 3}, 1));
-    ir::Value* b = g.AddConstant("b", Random({6}, 2));
+    ir::Value* w = g.AddConstant("w", RandomFloats({6, 4, 3, 3}, 1));
+    ir::Value* b = g.AddConstant("b", RandomFloats({6}, 2));
     lo = g.AddConstant("lo", Tensor::FromVector<float>({0.f}, {}));
     ir::Value* hi = g.AddConstant("hi", Tensor::FromVector<float>({0.5f}, {}));
     c = g.AddValue("c");
@@ -73,7 +69,7 @@ void ExpectSameOutputs(const std::vector<Tensor>& a, const std::vector<Tensor>& 
 
 TEST(FuseConvActivation, Folds_conv_residual_add_and_clip_into_one_node) {
   Block b;
-  const std::vector<Tensor> inputs = {Random({1, 4, 5, 5}, 3), Random({1, 6, 5, 5}, 4)};
+  const std::vector<Tensor> inputs = {RandomFloats({1, 4, 5, 5}, 3), RandomFloats({1, 6, 5, 5}, 4)};
   const std::vector<Tensor> before = Evaluate(b.g, inputs);
   ASSERT_TRUE(FuseConvActivation(b.g).ok());
   ASSERT_EQ(b.g.nodes().size(), 1u);
@@ -117,8 +113,8 @@ TEST(FuseConvActivation, Keeps_an_add_that_broadcasts) {
   ir::Value* c = g.AddValue("c");
   ir::Value* s = g.AddValue("s");
   ir::Value* y = g.AddValue("y");
-  g.AddNode("Conv", "conv", {x, g.AddConstant("w", Random({3, 2, 1, 1}, 1))}, {c});
-  g.AddNode("Add", "add", {c, g.AddConstant("k", Random({1, 3, 1, 1}, 2))}, {s});
+  g.AddNode("Conv", "conv", {x, g.AddConstant("w", RandomFloats({3, 2, 1, 1}, 1))}, {c});
+  g.AddNode("Add", "add", {c, g.AddConstant("k", RandomFloats({1, 3, 1, 1}, 2))}, {s});
   g.AddNode("Relu", "relu", {s}, {y});
   g.outputs() = {y};
   ASSERT_TRUE(InferShapes(g).ok());

@@ -14,20 +14,15 @@
 #include <random>
 
 #include "ops/op_registry.h"
+#include "ops/op_test_util.h"
 #include "targets/cpu/executor.h"
 #include "targets/cpu/thread_pool.h"
 
 namespace tessel::cpu {
 namespace {
 
-Tensor Random(const Shape& shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  Tensor t(DType::kFloat32, shape);
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < t.num_elements(); ++i) p[i] = dist(rng);
-  return t;
-}
+using ops::test_util::RandomFloats;
+
 
 // One node over graph inputs (for `variable` positions) and constants.
 struct OneNode {
@@ -45,7 +40,7 @@ struct OneNode {
         inputs.emplace_back();
         continue;
       }
-      Tensor t = Random(shapes[i], 17 + static_cast<uint32_t>(i));
+      Tensor t = RandomFloats(shapes[i], 17 + static_cast<uint32_t>(i));
       const std::string name = "in" + std::to_string(i);
       ir::Value* v = constant[i] ? g.AddConstant(name, t)
                                  : g.AddValue(name, DType::kFloat32, shapes[i], true);
@@ -295,7 +290,7 @@ TEST(FastCopy, Transpose_of_inner_and_outer_axes) {
 TEST(FastCopy, Slice_with_negative_step_and_clamped_ends) {
   ir::Graph g;
   g.set_opset_version(13);
-  Tensor data = Random({4, 9, 6}, 5);
+  Tensor data = RandomFloats({4, 9, 6}, 5);
   ir::Value* x = g.AddValue("x", DType::kFloat32, {4, 9, 6}, true);
   g.inputs() = {x};
   ir::Value* y = g.AddValue("y");
@@ -330,8 +325,8 @@ TEST(FastKernels, Executor_releasing_packed_weights_gives_the_same_outputs) {
     ir::Value* c = g.AddValue("c", DType::kFloat32, {1, 32, 9, 9}, true);
     ir::Value* y = g.AddValue("y", DType::kFloat32, {1, 32, 9, 9}, true);
     ir::Node* conv = g.AddNode("Conv", "conv",
-                               {x, g.AddConstant("w", Random({32, 16, 3, 3}, 1)),
-                                g.AddConstant("b", Random({32}, 2))},
+                               {x, g.AddConstant("w", RandomFloats({32, 16, 3, 3}, 1)),
+                                g.AddConstant("b", RandomFloats({32}, 2))},
                                {c});
     conv->attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
     g.AddNode("Relu", "relu", {c}, {y});
@@ -340,7 +335,7 @@ TEST(FastKernels, Executor_releasing_packed_weights_gives_the_same_outputs) {
   ir::Graph plain_graph, released_graph;
   build(plain_graph);
   build(released_graph);
-  const std::vector<Tensor> inputs = {Random({1, 16, 9, 9}, 3)};
+  const std::vector<Tensor> inputs = {RandomFloats({1, 16, 9, 9}, 3)};
   CpuExecutor plain(plain_graph);
   std::unique_ptr<CpuExecutor> released =
       CpuExecutor::ReleasingPackedConstants(released_graph, nullptr);
@@ -369,7 +364,7 @@ TEST(FastKernels, Equal_weights_of_two_nodes_are_packed_once) {
   g.inputs() = {x};
   ir::Value* h = g.AddValue("h", DType::kFloat32, {64, 96}, true);
   ir::Value* y = g.AddValue("y", DType::kFloat32, {64, 96}, true);
-  const Tensor w = Random({96, 96}, 7);
+  const Tensor w = RandomFloats({96, 96}, 7);
   g.AddNode("MatMul", "m0", {x, g.AddConstant("w0", w.Clone())}, {h});
   g.AddNode("MatMul", "m1", {h, g.AddConstant("w1", w.Clone())}, {y});
   g.outputs() = {y};
@@ -380,7 +375,7 @@ TEST(FastKernels, Equal_weights_of_two_nodes_are_packed_once) {
   EXPECT_GT(exec.stats().packed_weight_bytes, 0);
   EXPECT_TRUE(exec.fast_kernel(0)->packed_weight_bytes() == 0 ||
               exec.fast_kernel(1)->packed_weight_bytes() == 0);
-  const Tensor in = Random({64, 96}, 8);
+  const Tensor in = RandomFloats({64, 96}, 8);
   StatusOr<std::vector<Tensor>> out = exec.Run({in});
   ASSERT_TRUE(out.ok());
   // Against the reference: (x w) w.
@@ -422,8 +417,8 @@ TEST(FastKernels, Convs_pool_and_concat_exchanging_channels_last_match_the_refer
   auto conv = [&](const std::string& name, ir::Value* in, int64_t cin, int64_t cout, int64_t k) {
     ir::Value* out = g.AddValue(name + "_out");
     ir::Node* n = g.AddNode("Conv", name,
-                            {in, g.AddConstant(name + "_w", Random({cout, cin, k, k}, 11)),
-                             g.AddConstant(name + "_b", Random({cout}, 12))},
+                            {in, g.AddConstant(name + "_w", RandomFloats({cout, cin, k, k}, 11)),
+                             g.AddConstant(name + "_b", RandomFloats({cout}, 12))},
                             {out});
     n->attrs.Set("pads", std::vector<int64_t>(4, k / 2));
     return out;
@@ -440,7 +435,7 @@ TEST(FastKernels, Convs_pool_and_concat_exchanging_channels_last_match_the_refer
   ir::Value* y = conv("c1", cat, 80, 16, 1);
   g.outputs() = {y};
   for (const auto& n : g.nodes()) ASSERT_TRUE(ops::InferNode(*n, 17).ok()) << n->name;
-  const std::vector<Tensor> inputs = {Random({1, 8, 40, 40}, 13)};
+  const std::vector<Tensor> inputs = {RandomFloats({1, 8, 40, 40}, 13)};
   CpuExecutor fast(g);
   StatusOr<std::vector<Tensor>> out = fast.Run(inputs);
   ASSERT_TRUE(out.ok());

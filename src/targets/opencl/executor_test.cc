@@ -12,6 +12,7 @@
 
 #include "compiler/compile.h"
 #include "onnx/model_builder.h"
+#include "ops/op_test_util.h"
 #include "onnx/test_data.h"
 #include "targets/cpu/executor.h"
 #include "targets/opencl/cl_error.h"
@@ -20,6 +21,8 @@
 
 namespace tessel::opencl {
 namespace {
+
+using ops::test_util::RandomFloats;
 
 using onnx_io::ModelBuilder;
 
@@ -105,13 +108,6 @@ class OpenClTest : public ::testing::Test {
     std::filesystem::remove_all(dir);
   }
 
-  static Tensor Random(Shape shape, uint32_t seed) {
-    std::mt19937 rng(seed);
-    Tensor t(DType::kFloat32, std::move(shape));
-    for (int64_t i = 0; i < t.num_elements(); ++i)
-      t.data<float>()[i] = std::uniform_real_distribution<float>(-1, 1)(rng);
-    return t;
-  }
   // Whether a launch ran a kernel whose name starts with `kernel`.
   bool Used(const std::string& kernel) const {
     for (const std::string& k : kernel_names_) {
@@ -251,8 +247,8 @@ TEST_F(OpenClTest, GlobalAveragePool_and_ReduceMean) {
 TEST_F(OpenClTest, Gemm_transB_with_bias) {
   ModelBuilder b(13);
   b.Input("a", DType::kFloat32, {3, 70});
-  b.Initializer("w", Random({50, 70}, 5));
-  b.Initializer("c", Random({50}, 6));
+  b.Initializer("w", RandomFloats({50, 70}, 5));
+  b.Initializer("c", RandomFloats({50}, 6));
   auto& n = b.Node("Gemm", {"a", "w", "c"}, {"y"});
   ModelBuilder::SetAttr(n, "transB", int64_t{1});
   ModelBuilder::SetAttr(n, "alpha", 0.5f);
@@ -264,9 +260,9 @@ TEST_F(OpenClTest, Gemm_transB_with_bias) {
 TEST_F(OpenClTest, Gemv_both_layouts) {
   ModelBuilder b(13);
   b.Input("a", DType::kFloat32, {1, 300});
-  b.Initializer("wt", Random({40, 300}, 15));
-  b.Initializer("w", Random({300, 40}, 16));
-  b.Initializer("c", Random({40}, 17));
+  b.Initializer("wt", RandomFloats({40, 300}, 15));
+  b.Initializer("w", RandomFloats({300, 40}, 16));
+  b.Initializer("c", RandomFloats({40}, 17));
   auto& n = b.Node("Gemm", {"a", "wt", "c"}, {"y"});
   ModelBuilder::SetAttr(n, "transB", int64_t{1});
   b.Node("Gemm", {"a", "w", "c"}, {"z"});
@@ -281,7 +277,7 @@ TEST_F(OpenClTest, MatMul_batched_and_broadcast) {
   ModelBuilder b(13);
   b.Input("a", DType::kFloat32, {2, 3, 33, 40});
   b.Input("b", DType::kFloat32, {2, 3, 40, 35});
-  b.Initializer("w", Random({35, 17}, 9));
+  b.Initializer("w", RandomFloats({35, 17}, 9));
   b.Node("MatMul", {"a", "b"}, {"ab"});
   b.Node("MatMul", {"ab", "w"}, {"y"});
   b.Output("y");
@@ -291,7 +287,7 @@ TEST_F(OpenClTest, MatMul_batched_and_broadcast) {
 TEST_F(OpenClTest, MatMul_stack_of_rows_against_one_matrix) {
   ModelBuilder b(13);
   b.Input("a", DType::kFloat32, {40, 1, 24});
-  b.Initializer("w", Random({24, 36}, 19));
+  b.Initializer("w", RandomFloats({24, 36}, 19));
   b.Node("MatMul", {"a", "w"}, {"y"});
   b.Output("y");
   ExpectMatchesReference(b);
@@ -315,8 +311,8 @@ TEST_F(OpenClTest, Softmax_last_axis_and_middle_axis) {
 TEST_F(OpenClTest, LayerNormalization) {
   ModelBuilder b(17);
   b.Input("x", DType::kFloat32, {2, 5, 300});
-  b.Initializer("s", Random({300}, 11));
-  b.Initializer("b", Random({300}, 12));
+  b.Initializer("s", RandomFloats({300}, 11));
+  b.Initializer("b", RandomFloats({300}, 12));
   auto& n = b.Node("LayerNormalization", {"x", "s", "b"}, {"y"});
   ModelBuilder::SetAttr(n, "epsilon", 1e-5f);
   b.Output("y");
@@ -341,7 +337,7 @@ TEST_F(OpenClTest, Gather_slice_split) {
   ModelBuilder b(13);
   b.Input("ids", DType::kInt64, {2, 6});
   b.Input("x", DType::kFloat32, {3, 10, 8});
-  b.Initializer("table", Random({6, 16}, 13));
+  b.Initializer("table", RandomFloats({6, 16}, 13));
   b.Node("Gather", {"table", "ids"}, {"emb"});  // indices -3..5: negative ones too
   b.Initializer("starts", Tensor::FromVector<int64_t>({1, 7}, {2}));
   b.Initializer("ends", Tensor::FromVector<int64_t>({10, 0}, {2}));
@@ -378,10 +374,10 @@ TEST_F(OpenClTest, Fused_snippet_with_broadcast_and_erf) {
 TEST_F(OpenClTest, BatchNormalization) {
   ModelBuilder b(13);
   b.Input("x", DType::kFloat32, {2, 3, 4, 5});
-  b.Initializer("s", Random({3}, 21));
-  b.Initializer("b", Random({3}, 22));
-  b.Initializer("m", Random({3}, 23));
-  Tensor var = Random({3}, 24);
+  b.Initializer("s", RandomFloats({3}, 21));
+  b.Initializer("b", RandomFloats({3}, 22));
+  b.Initializer("m", RandomFloats({3}, 23));
+  Tensor var = RandomFloats({3}, 24);
   for (int64_t i = 0; i < 3; ++i) var.data<float>()[i] = 1.5f + var.data<float>()[i];
   b.Initializer("v", var);
   b.Node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"});
