@@ -7,6 +7,7 @@
 #include "compiler/model_file.h"
 #include "ir/verifier.h"
 #include "passes/eliminate_dead_nodes.h"
+#include "passes/fuse_channel_shuffle.h"
 #include "passes/fuse_conv_activation.h"
 #include "passes/infer_shapes.h"
 #include "snippets/tokenize.h"
@@ -16,7 +17,7 @@ namespace tessel {
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {"import", "infer-shapes",
                                                  "eliminate-dead-nodes", "fuse-conv",
-                                                 "tokenize-snippets",
+                                                 "fuse-shuffle", "tokenize-snippets",
                                                  "plan-memory"};
   return names;
 }
@@ -51,11 +52,16 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseConvActivation(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("fuse-conv", true));
 
-  // 5. Elementwise regions -> Subgraph nodes, one fused kernel each.
+  // 5. Concat -> Reshape -> Transpose -> Reshape -> Slices (ShuffleNet's
+  // channel shuffle) -> one ChannelShuffle node: one copy instead of four.
+  if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseChannelShuffle(*model.graph));
+  TESSEL_RETURN_IF_ERROR(finish_stage("fuse-shuffle", true));
+
+  // 6. Elementwise regions -> Subgraph nodes, one fused kernel each.
   if (options.fusion) TESSEL_RETURN_IF_ERROR(snippets::TokenizeSnippets(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("tokenize-snippets", true));
 
-  // 6. Every buffer (tensors between and inside nodes, constants) gets a pool
+  // 7. Every buffer (tensors between and inside nodes, constants) gets a pool
   // and an offset, from the schedule above.
   MemoryOptions memory = options.memory;
   memory.planner.verify = memory.planner.verify || options.verify_each_stage;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <numeric>
+#include <optional>
 
 #include "core/check.h"
 #include "memory/lower_bound.h"
@@ -596,6 +598,44 @@ class CanonicalSearch {
   int64_t nodes_ = 0;
 };
 
+// Offsets of buffers that all conflict with each other (a clique: the
+// constants pool, live for the whole run), stacked one after the other, or
+// nullopt when they are not a clique. Each but the last occupies its size
+// rounded up to its alignment, so the buffer that rounding would waste the
+// most on goes last, and the others by decreasing alignment (less padding
+// between them). With one alignment for all, this is optimal and meets the
+// lower bound's last-buffer slack exactly; the canonical search finds it
+// only by luck among n! orders.
+std::optional<std::vector<int64_t>> StackClique(const PoolInstance& inst) {
+  const int32_t n = inst.num_buffers();
+  if (n == 0) return std::nullopt;
+  for (int32_t i = 0; i < n; ++i) {
+    const auto ii = static_cast<size_t>(i);
+    if (inst.adjacency_begin[ii + 1] - inst.adjacency_begin[ii] != n - 1) return std::nullopt;
+  }
+  const int64_t min_alignment = *std::min_element(inst.alignment.begin(), inst.alignment.end());
+  auto slack = [&](int32_t i) {
+    const int64_t size = inst.size[static_cast<size_t>(i)];
+    return AlignUp(size, min_alignment) - size;
+  };
+  std::vector<int32_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  const auto last = std::max_element(order.begin(), order.end(),
+                                     [&](int32_t a, int32_t b) { return slack(a) < slack(b); });
+  std::iter_swap(last, order.end() - 1);
+  std::stable_sort(order.begin(), order.end() - 1, [&](int32_t a, int32_t b) {
+    return inst.alignment[static_cast<size_t>(a)] > inst.alignment[static_cast<size_t>(b)];
+  });
+  std::vector<int64_t> offsets(static_cast<size_t>(n));
+  int64_t end = 0;
+  for (int32_t i : order) {
+    const auto ii = static_cast<size_t>(i);
+    offsets[ii] = AlignUp(end, inst.alignment[ii]);
+    end = offsets[ii] + inst.size[ii];
+  }
+  return offsets;
+}
+
 // Lowers the used size of one pool, keeping its buffers. Returns whether the
 // result is proven minimal.
 bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers,
@@ -635,6 +675,15 @@ bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers
     clock.best_total -= used - found;
     used = found;
   };
+  if (const std::optional<std::vector<int64_t>> stacked = StackClique(inst)) {
+    int64_t peak = 0;
+    for (int32_t i = 0; i < inst.num_buffers(); ++i) {
+      const auto ii = static_cast<size_t>(i);
+      peak = std::max(peak, (*stacked)[ii] + inst.size[ii]);
+    }
+    if (peak < used) adopt(*stacked);
+    if (used <= lower_bound) return true;
+  }
   if (inst.decomposable) {
     // No slack at any moment: a guillotine decomposition finds zero-waste
     // packings the canonical search needs luck for.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <initializer_list>
+#include <map>
 #include <random>
 #include <string>
 #include <utility>
@@ -37,6 +38,26 @@ template <typename T>
 Tensor Vec(std::vector<T> v) {
   const int64_t n = static_cast<int64_t>(v.size());
   return Make(std::move(v), {n});
+}
+
+// Runs a typed graph node by node on the reference kernels; returns its
+// outputs. Failures are recorded.
+inline std::vector<Tensor> EvaluateGraph(const ir::Graph& g, const std::vector<Tensor>& inputs) {
+  std::map<const ir::Value*, Tensor> values;
+  for (size_t i = 0; i < inputs.size(); ++i) values[g.inputs()[i]] = inputs[i];
+  for (const auto& node : g.nodes()) {
+    std::vector<const Tensor*> in;
+    for (const ir::Value* v : node->inputs) {
+      in.push_back(!v ? nullptr : v->is_constant() ? &v->constant : &values.at(v));
+    }
+    StatusOr<std::vector<Tensor>> out = EvaluateNode(*node, g.opset_version(), in);
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    if (!out.ok()) return {};
+    for (size_t k = 0; k < node->outputs.size(); ++k) values[node->outputs[k]] = (*out)[k];
+  }
+  std::vector<Tensor> outs;
+  for (const ir::Value* v : g.outputs()) outs.push_back(values.at(v));
+  return outs;
 }
 
 inline AttributeMap Attrs(std::initializer_list<std::pair<const char*, AttrValue>> list) {

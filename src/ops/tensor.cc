@@ -429,6 +429,56 @@ Status RunConcat(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// ChannelShuffle (domain "tessel", made by passes/fuse_channel_shuffle):
+// ShuffleNet's channel shuffle of its inputs' concatenation, split into
+// equal parts. With G inputs of one shape [N, C, ...] and K outputs:
+//   Y  = Concat(X_0 .. X_{G-1}, axis 1)                       [N, G*C, ...]
+//   Y' = Y viewed [N, G, C, ...], axes 1 and 2 swapped, viewed [N, C*G, ...]
+//   output k = channels [k*G*C/K, (k+1)*G*C/K) of Y'.
+// Channel j of Y' is channel j / G of input j % G.
+Status InferChannelShuffle(ir::Node& node, int opset) {
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (!node.inputs[i]) return NodeError(node, "input " + std::to_string(i) + " is missing");
+  }
+  const ir::Value& first = In(node, 0);
+  if (first.shape.size() < 3) {
+    return NodeError(node, "input '" + first.name + "' has shape " + ShapeToString(first.shape) +
+                               "; expected [N, C, spatial...]");
+  }
+  for (const ir::Value* v : node.inputs) {
+    if (v->dtype != first.dtype || v->shape != first.shape) {
+      return NodeError(node, "input '" + v->name + "' must have the dtype and shape of '" +
+                                 first.name + "' (" + ShapeToString(first.shape) + ")");
+    }
+  }
+  const int64_t channels = first.shape[1] * static_cast<int64_t>(node.inputs.size());
+  const auto parts = static_cast<int64_t>(node.outputs.size());
+  if (channels % parts != 0) {
+    return NodeError(node, std::to_string(channels) + " channels do not split into " +
+                               std::to_string(parts) + " equal outputs");
+  }
+  Shape out = first.shape;
+  out[1] = channels / parts;
+  for (size_t k = 0; k < node.outputs.size(); ++k) SetOutput(node, k, first.dtype, out);
+  return Status::Ok();
+}
+
+Status RunChannelShuffle(KernelContext& ctx) {
+  const auto groups = static_cast<int64_t>(ctx.inputs.size());
+  const Shape& shape = ctx.in(0).shape();
+  const int64_t channels = shape[1], out_channels = ctx.out(0).dim(1);
+  const size_t plane = DimProduct(shape, 2, shape.size()) * ElemSize(ctx.in(0));
+  for (int64_t n = 0; n < shape[0]; ++n) {
+    for (int64_t j = 0; j < channels * groups; ++j) {
+      const Tensor& in = ctx.in(static_cast<size_t>(j % groups));
+      Tensor& out = ctx.out(static_cast<size_t>(j / out_channels));
+      std::memcpy(Bytes(out) + (n * out_channels + j % out_channels) * plane,
+                  Bytes(in) + (n * channels + j / groups) * plane, plane);
+    }
+  }
+  return Status::Ok();
+}
+
 // Part sizes of Split along a dimension of size `dim` into `parts` outputs.
 // `split` is the explicit list (input or attribute), if any.
 StatusOr<std::vector<int64_t>> SplitSizes(const ir::Node& node, int64_t dim, size_t parts,
@@ -704,6 +754,15 @@ void RegisterShapeOps(OpRegistry& r) {
               .max_inputs = kUnbounded,
               .infer = InferConcat,
               .run = RunConcat});
+  r.Register({.op_type = "ChannelShuffle",
+              .domain = "tessel",
+              .op_class = kInj,
+              .min_inputs = 2,
+              .max_inputs = kUnbounded,
+              .max_outputs = kUnbounded,
+              .infer = InferChannelShuffle,
+              .run = RunChannelShuffle,
+              .foldable = false});
   r.Register({.op_type = "Split",
               .domain = "",
               .op_class = kInj,

@@ -13,26 +13,8 @@
 namespace tessel::passes {
 namespace {
 
+using ops::test_util::EvaluateGraph;
 using ops::test_util::RandomFloats;
-
-
-// Runs the graph node by node on the reference kernels.
-std::vector<Tensor> Evaluate(const ir::Graph& g, const std::vector<Tensor>& inputs) {
-  std::map<const ir::Value*, Tensor> values;
-  for (size_t i = 0; i < inputs.size(); ++i) values[g.inputs()[i]] = inputs[i];
-  for (const auto& node : g.nodes()) {
-    std::vector<const Tensor*> in;
-    for (const ir::Value* v : node->inputs) {
-      in.push_back(!v ? nullptr : v->is_constant() ? &v->constant : &values.at(v));
-    }
-    StatusOr<std::vector<Tensor>> out = ops::EvaluateNode(*node, g.opset_version(), in);
-    EXPECT_TRUE(out.ok()) << out.status().message();
-    for (size_t k = 0; k < node->outputs.size(); ++k) values[node->outputs[k]] = (*out)[k];
-  }
-  std::vector<Tensor> outs;
-  for (const ir::Value* v : g.outputs()) outs.push_back(values.at(v));
-  return outs;
-}
 
 // x -> Conv(W, B) -> c; c + z -> s; Clip(s, 0, 6) -> y, with z a second input.
 struct Block {
@@ -70,7 +52,7 @@ void ExpectSameOutputs(const std::vector<Tensor>& a, const std::vector<Tensor>& 
 TEST(FuseConvActivation, Folds_conv_residual_add_and_clip_into_one_node) {
   Block b;
   const std::vector<Tensor> inputs = {RandomFloats({1, 4, 5, 5}, 3), RandomFloats({1, 6, 5, 5}, 4)};
-  const std::vector<Tensor> before = Evaluate(b.g, inputs);
+  const std::vector<Tensor> before = EvaluateGraph(b.g, inputs);
   ASSERT_TRUE(FuseConvActivation(b.g).ok());
   ASSERT_EQ(b.g.nodes().size(), 1u);
   const ir::Node& n = *b.g.nodes()[0];
@@ -82,7 +64,7 @@ TEST(FuseConvActivation, Folds_conv_residual_add_and_clip_into_one_node) {
   EXPECT_EQ(n.outputs[0], b.y);
   EXPECT_EQ(n.attrs.String("activation", ""), "Clip");
   EXPECT_EQ(n.attrs.Float("activation_max", 0), 0.5f);
-  ExpectSameOutputs(before, Evaluate(b.g, inputs));
+  ExpectSameOutputs(before, EvaluateGraph(b.g, inputs));
 }
 
 TEST(FuseConvActivation, Keeps_a_conv_whose_output_has_another_reader) {

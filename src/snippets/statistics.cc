@@ -133,6 +133,9 @@ void PrintSnippetReport(const SnippetReport& report, std::ostream& os, bool verb
   };
   total("fused regions", report.fused_bytes_before, report.fused_bytes_after);
   total("the model", report.model_bytes_before, report.model_bytes_after);
+  if (report.unfused_model_bytes >= 0) {
+    total("the model, every fusion stage", report.unfused_model_bytes, report.model_bytes_after);
+  }
 }
 
 }  // namespace tessel::snippets

@@ -35,6 +35,9 @@ struct SnippetReport {
   int64_t fused_bytes_after = 0;
   int64_t model_bytes_before = 0;     // every node of the model
   int64_t model_bytes_after = 0;
+  // Every node of the model before any fusion stage (fuse-conv and
+  // fuse-shuffle rewrite nodes before snippets form); -1 when not known.
+  int64_t unfused_model_bytes = -1;
 };
 
 SnippetReport ReportSnippets(const ir::Graph& graph);

@@ -35,12 +35,18 @@ Status RunCompile(const CompileArgs& args) {
       return InvalidArgument("--dump-after '" + args.dump_after + "': no such stage (stages: " +
                              all + ")");
     }
-    copts.after_stage = [&](const std::string& stage, const ir::Graph& g) {
-      if (stage != args.dump_after) return;
-      std::cout << "--- after " << stage << " ---\n";
-      ir::PrintGraph(g, std::cout);
-    };
   }
+  // Bytes walked before fuse-conv, fuse-shuffle and the snippets, for
+  // --dump-snippets: what every fusion stage saves together.
+  int64_t unfused_bytes = -1;
+  copts.after_stage = [&](const std::string& stage, const ir::Graph& g) {
+    if (stage == "eliminate-dead-nodes" && (args.dump_snippets || args.dump_kernels)) {
+      unfused_bytes = snippets::ReportSnippets(g).model_bytes_before;
+    }
+    if (stage != args.dump_after) return;
+    std::cout << "--- after " << stage << " ---\n";
+    ir::PrintGraph(g, std::cout);
+  };
   const auto t0 = std::chrono::steady_clock::now();
   StatusOr<CompiledModel> loaded = Compile(args.model, copts);
   EndSearchProgressBar();
@@ -57,8 +63,9 @@ Status RunCompile(const CompileArgs& args) {
                 FormatBytes(pool.size_bytes).c_str(), model.memory.algorithm.c_str());
   }
   if (args.dump_snippets || args.dump_kernels) {
-    snippets::PrintSnippetReport(snippets::ReportSnippets(*model.graph), std::cout,
-                                 args.dump_kernels);
+    snippets::SnippetReport report = snippets::ReportSnippets(*model.graph);
+    report.unfused_model_bytes = unfused_bytes;
+    snippets::PrintSnippetReport(report, std::cout, args.dump_kernels);
   }
   return Status::Ok();
 }

@@ -71,14 +71,15 @@ CpuExecutor::CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed)
     consumers = graph.Consumers();
     for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i;
   }
+  const ActivationLayout layout = ChooseActivationLayout(graph);
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (snippets_[i]) continue;
-    fast_[i] = SelectFastKernel(*nodes[i], opset_);
+    fast_[i] = SelectFastKernel(*nodes[i], opset_, layout);
     if (!fast_[i]) continue;
     stats_.packed_weight_bytes += fast_[i]->packed_weight_bytes();
     if (release_packed) ReleasePacked(*release_packed, i, consumers, index);
   }
-  NegotiateLayouts(graph, fast_);
+  NegotiateLayouts(graph, fast_, layout);
 }
 
 CpuExecutor::~CpuExecutor() = default;

@@ -20,7 +20,8 @@ bool FastKernelsEnabled() {
 
 namespace {
 
-std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, bool pack) {
+std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, ActivationLayout layout,
+                                   bool pack) {
   if (!FastKernelsEnabled()) return nullptr;
   for (const ir::Value* v : node.inputs) {
     // An input with no shape yet (or an omitted one in the middle) is not ours.
@@ -29,9 +30,10 @@ std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, bool pack) {
   if (node.domain.empty() && (node.op_type == "Transpose" || node.op_type == "Slice")) {
     return MakeStridedCopy(node, opset);
   }
+  if (node.domain == "tessel" && node.op_type == "ChannelShuffle") return MakeChannelShuffle(node);
 #if TESSEL_WITH_ONEDNN
   if (node.domain.empty()) {
-    if (node.op_type == "Conv") return MakeOneDnnConv(node, opset, pack);
+    if (node.op_type == "Conv") return MakeOneDnnConv(node, opset, layout, pack);
     if (node.op_type == "MatMul") return MakeOneDnnMatMul(node, opset, pack);
     if (node.op_type == "Gemm") return MakeOneDnnGemm(node, opset, pack);
     if (node.op_type == "Softmax") return MakeOneDnnSoftmax(node, opset);
@@ -43,7 +45,7 @@ std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, bool pack) {
       return MakeOneDnnReduce(node, opset);
     }
   } else if (node.domain == "tessel" && node.op_type == "FusedConv") {
-    return MakeOneDnnConv(node, opset, pack);
+    return MakeOneDnnConv(node, opset, layout, pack);
   }
 #endif
   return nullptr;
@@ -51,19 +53,30 @@ std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, bool pack) {
 
 }  // namespace
 
-std::unique_ptr<FastKernel> SelectFastKernel(const ir::Node& node, int opset) {
-  return Select(node, opset, /*pack=*/true);
+ActivationLayout ChooseActivationLayout(const ir::Graph& graph) {
+#if TESSEL_WITH_ONEDNN
+  if (FastKernelsEnabled()) return ChooseOneDnnActivationLayout(graph);
+#endif
+  return ActivationLayout::kChannelsLast;
 }
 
-void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKernel>>& kernels) {
+std::unique_ptr<FastKernel> SelectFastKernel(const ir::Node& node, int opset,
+                                             ActivationLayout layout) {
+  return Select(node, opset, layout, /*pack=*/true);
+}
+
+void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKernel>>& kernels,
+                      ActivationLayout layout) {
 #if TESSEL_WITH_ONEDNN
-  NegotiateOneDnnLayouts(graph, kernels);
+  NegotiateOneDnnLayouts(graph, kernels, layout);
 #endif
 }
 
-std::vector<ops::ScratchNeed> KernelScratchNeeds(const ir::Node& node, int opset) {
+std::vector<ops::ScratchNeed> KernelScratchNeeds(const ir::Node& node, int opset,
+                                                 ActivationLayout layout) {
   // The same kernel as the executor's, built without packing its weights.
-  if (std::unique_ptr<FastKernel> k = Select(node, opset, /*pack=*/false)) return k->scratch_needs();
+  if (std::unique_ptr<FastKernel> k = Select(node, opset, layout, /*pack=*/false))
+    return k->scratch_needs();
   return ops::ScratchNeeds(node, opset);
 }
 

@@ -28,6 +28,21 @@
 
 namespace tessel::cpu {
 
+// The layout in which convolutions and the kernels around them (pooling,
+// Concat) exchange activations directly, chosen once per graph
+// (ChooseActivationLayout): channels last (nhwc, what oneDNN's direct
+// convolutions run fastest on), or blocked by 16 channels (nChw16c, what its
+// Winograd convolutions need). Tensors with other channel counts, and every
+// graph input and output, stay in tessel's plain layout.
+enum class ActivationLayout { kChannelsLast, kBlocked16 };
+
+// kBlocked16 when 3x3 convolutions that Winograd can run (stride 1, no
+// groups, channels by 16) hold at least a third of the graph's convolution
+// work and this CPU has oneDNN's Winograd kernels; else kChannelsLast.
+// TESSEL_WINOGRAD=off forces kChannelsLast (direct convolutions only).
+// Deterministic for a graph, CPU and environment, like SelectFastKernel.
+ActivationLayout ChooseActivationLayout(const ir::Graph& graph);
+
 class FastKernel {
  public:
   virtual ~FastKernel() = default;
@@ -44,21 +59,37 @@ class FastKernel {
   virtual std::vector<size_t> packed_inputs() const { return {}; }
 };
 
+// A kernel that runs in tessel's plain layout, or with all its inputs and
+// outputs in the graph's activation layout once NegotiateLayouts switches it
+// (pooling, Concat, ChannelShuffle: they move data without caring where the
+// channels are).
+class LayoutFlexibleKernel : public FastKernel {
+ public:
+  // Whether it can run in `layout` within the scratch it declared.
+  virtual bool CanRunIn(ActivationLayout layout) = 0;
+  // Switches to `layout`; CanRunIn(layout) must hold.
+  virtual void RunIn(ActivationLayout layout) = 0;
+};
+
 // The fast kernel for `node`, or null when the reference kernel runs it
 // (op not covered, a dtype or shape the library does not take, weights that
 // are not constants, fast kernels turned off). `node` must be typed.
-std::unique_ptr<FastKernel> SelectFastKernel(const ir::Node& node, int opset);
+// `layout` is the graph's (ChooseActivationLayout).
+std::unique_ptr<FastKernel> SelectFastKernel(
+    const ir::Node& node, int opset, ActivationLayout layout = ActivationLayout::kChannelsLast);
 
 // The scratch the CPU target's kernel for `node` needs: the fast kernel's
 // when one is selected, else the reference kernel's (ops::ScratchNeeds).
-std::vector<ops::ScratchNeed> KernelScratchNeeds(const ir::Node& node, int opset);
+std::vector<ops::ScratchNeed> KernelScratchNeeds(
+    const ir::Node& node, int opset, ActivationLayout layout = ActivationLayout::kChannelsLast);
 
 // Called once all of a graph's kernels are selected (kernels[i] for node i,
 // null for the others): lets adjacent fast kernels exchange a tensor in
 // their own layout where every reader of it agrees, instead of each
 // reordering to and from tessel's plain layout. Such a tensor keeps its
 // plain size and is never a graph output; no other kernel reads it.
-void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKernel>>& kernels);
+void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKernel>>& kernels,
+                      ActivationLayout layout = ActivationLayout::kChannelsLast);
 
 // Whether fast kernels are enabled (TESSEL_FAST_KERNELS is not "off").
 bool FastKernelsEnabled();

@@ -429,10 +429,11 @@ TEST(FastKernels, Convs_pool_and_concat_exchanging_channels_last_match_the_refer
   pool->attrs.Set("kernel_shape", std::vector<int64_t>{2, 2});
   pool->attrs.Set("strides", std::vector<int64_t>{2, 2});
   ir::Value* a = conv("a", p, 64, 32, 1);
-  ir::Value* b = conv("b", p, 64, 48, 3);
+  // 40 channels: no Winograd (it needs them by 16), so channels last.
+  ir::Value* b = conv("b", p, 64, 40, 3);
   ir::Value* cat = g.AddValue("cat");
   g.AddNode("Concat", "cat", {a, b}, {cat})->attrs.Set("axis", int64_t{1});
-  ir::Value* y = conv("c1", cat, 80, 16, 1);
+  ir::Value* y = conv("c1", cat, 72, 16, 1);
   g.outputs() = {y};
   for (const auto& n : g.nodes()) ASSERT_TRUE(ops::InferNode(*n, 17).ok()) << n->name;
   const std::vector<Tensor> inputs = {RandomFloats({1, 8, 40, 40}, 13)};
@@ -462,6 +463,116 @@ TEST(FastKernels, Convs_pool_and_concat_exchanging_channels_last_match_the_refer
     ASSERT_NEAR((*out)[0].data<float>()[i], e.data<float>()[i], 1e-3f * (1.f + std::fabs(e.data<float>()[i])))
         << i;
   }
+}
+
+// Runs `g` on the CPU executor (fast kernels, negotiated layouts) and on the
+// reference kernels; expects the same outputs within float rounding of a
+// different summation order (and Winograd's transforms).
+void ExpectExecutorMatchesReference(CpuExecutor& fast, const ir::Graph& g,
+                                    const std::vector<Tensor>& inputs) {
+  StatusOr<std::vector<Tensor>> out = fast.Run(inputs);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const std::vector<Tensor> ref = ops::test_util::EvaluateGraph(g, inputs);
+  ASSERT_EQ(out->size(), ref.size());
+  for (size_t k = 0; k < ref.size(); ++k) {
+    ASSERT_EQ((*out)[k].shape(), ref[k].shape());
+    for (int64_t i = 0; i < ref[k].num_elements(); ++i) {
+      const float e = ref[k].data<float>()[i];
+      ASSERT_NEAR((*out)[k].data<float>()[i], e, 1e-3f * (1.f + std::fabs(e))) << k << " " << i;
+    }
+  }
+}
+
+// The kernel descriptions of a graph's nodes with this op type.
+std::vector<std::string> KernelsOf(const CpuExecutor& fast, const ir::Graph& g,
+                                   const std::string& op_type) {
+  std::vector<std::string> kernels;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    if (g.nodes()[i]->op_type == op_type && fast.fast_kernel(i))
+      kernels.push_back(fast.fast_kernel(i)->Describe());
+  }
+  return kernels;
+}
+
+ir::Value* AddConv(ir::Graph& g, const std::string& name, ir::Value* in, int64_t cin,
+                   int64_t cout, int64_t k) {
+  ir::Value* out = g.AddValue(name + "_out");
+  ir::Node* n = g.AddNode("Conv", name,
+                          {in, g.AddConstant(name + "_w", RandomFloats({cout, cin, k, k}, 21)),
+                           g.AddConstant(name + "_b", RandomFloats({cout}, 22))},
+                          {out});
+  n->attrs.Set("pads", std::vector<int64_t>(4, k / 2));
+  return out;
+}
+
+TEST(FastKernels, Winograd_convs_exchanging_nChw16c_match_the_reference) {
+  // conv 3x3 -> maxpool -> {conv 3x3, conv 1x1} -> concat -> conv 1x1: most
+  // of the work is in 3x3 convs with channels by 16, so the graph runs
+  // blocked, the 3x3s by Winograd, and everything in between stays nChw16c.
+  ir::Graph g;
+  g.set_opset_version(17);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {1, 16, 20, 20}, true);
+  g.inputs() = {x};
+  ir::Value* a = AddConv(g, "a", x, 16, 32, 3);
+  ir::Value* p = g.AddValue("p");
+  ir::Node* pool = g.AddNode("MaxPool", "pool", {a}, {p});
+  pool->attrs.Set("kernel_shape", std::vector<int64_t>{2, 2});
+  pool->attrs.Set("strides", std::vector<int64_t>{2, 2});
+  ir::Value* b = AddConv(g, "b", p, 32, 32, 3);
+  ir::Value* c = AddConv(g, "c", p, 32, 16, 1);
+  ir::Value* cat = g.AddValue("cat");
+  g.AddNode("Concat", "cat", {b, c}, {cat})->attrs.Set("axis", int64_t{1});
+  g.outputs() = {AddConv(g, "d", cat, 48, 16, 1)};
+  for (const auto& n : g.nodes()) ASSERT_TRUE(ops::InferNode(*n, 17).ok()) << n->name;
+  if (ChooseActivationLayout(g) != ActivationLayout::kBlocked16) {
+    GTEST_SKIP() << "oneDNN has no Winograd convolution on this CPU (or TESSEL_WINOGRAD=off)";
+  }
+  CpuExecutor fast(g);
+  const std::vector<std::string> convs = KernelsOf(fast, g, "Conv");
+  ASSERT_EQ(convs.size(), 4u);
+  EXPECT_NE(convs[0].find("wino"), std::string::npos) << convs[0];
+  EXPECT_NE(convs[1].find("wino"), std::string::npos) << convs[1];
+  EXPECT_EQ(KernelsOf(fast, g, "Concat"), std::vector<std::string>{"onednn concat (block copy, nChw16c)"});
+  ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 16, 20, 20}, 23)});
+}
+
+TEST(FastKernels, Channel_shuffle_between_convs_runs_channels_last) {
+  // Two convs -> ChannelShuffle into two parts -> a conv on each part.
+  ir::Graph g;
+  g.set_opset_version(17);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {1, 8, 7, 9}, true);
+  g.inputs() = {x};
+  ir::Value* a = AddConv(g, "a", x, 8, 10, 1);
+  ir::Value* b = AddConv(g, "b", x, 8, 10, 3);
+  ir::Value* part0 = g.AddValue("part0");
+  ir::Value* part1 = g.AddValue("part1");
+  g.AddNode("ChannelShuffle", "shuffle", {a, b}, {part0, part1})->domain = "tessel";
+  g.outputs() = {AddConv(g, "c", part0, 10, 4, 1), AddConv(g, "d", part1, 10, 4, 3)};
+  for (const auto& n : g.nodes()) ASSERT_TRUE(ops::InferNode(*n, 17).ok()) << n->name;
+  CpuExecutor fast(g);
+  EXPECT_EQ(KernelsOf(fast, g, "ChannelShuffle"),
+            std::vector<std::string>{"channel gather, channels last"});
+  ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 8, 7, 9}, 24)});
+}
+
+TEST(FastKernels, Channel_shuffle_of_graph_inputs_copies_planes) {
+  // Three inputs, odd sizes, read and written plain.
+  ir::Graph g;
+  g.set_opset_version(17);
+  std::vector<ir::Value*> ins;
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < 3; ++i) {
+    ins.push_back(g.AddValue("x" + std::to_string(i), DType::kFloat32, {2, 5, 3, 3}, true));
+    inputs.push_back(RandomFloats({2, 5, 3, 3}, 30 + i));
+  }
+  g.inputs() = ins;
+  std::vector<ir::Value*> outs = {g.AddValue("y0"), g.AddValue("y1"), g.AddValue("y2")};
+  g.AddNode("ChannelShuffle", "shuffle", ins, outs)->domain = "tessel";
+  g.outputs() = outs;
+  ASSERT_TRUE(ops::InferNode(*g.nodes()[0], 17).ok());
+  CpuExecutor fast(g);
+  EXPECT_EQ(KernelsOf(fast, g, "ChannelShuffle"), std::vector<std::string>{"plane copy"});
+  ExpectExecutorMatchesReference(fast, g, inputs);
 }
 
 TEST(FastReduce, Mean_over_spatial_axes_without_keepdims_and_max_over_all) {

@@ -114,7 +114,107 @@ class StridedCopy final : public FastKernel {
   std::vector<ops::ScratchNeed> none_;
 };
 
+// ChannelShuffle (ops/tensor.cc): channel j of the shuffled tensor is
+// channel j / G of input j % G. In the plain layout whole planes move; in
+// channels last each pixel's output row gathers from the inputs' rows.
+class ChannelShuffleCopy final : public LayoutFlexibleKernel {
+ public:
+  ChannelShuffleCopy(const Shape& in, size_t groups, size_t parts, size_t elem_bytes)
+      : groups_(static_cast<int64_t>(groups)),
+        parts_(static_cast<int64_t>(parts)),
+        elem_(static_cast<int64_t>(elem_bytes)),
+        channels_(in[1]),
+        out_channels_(in[1] * groups_ / parts_),
+        images_(in[0]),
+        pixels_(NumElements(Shape(in.begin() + 2, in.end()))) {}
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+  std::string Describe() const override {
+    return channels_last_ ? "channel gather, channels last" : "plane copy";
+  }
+  bool CanRunIn(ActivationLayout layout) override {
+    return layout == ActivationLayout::kChannelsLast;
+  }
+  void RunIn(ActivationLayout layout) override { channels_last_ = true; }
+
+  Status Run(ops::KernelContext& ctx) override {
+    if (channels_last_ && groups_ == 2 && elem_ == 4 && out_channels_ % 2 == 0) {
+      GatherPairs(ctx);
+    } else if (channels_last_) {
+      Gather(ctx);
+    } else {
+      CopyPlanes(ctx);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  void CopyPlanes(ops::KernelContext& ctx) const {
+    const int64_t plane = pixels_ * elem_;
+    for (int64_t n = 0; n < images_; ++n) {
+      for (int64_t j = 0; j < channels_ * groups_; ++j) {
+        const char* in = static_cast<const char*>(ctx.in(static_cast<size_t>(j % groups_)).raw_data());
+        char* out = static_cast<char*>(ctx.out(static_cast<size_t>(j / out_channels_)).raw_data());
+        std::memcpy(out + (n * out_channels_ + j % out_channels_) * plane,
+                    in + (n * channels_ + j / groups_) * plane, static_cast<size_t>(plane));
+      }
+    }
+  }
+
+  // Any group count and element size, one element at a time.
+  void Gather(ops::KernelContext& ctx) const {
+    for (int64_t p = 0; p < images_ * pixels_; ++p) {
+      for (int64_t j = 0; j < channels_ * groups_; ++j) {
+        const char* in = static_cast<const char*>(ctx.in(static_cast<size_t>(j % groups_)).raw_data());
+        char* out = static_cast<char*>(ctx.out(static_cast<size_t>(j / out_channels_)).raw_data());
+        std::memcpy(out + (p * out_channels_ + j % out_channels_) * elem_,
+                    in + (p * channels_ + j / groups_) * elem_, static_cast<size_t>(elem_));
+      }
+    }
+  }
+
+  // ShuffleNet's case, two float inputs: output k's row interleaves the two
+  // inputs' rows from channel k * out_channels / 2 on (a loop the compiler
+  // vectorizes).
+  void GatherPairs(ops::KernelContext& ctx) const {
+    const auto* a = static_cast<const float*>(ctx.in(0).raw_data());
+    const auto* b = static_cast<const float*>(ctx.in(1).raw_data());
+    const int64_t half = out_channels_ / 2;
+    for (int64_t k = 0; k < parts_; ++k) {
+      auto* out = static_cast<float*>(ctx.out(static_cast<size_t>(k)).raw_data());
+      for (int64_t p = 0; p < images_ * pixels_; ++p) {
+        const float* ra = a + p * channels_ + k * half;
+        const float* rb = b + p * channels_ + k * half;
+        float* o = out + p * out_channels_;
+        for (int64_t t = 0; t < half; ++t) {
+          o[2 * t] = ra[t];
+          o[2 * t + 1] = rb[t];
+        }
+      }
+    }
+  }
+
+  const int64_t groups_, parts_, elem_, channels_, out_channels_, images_, pixels_;
+  bool channels_last_ = false;
+  const std::vector<ops::ScratchNeed> none_;
+};
+
 }  // namespace
+
+std::unique_ptr<FastKernel> MakeChannelShuffle(const ir::Node& node) {
+  if (node.domain != "tessel" || node.op_type != "ChannelShuffle" || node.inputs.size() < 2)
+    return nullptr;
+  const ir::Value* x = node.input(0);
+  if (!x || x->shape.size() < 3 || node.outputs.empty()) return nullptr;
+  for (const ir::Value* v : node.inputs) {
+    if (!v || v->shape != x->shape || v->dtype != x->dtype) return nullptr;
+  }
+  for (const ir::Value* v : node.outputs) {
+    if (!v) return nullptr;
+  }
+  return std::make_unique<ChannelShuffleCopy>(x->shape, node.inputs.size(), node.outputs.size(),
+                                              DTypeSize(x->dtype));
+}
 
 std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset) {
   const ir::Value* x = node.input(0);

@@ -9,9 +9,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <omp.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 #include <unordered_map>
 
 #include "core/check.h"
@@ -21,7 +23,8 @@
 namespace tessel::cpu {
 
 void NegotiateOneDnnLayouts(const ir::Graph& graph,
-                            std::vector<std::unique_ptr<FastKernel>>& kernels);
+                            std::vector<std::unique_ptr<FastKernel>>& kernels,
+                            ActivationLayout layout);
 
 namespace {
 
@@ -60,6 +63,20 @@ memory::desc ChannelsLastDesc(const std::vector<int64_t>& dims) {
                                                                : tag::undef;
   if (t == tag::undef) return memory::desc();
   return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, t);
+}
+
+// nChw16c: what oneDNN's Winograd convolutions take; of the plain size only
+// when the channels are a multiple of 16. Zero desc otherwise.
+memory::desc Blocked16Desc(const std::vector<int64_t>& dims) {
+  if (dims.size() != 4 || dims[1] % 16 != 0) return memory::desc();
+  return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32,
+                      memory::format_tag::nChw16c);
+}
+
+// How a tensor of these dims flows between kernels in the graph's layout;
+// zero desc when it cannot (it stays plain).
+memory::desc LayoutDesc(const std::vector<int64_t>& dims, ActivationLayout layout) {
+  return layout == ActivationLayout::kBlocked16 ? Blocked16Desc(dims) : ChannelsLastDesc(dims);
 }
 
 memory Unbound(const memory::desc& md) { return memory(md, Engine(), DNNL_MEMORY_NONE); }
@@ -224,10 +241,50 @@ memory PackOnce(const void* data, const memory::desc& from, const memory::desc& 
 
 // ---------------------------------------------------------------- Conv
 
+// A 2D convolution that oneDNN's Winograd kernels take: 3x3, stride 1,
+// dilation 1, no groups, input and output channels by 16 (nChw16c).
+bool WinogradShape(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* w = node.input(1);
+  if (!x || !w || x->shape.size() != 4 || w->shape.size() != 4) return false;
+  if (w->shape[2] != 3 || w->shape[3] != 3 || node.attrs.Int("group", 1) != 1) return false;
+  for (const char* attr : {"strides", "dilations"}) {
+    for (int64_t v : node.attrs.Ints(attr)) {
+      if (v != 1) return false;
+    }
+  }
+  return x->shape[1] % 16 == 0 && w->shape[0] % 16 == 0;
+}
+
+using ConvDesc = dnnl::convolution_forward::desc;
+using ConvPd = dnnl::convolution_forward::primitive_desc;
+
+// oneDNN's Winograd convolution for `desc`, or nullopt when it has none.
+// Of its two on AVX-512, F(4x4, 3x3) ("wino_4x3") does 4 times fewer
+// multiplications than direct, F(2x2, 3x3) 2.25 times, with a scratchpad of
+// 7-9 MiB against 0.2-2 MiB on SqueezeNet's shapes. Measured there, one
+// thread, against direct (brgconv): 4x3 takes 0.50-0.64 of the time, 2x3
+// 0.58-0.89. 4x3 it is, unless TESSEL_WINOGRAD=2x3.
+std::optional<ConvPd> WinogradConv(const ConvDesc& desc, const dnnl::primitive_attr& attr) {
+  static const std::string variant = [] {
+    const char* v = std::getenv("TESSEL_WINOGRAD");
+    return std::string(v && std::strcmp(v, "4x3") == 0 ? "wino_4x3" : "wino_2x3");
+  }();
+  try {
+    ConvPd pd(desc, attr, Engine());
+    do {
+      if (std::string(pd.impl_info_str()).find(variant) != std::string::npos) return pd;
+    } while (pd.next_impl());
+    return ConvPd(desc, attr, Engine());
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
 class OneDnnConv final : public FastKernel {
  public:
   // Null when oneDNN does not take this node.
-  static std::unique_ptr<FastKernel> Make(const ir::Node& node, bool pack);
+  static std::unique_ptr<FastKernel> Make(const ir::Node& node, ActivationLayout layout, bool pack);
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
   std::string Describe() const override { return "onednn conv (" + impl_ + ")"; }
@@ -282,11 +339,13 @@ class OneDnnConv final : public FastKernel {
   bool src_direct_ = false, dst_direct_ = false, residual_direct_ = false;
   bool single_thread_ = false;
   friend void tessel::cpu::NegotiateOneDnnLayouts(const ir::Graph&,
-                                                   std::vector<std::unique_ptr<FastKernel>>&);
+                                                   std::vector<std::unique_ptr<FastKernel>>&,
+                                                   ActivationLayout);
   BoundPrimitive conv_, src_reorder_, dst_reorder_, residual_reorder_;
 };
 
-std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, bool pack) {
+std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, ActivationLayout layout,
+                                             bool pack) {
   const bool fused = node.domain == "tessel" && node.op_type == "FusedConv";
   const ir::Value* x = node.input(0);
   const ir::Value* w = node.input(1);
@@ -341,17 +400,29 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, bool pack) {
                        static_cast<double>(NumElements(w->shape) / out_channels);
   k->single_thread_ = flops < kParallelFlops;
   const SingleThreadScope threads(k->single_thread_);
+  // In a blocked graph, activations whose channels allow it are nChw16c;
+  // else oneDNN picks (channels last on AVX-512).
+  const bool blocked = layout == ActivationLayout::kBlocked16 && n == 2 && group == 1;
+  auto activation_desc = [&](const std::vector<int64_t>& dims) {
+    const memory::desc want = blocked ? Blocked16Desc(dims) : memory::desc();
+    return want.is_zero() ? AnyDesc(dims) : want;
+  };
   try {
-    const memory::desc src_any = AnyDesc(x->shape), dst_any = AnyDesc(y->shape),
+    const memory::desc src_any = activation_desc(x->shape), dst_any = activation_desc(y->shape),
                        w_any = AnyDesc(w_dims);
     const memory::dims stride_dims(strides.begin(), strides.end());
-    using Desc = dnnl::convolution_forward::desc;
-    const Desc desc =
-        b ? Desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any,
-                 w_any, PlainDesc({out_channels}), dst_any, stride_dims, dilates, pad_l, pad_r)
-          : Desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any,
-                 w_any, dst_any, stride_dims, dilates, pad_l, pad_r);
-    dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
+    auto desc = [&](dnnl::algorithm algorithm) {
+      return b ? ConvDesc(dnnl::prop_kind::forward_inference, algorithm, src_any, w_any,
+                          PlainDesc({out_channels}), dst_any, stride_dims, dilates, pad_l, pad_r)
+               : ConvDesc(dnnl::prop_kind::forward_inference, algorithm, src_any, w_any, dst_any,
+                          stride_dims, dilates, pad_l, pad_r);
+    };
+    std::optional<ConvPd> winograd;
+    if (blocked && WinogradShape(node)) {
+      winograd = WinogradConv(desc(dnnl::algorithm::convolution_winograd), attr);
+    }
+    const ConvPd pd = winograd ? *winograd
+                               : ConvPd(desc(dnnl::algorithm::convolution_direct), attr, Engine());
     k->impl_ = pd.impl_info_str();
     if (k->impl_.rfind("ref", 0) == 0) return nullptr;  // no faster than ours
 
@@ -560,9 +631,9 @@ class OneDnnUnary final : public FastKernel {
 
 // Pooling and Concat: primitives that run in whatever layout their tensors
 // have. Built in the plain layout; NegotiateOneDnnLayouts may switch one to
-// channels last for all its inputs and its output, when its neighbours
-// exchange those tensors channels last (no reorder on either side).
-class OneDnnFlexible final : public FastKernel {
+// the graph's layout for all its inputs and its output, when its neighbours
+// exchange those tensors so (no reorder on either side).
+class OneDnnFlexible final : public LayoutFlexibleKernel {
  public:
   // Makes the primitive for these tensor descriptors; sets its scratchpad.
   using Builder = std::function<dnnl::primitive(const std::vector<memory::desc>& srcs,
@@ -582,57 +653,59 @@ class OneDnnFlexible final : public FastKernel {
   // In the plain layout; false when oneDNN has only its reference for it.
   bool Init() {
     memory::desc scratchpad;
-    if (!Bind(false, &scratchpad)) return false;
+    if (!Bind(std::nullopt, &scratchpad)) return false;
     primitive_.scratch = -1;
     scratch_.AddScratchpad(primitive_, scratchpad, "onednn scratchpad");
     planned_scratchpad_ = scratchpad.get_size();
     return true;
   }
 
-  // Whether the kernel can run channels last within its planned scratch.
-  bool CanRunChannelsLast() {
+  // Whether the kernel can run in `layout` within its planned scratch.
+  bool CanRunIn(ActivationLayout layout) override {
     const SingleThreadScope threads(single_thread_);
     try {
       std::vector<memory::desc> srcs;
-      for (const auto& s : src_shapes_) srcs.push_back(ChannelsLastDesc(s));
+      for (const auto& s : src_shapes_) {
+        srcs.push_back(LayoutDesc(s, layout));
+        if (srcs.back().is_zero()) return false;
+      }
+      const memory::desc dst = LayoutDesc(dst_shape_, layout);
+      if (srcs.empty() || dst.is_zero()) return false;
       memory::desc scratchpad;
       std::string impl;
-      if (srcs.empty() || srcs[0].is_zero() || ChannelsLastDesc(dst_shape_).is_zero()) return false;
-      build_(srcs, ChannelsLastDesc(dst_shape_), &scratchpad, &impl);
+      build_(srcs, dst, &scratchpad, &impl);
       return impl.rfind("ref", 0) != 0 && scratchpad.get_size() <= planned_scratchpad_;
     } catch (const dnnl::error&) {
       return false;
     }
   }
-  // Switches to channels last; CanRunChannelsLast() must hold.
-  void RunChannelsLast() {
+  // Switches to `layout`; CanRunIn(layout) must hold.
+  void RunIn(ActivationLayout layout) override {
     memory::desc scratchpad;
-    const bool ok = Bind(true, &scratchpad);
+    const bool ok = Bind(layout, &scratchpad);
     TESSEL_CHECK(ok && scratchpad.get_size() <= planned_scratchpad_);
     if (primitive_.scratch >= 0 || scratchpad.get_size() > 0) {
       primitive_.scratchpad = Unbound(scratchpad);
       primitive_.args[DNNL_ARG_SCRATCHPAD] = primitive_.scratchpad;
     }
-    channels_last_ = true;
+    layout_ = layout;
   }
-  bool channels_last() const { return channels_last_; }
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
   std::string Describe() const override {
-    if (channels_last_ && channels_last_run) return name_ + " (row copy, channels last)";
-    if (!channels_last_ && plain_run) return name_ + " (block copy)";
+    if (const Copy* copy = copy_run(); copy && copy->first) {
+      return name_ + " (" + copy->second + ")";
+    }
     return name_ + " (" + impl_ + ")";
   }
-  // Run instead of the primitive in the plain layout / channels last, when set.
-  std::function<void(ops::KernelContext&)> plain_run, channels_last_run;
+  // Run instead of the primitive in the plain layout, channels last, or
+  // nChw16c, when set; each with a few words for reports.
+  using Copy = std::pair<std::function<void(ops::KernelContext&)>, std::string>;
+  Copy plain_run, channels_last_run, blocked16_run;
 
   Status Run(ops::KernelContext& ctx) override {
-    if (!channels_last_ && plain_run) {
-      plain_run(ctx);
-      return Status::Ok();
-    }
-    if (channels_last_ && channels_last_run) {
-      channels_last_run(ctx);
+    if (const Copy* copy = copy_run(); copy && copy->first) {
+      copy->first(ctx);
       return Status::Ok();
     }
     const SingleThreadScope threads(single_thread_);
@@ -643,13 +716,21 @@ class OneDnnFlexible final : public FastKernel {
   }
 
  private:
-  bool Bind(bool channels_last, memory::desc* scratchpad) {
+  const Copy* copy_run() const {
+    if (!layout_) return &plain_run;
+    return *layout_ == ActivationLayout::kBlocked16 ? &blocked16_run : &channels_last_run;
+  }
+
+  // Binds the primitive for `layout` (nullopt: plain).
+  bool Bind(std::optional<ActivationLayout> layout, memory::desc* scratchpad) {
     const SingleThreadScope threads(single_thread_);
+    auto desc = [&](const std::vector<int64_t>& dims) {
+      return layout ? LayoutDesc(dims, *layout) : PlainDesc(dims);
+    };
     try {
       std::vector<memory::desc> srcs;
-      for (const auto& s : src_shapes_)
-        srcs.push_back(channels_last ? ChannelsLastDesc(s) : PlainDesc(s));
-      const memory::desc dst = channels_last ? ChannelsLastDesc(dst_shape_) : PlainDesc(dst_shape_);
+      for (const auto& s : src_shapes_) srcs.push_back(desc(s));
+      const memory::desc dst = desc(dst_shape_);
       dnnl::primitive p = build_(srcs, dst, scratchpad, &impl_);
       if (impl_.rfind("ref", 0) == 0) return false;
       srcs_.clear();
@@ -673,7 +754,8 @@ class OneDnnFlexible final : public FastKernel {
   std::vector<int> src_args_;
   std::vector<std::vector<int64_t>> src_shapes_;
   std::vector<int64_t> dst_shape_;
-  bool single_thread_ = false, channels_last_ = false;
+  bool single_thread_ = false;
+  std::optional<ActivationLayout> layout_;  // nullopt: plain
   ScratchList scratch_;
   size_t planned_scratchpad_ = 0;
   std::vector<memory> srcs_;
@@ -688,7 +770,8 @@ const float* ConstantData(const ir::Value* v) {
 }  // namespace
 
 void NegotiateOneDnnLayouts(const ir::Graph& graph,
-                            std::vector<std::unique_ptr<FastKernel>>& kernels) {
+                            std::vector<std::unique_ptr<FastKernel>>& kernels,
+                            ActivationLayout layout) {
   const auto& nodes = graph.nodes();
   std::unordered_map<const ir::Node*, size_t> index;
   for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i;
@@ -696,52 +779,66 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
   std::vector<bool> is_output(graph.values().size(), false);
   for (const ir::Value* v : graph.outputs()) is_output[static_cast<size_t>(v->id)] = true;
   auto conv_at = [&](size_t i) { return dynamic_cast<OneDnnConv*>(kernels[i].get()); };
-  auto flex_at = [&](size_t i) { return dynamic_cast<OneDnnFlexible*>(kernels[i].get()); };
+  auto flex_at = [&](size_t i) { return dynamic_cast<LayoutFlexibleKernel*>(kernels[i].get()); };
   auto id_of = [](const ir::Value* v) { return static_cast<size_t>(v->id); };
 
-  // Candidates: outputs that a convolution computes channels last, or that
-  // a layout-indifferent kernel could. Then drop, until nothing changes,
-  // every candidate with a reader that cannot take it channels last, and
-  // every flexible kernel's output with an input that is not channels last
-  // (such a kernel runs all channels last or all plain).
-  std::vector<bool> last(graph.values().size(), false);
+  // Candidates: outputs that a convolution computes in the graph's layout,
+  // or that a layout-indifferent kernel could (all its outputs or none).
+  // Then drop, until nothing changes, every candidate with a reader that
+  // cannot take it so, and every flexible kernel's outputs when one of its
+  // inputs is not in that layout or one of its outputs was dropped (such a
+  // kernel runs all in the graph's layout or all plain).
+  std::vector<bool> direct(graph.values().size(), false);
+  auto outputs_direct = [&](const ir::Node& node, bool value) {
+    for (const ir::Value* y : node.outputs) direct[id_of(y)] = value;
+  };
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const ir::Value* y = nodes[i]->output(0);
-    if (!y || is_output[id_of(y)] || nodes[i]->outputs.size() != 1) continue;
-    const memory::desc want = ChannelsLastDesc(y->shape);
-    if (want.is_zero()) continue;
+    const ir::Node& node = *nodes[i];
+    bool candidate = !node.outputs.empty();
+    for (const ir::Value* y : node.outputs) {
+      candidate = candidate && y && !is_output[id_of(y)] && !LayoutDesc(y->shape, layout).is_zero();
+    }
+    if (!candidate) continue;
     if (OneDnnConv* c = conv_at(i)) {
-      last[id_of(y)] = c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == want;
-    } else if (OneDnnFlexible* f = flex_at(i)) {
-      last[id_of(y)] = f->CanRunChannelsLast();
+      const ir::Value* y = node.outputs[0];
+      direct[id_of(y)] = c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == LayoutDesc(y->shape, layout);
+    } else if (LayoutFlexibleKernel* f = flex_at(i)) {
+      outputs_direct(node, f->CanRunIn(layout));
     }
   }
+  // Whether every reader of `y` takes it in the graph's layout.
+  auto readers_take = [&](const ir::Value* y) {
+    const memory::desc want = LayoutDesc(y->shape, layout);
+    for (const ir::Node* r : consumers[id_of(y)]) {
+      const size_t j = index.at(r);
+      OneDnnConv* c = conv_at(j);
+      for (size_t k = 0; k < r->inputs.size(); ++k) {
+        if (r->inputs[k] != y) continue;
+        bool ok;
+        if (c && k == 0) {
+          ok = c->src_buffer_ >= 0 && c->src_kernel_.get_desc() == want;
+        } else if (c && static_cast<int>(k) == c->residual_input_) {
+          ok = c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == want;
+        } else {
+          ok = flex_at(j) != nullptr && direct[id_of(r->output(0))];
+        }
+        if (!ok) return false;
+      }
+    }
+    return true;
+  };
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t i = 0; i < nodes.size(); ++i) {
-      const ir::Value* y = nodes[i]->output(0);
-      if (!y || !last[id_of(y)]) continue;
+      const ir::Node& node = *nodes[i];
+      if (node.outputs.empty() || !node.output(0) || !direct[id_of(node.output(0))]) continue;
       bool ok = true;
       if (flex_at(i)) {
-        for (const ir::Value* in : nodes[i]->inputs) ok = ok && in && last[id_of(in)];
+        for (const ir::Value* in : node.inputs) ok = ok && in && direct[id_of(in)];
       }
-      const memory::desc layout = ChannelsLastDesc(y->shape);
-      for (const ir::Node* r : consumers[id_of(y)]) {
-        const size_t j = index.at(r);
-        OneDnnConv* c = conv_at(j);
-        for (size_t k = 0; ok && k < r->inputs.size(); ++k) {
-          if (r->inputs[k] != y) continue;
-          if (c && k == 0) {
-            ok = c->src_buffer_ >= 0 && c->src_kernel_.get_desc() == layout;
-          } else if (c && static_cast<int>(k) == c->residual_input_) {
-            ok = c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == layout;
-          } else {
-            ok = flex_at(j) != nullptr && last[id_of(r->output(0))];
-          }
-        }
-      }
+      for (const ir::Value* y : node.outputs) ok = ok && readers_take(y);
       if (!ok) {
-        last[id_of(y)] = false;
+        outputs_direct(node, false);
         changed = true;
       }
     }
@@ -749,18 +846,45 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& n = *nodes[i];
     if (OneDnnConv* c = conv_at(i)) {
-      c->src_direct_ = c->src_buffer_ >= 0 && last[id_of(n.inputs[0])];
-      c->dst_direct_ = last[id_of(n.outputs[0])];
+      c->src_direct_ = c->src_buffer_ >= 0 && direct[id_of(n.inputs[0])];
+      c->dst_direct_ = direct[id_of(n.outputs[0])];
       c->residual_direct_ = c->residual_input_ >= 0 && c->dst_buffer_ >= 0 &&
-                            last[id_of(n.inputs[static_cast<size_t>(c->residual_input_)])];
-    } else if (OneDnnFlexible* f = flex_at(i); f && last[id_of(n.outputs[0])]) {
-      f->RunChannelsLast();
+                            direct[id_of(n.inputs[static_cast<size_t>(c->residual_input_)])];
+    } else if (LayoutFlexibleKernel* f = flex_at(i); f && direct[id_of(n.outputs[0])]) {
+      f->RunIn(layout);
     }
   }
 }
 
-std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset, bool pack) {
-  return OneDnnConv::Make(node, pack);
+std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset,
+                                           ActivationLayout layout, bool pack) {
+  return OneDnnConv::Make(node, layout, pack);
+}
+
+ActivationLayout ChooseOneDnnActivationLayout(const ir::Graph& graph) {
+  const char* env = std::getenv("TESSEL_WINOGRAD");
+  if (env && std::strcmp(env, "off") == 0) return ActivationLayout::kChannelsLast;
+  double all = 0, winograd = 0;
+  for (const auto& node : graph.nodes()) {
+    const bool conv = (node->domain.empty() && node->op_type == "Conv") ||
+                      (node->domain == "tessel" && node->op_type == "FusedConv");
+    const ir::Value* w = node->input(1);
+    const ir::Value* y = node->output(0);
+    if (!conv || !IsFloat32(w) || !IsFloat32(y) || w->shape.empty()) continue;
+    const double flops = 2.0 * static_cast<double>(NumElements(y->shape)) *
+                         static_cast<double>(NumElements(w->shape) / w->shape[0]);
+    all += flops;
+    if (WinogradShape(*node)) winograd += flops;
+  }
+  if (winograd == 0 || 3 * winograd < all) return ActivationLayout::kChannelsLast;
+  // This CPU has the Winograd kernels when oneDNN makes one for a small case.
+  static const bool available = [] {
+    const memory::desc x = Blocked16Desc({1, 16, 8, 8});
+    const ConvDesc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd,
+                        x, AnyDesc({16, 16, 3, 3}), x, {1, 1}, {1, 1}, {1, 1});
+    return WinogradConv(desc, dnnl::primitive_attr()).has_value();
+  }();
+  return available ? ActivationLayout::kBlocked16 : ActivationLayout::kChannelsLast;
 }
 
 std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bool pack) {
@@ -1021,7 +1145,7 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
   for (int64_t i = 0; i < axis; ++i) outer *= y->shape[static_cast<size_t>(i)];
   std::vector<int64_t> block_bytes;  // per input, per outer index
   for (const auto& sh : shapes) block_bytes.push_back(NumElements(sh) / outer * 4);
-  k->plain_run = [outer, block_bytes](ops::KernelContext& ctx) {
+  auto block_copy = [outer, block_bytes](ops::KernelContext& ctx) {
     char* out = static_cast<char*>(ctx.out(0).raw_data());
     for (int64_t o = 0; o < outer; ++o) {
       for (size_t i = 0; i < block_bytes.size(); ++i) {
@@ -1031,7 +1155,11 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
       }
     }
   };
+  k->plain_run = {block_copy, "block copy"};
   if (axis == 1) {
+    // nChw16c, along the channels (all by 16): each input is one block per
+    // image, as in the plain layout.
+    k->blocked16_run = {block_copy, "block copy, nChw16c"};
     // Channels last, along the channels: every pixel's output row is the
     // inputs' rows one after another. Copied by chunks of pixels over the
     // thread pool (measured on SqueezeNet's fire modules at 2 threads: about
@@ -1041,7 +1169,7 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
     for (const auto& sh : shapes) row_bytes.push_back(sh[1] * 4);
     const int64_t out_row = y->shape[1] * 4;
     const bool parallel = NumElements(y->shape) >= kParallelElements;
-    k->channels_last_run = [rows, row_bytes, out_row, parallel](ops::KernelContext& ctx) {
+    auto row_copy = [rows, row_bytes, out_row, parallel](ops::KernelContext& ctx) {
       constexpr int64_t kRowsPerChunk = 64;
       auto chunk = [&](int64_t c) {
         const int64_t end = std::min(rows, (c + 1) * kRowsPerChunk);
@@ -1062,6 +1190,7 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
         for (int64_t c = 0; c < chunks; ++c) chunk(c);
       }
     };
+    k->channels_last_run = {row_copy, "row copy, channels last"};
   }
   return k;
 }

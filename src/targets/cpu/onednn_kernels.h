@@ -4,14 +4,17 @@
 // Softmax, MaxPool and AveragePool, LayerNormalization.
 //
 // Activations stay in tessel's plain layouts between nodes. A convolution
-// lets oneDNN pick the layouts it runs fastest on (blocked, e.g. nChw16c);
-// when that differs from the plain layout, the input and output are
-// reordered through planned scratch buffers around the primitive, unless
-// NegotiateOneDnnLayouts found that the tensor only flows between kernels
-// that can all take it channels last (nhwc, the size of the plain layout):
-// convolutions that picked that layout, and pooling and Concat, which run
-// in any layout. Then it is stored channels last and nobody reorders it.
-// Weights are reordered once, when the kernel is built.
+// lets oneDNN pick the layouts it runs fastest on (channels last for direct
+// convolutions on AVX-512), or, in a graph whose layout is kBlocked16
+// (ChooseActivationLayout), asks for nChw16c where the channels allow and
+// runs 3x3 convolutions by Winograd. When the kernel's layout differs from
+// the plain one, the input and output are reordered through planned scratch
+// buffers around the primitive, unless NegotiateOneDnnLayouts found that the
+// tensor only flows between kernels that can all take it in the graph's
+// layout (of the size of the plain one): convolutions that picked that
+// layout, and pooling and Concat, which run in any layout. Then it is stored
+// so and nobody reorders it. Weights are reordered once, when the kernel is
+// built.
 #pragma once
 
 #include <memory>
@@ -23,7 +26,8 @@ namespace tessel::cpu {
 // Null when oneDNN cannot or should not run `node` (see SelectFastKernel).
 // Without `pack`, constant weights are not packed: the kernel only reports
 // its scratch and must not Run.
-std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset, bool pack);
+std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset,
+                                           ActivationLayout layout, bool pack);
 std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bool pack);
 std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset, bool pack);
 // Softmax over one axis (opset >= 13) or the flattened trailing axes (before).
@@ -39,8 +43,10 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset);
 // LayerNormalization without the Mean and InvStdDev outputs.
 std::unique_ptr<FastKernel> MakeOneDnnLayerNorm(const ir::Node& node, int opset);
 
-// See NegotiateLayouts (fast_kernel.h).
+// See ChooseActivationLayout and NegotiateLayouts (fast_kernel.h).
+ActivationLayout ChooseOneDnnActivationLayout(const ir::Graph& graph);
 void NegotiateOneDnnLayouts(const ir::Graph& graph,
-                            std::vector<std::unique_ptr<FastKernel>>& kernels);
+                            std::vector<std::unique_ptr<FastKernel>>& kernels,
+                            ActivationLayout layout);
 
 }  // namespace tessel::cpu

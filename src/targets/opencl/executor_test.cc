@@ -207,6 +207,36 @@ TEST_F(OpenClTest, FusedConv_relu_without_residual) {
   EXPECT_TRUE(Used("f32_conv_epilogue"));
 }
 
+TEST_F(OpenClTest, Channel_shuffle_as_one_strided_copy_per_input_and_part) {
+  // ShuffleNet's Concat -> Reshape -> Transpose -> Reshape -> two Slices
+  // becomes one ChannelShuffle (fuse-shuffle stage): 2 inputs x 2 parts.
+  ModelBuilder b(13);
+  b.Input("a", DType::kFloat32, {1, 6, 3, 5});
+  b.Input("b", DType::kFloat32, {1, 6, 3, 5});
+  auto ints = [&](const std::string& name, std::vector<int64_t> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    b.Initializer(name, Tensor::FromVector<int64_t>(v, {n}));
+  };
+  ints("grouped", {1, 2, 6, 3, 5});
+  ints("merged", {1, 12, 3, 5});
+  ints("zero", {0});
+  ints("six", {6});
+  ints("twelve", {12});
+  ints("axis", {1});
+  ModelBuilder::SetAttr(b.Node("Concat", {"a", "b"}, {"cat"}), "axis", int64_t{1});
+  b.Node("Reshape", {"cat", "grouped"}, {"g"});
+  ModelBuilder::SetAttr(b.Node("Transpose", {"g"}, {"t"}), "perm",
+                        std::vector<int64_t>{0, 2, 1, 3, 4});
+  b.Node("Reshape", {"t", "merged"}, {"s"});
+  b.Node("Slice", {"s", "zero", "six", "axis"}, {"y0"});
+  b.Node("Slice", {"s", "six", "twelve", "axis"}, {"y1"});
+  b.Output("y0");
+  b.Output("y1");
+  ExpectMatchesReference(b, /*fusion=*/true);
+  EXPECT_EQ(launches_, 4u);
+  EXPECT_TRUE(Used("b32_strided_copy"));
+}
+
 TEST_F(OpenClTest, MaxPool_ceil_mode) {
   ModelBuilder b(13);
   b.Input("x", DType::kFloat32, {1, 3, 10, 9});

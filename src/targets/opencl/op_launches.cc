@@ -162,6 +162,32 @@ Status Split(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   return Status::Ok();
 }
 
+// ChannelShuffle (ops/tensor.cc): one strided copy per input g and output
+// k. With G inputs of C channels and outputs of OC channels, when G divides
+// OC, output k's channels g + G*t (t < OC/G) are input g's channels
+// k*OC/G + t.
+Status ChannelShuffle(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* x = c.node.input(0);
+  const auto groups = static_cast<int64_t>(c.node.inputs.size());
+  const int64_t channels = x->shape[1], out_channels = c.node.output(0)->shape[1];
+  if (out_channels % groups != 0) {
+    return Unsupported(c.node, "needs output channels that are a multiple of the input count");
+  }
+  const int64_t plane = Product(x->shape, 2, x->shape.size());
+  const Dims6 dims{1, 1, 1, x->shape[0], out_channels / groups, plane, 0, 0};
+  const Dims6 xs{0, 0, 0, channels * plane, plane, 1, 0, 0};
+  const Dims6 ys{0, 0, 0, out_channels * plane, groups * plane, 1, 0, 0};
+  for (size_t k = 0; k < c.node.outputs.size(); ++k) {
+    for (size_t g = 0; g < c.node.inputs.size(); ++g) {
+      const int64_t first = static_cast<int64_t>(k) * out_channels / groups;
+      TESSEL_RETURN_IF_ERROR(StridedCopy(c, c.node.inputs[g], c.node.outputs[k], dims, xs, ys,
+                                         first * plane, static_cast<int64_t>(g) * plane,
+                                         launches));
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::vector<int64_t>> ConstantInts(const NodeContext& c, size_t input, const char* what) {
   const ir::Value* v = c.node.input(input);
   if (!v) return std::vector<int64_t>{};
@@ -655,6 +681,7 @@ Status BuildNodeLaunches(const NodeContext& c, std::vector<PendingLaunch>* out) 
   const std::string& op = c.node.op_type;
   if (op == "Subgraph" || !c.snippet_kernel.empty()) return Snippet(c, out);
   if (op == "FusedConv" && c.node.domain == "tessel") return FusedConv(c, out);
+  if (op == "ChannelShuffle" && c.node.domain == "tessel") return ChannelShuffle(c, out);
   if (c.node.domain != "" && c.node.domain != "ai.onnx") {
     return Unsupported(c.node, "has no kernel for domain '" + c.node.domain + "'");
   }

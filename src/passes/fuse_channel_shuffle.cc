@@ -1,0 +1,121 @@
+#include "passes/fuse_channel_shuffle.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "ops/strided_view.h"
+
+namespace tessel::passes {
+
+namespace {
+
+bool Typed(const ir::Value* v) { return v && v->shape_known && v->dtype != DType::kUndefined; }
+
+bool IsOp(const ir::Node* n, const char* op_type) {
+  return n && n->domain.empty() && n->op_type == op_type && n->outputs.size() == 1 &&
+         Typed(n->outputs[0]);
+}
+
+// Where a Slice of `shuffled` along axis 1 starts, or -1 when it is not one
+// plain channel range (other axes whole, step 1).
+int64_t ChannelSliceStart(const ir::Node& slice, int opset, const ir::Value& shuffled) {
+  const std::optional<ops::StridedView> view = ops::StridedViewOf(slice, opset);
+  if (!view || view->out.size() != shuffled.shape.size()) return -1;
+  const Shape& in = shuffled.shape;
+  int64_t plane = 1;
+  for (size_t d = 2; d < in.size(); ++d) plane *= in[d];
+  std::vector<int64_t> dense(in.size(), 1);
+  for (size_t d = in.size() - 1; d > 0; --d) dense[d - 1] = dense[d] * in[d];
+  if (view->strides != dense || plane == 0 || view->base % plane != 0) return -1;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (d != 1 && view->out[d] != in[d]) return -1;
+  }
+  return view->base / plane;
+}
+
+}  // namespace
+
+Status FuseChannelShuffle(ir::Graph& graph) {
+  const int opset = graph.opset_version();
+  const std::vector<std::vector<ir::Node*>> consumers = graph.Consumers();
+  std::unordered_set<const ir::Value*> graph_outputs(graph.outputs().begin(),
+                                                     graph.outputs().end());
+  auto readers = [&](const ir::Value* v) -> const std::vector<ir::Node*>& {
+    return consumers[static_cast<size_t>(v->id)];
+  };
+  // The single reader of `v`, when v may disappear into the fused node.
+  auto sole_reader = [&](const ir::Value* v) -> ir::Node* {
+    if (readers(v).size() != 1 || graph_outputs.count(v)) return nullptr;
+    return readers(v)[0];
+  };
+  std::unordered_set<const ir::Node*> removed;
+  for (const auto& owned : graph.nodes()) {
+    ir::Node* concat = owned.get();
+    if (!IsOp(concat, "Concat") || concat->inputs.size() < 2) continue;
+    ir::Value* y = concat->outputs[0];
+    const Shape& x = concat->inputs[0]->shape;
+    const auto groups = static_cast<int64_t>(concat->inputs.size());
+    int64_t axis = concat->attrs.Int("axis", 1);
+    if (axis < 0) axis += static_cast<int64_t>(y->shape.size());
+    if (axis != 1 || x.size() < 3) continue;
+    bool same = true;
+    for (const ir::Value* in : concat->inputs) same = same && Typed(in) && in->shape == x;
+    if (!same) continue;
+
+    // Reshape to [N, G, C, ...], swap axes 1 and 2, reshape back.
+    ir::Node* split_view = sole_reader(y);
+    if (!IsOp(split_view, "Reshape") || split_view->inputs[0] != y) continue;
+    Shape grouped = {x[0], groups};
+    grouped.insert(grouped.end(), x.begin() + 1, x.end());
+    if (split_view->outputs[0]->shape != grouped) continue;
+    ir::Node* transpose = sole_reader(split_view->outputs[0]);
+    if (!IsOp(transpose, "Transpose")) continue;
+    std::vector<int64_t> perm(grouped.size());
+    for (size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
+    std::swap(perm[1], perm[2]);
+    if (transpose->attrs.Ints("perm") != perm) continue;
+    ir::Node* merge_view = sole_reader(transpose->outputs[0]);
+    if (!IsOp(merge_view, "Reshape") || merge_view->outputs[0]->shape != y->shape) continue;
+    ir::Value* shuffled = merge_view->outputs[0];
+
+    // Read whole, or by Slices that cut it into equal channel ranges.
+    std::vector<ir::Node*> chain = {split_view, transpose, merge_view};
+    std::vector<ir::Value*> outputs = {shuffled};
+    std::vector<std::pair<int64_t, ir::Node*>> slices;
+    for (ir::Node* r : readers(shuffled)) {
+      if (!IsOp(r, "Slice") || r->inputs[0] != shuffled) break;
+      const int64_t start = ChannelSliceStart(*r, opset, *shuffled);
+      if (start < 0) break;
+      slices.emplace_back(start, r);
+    }
+    if (!graph_outputs.count(shuffled) && !slices.empty() &&
+        slices.size() == readers(shuffled).size()) {
+      std::sort(slices.begin(), slices.end());
+      const int64_t part = y->shape[1] / static_cast<int64_t>(slices.size());
+      bool tiles = y->shape[1] % static_cast<int64_t>(slices.size()) == 0;
+      for (size_t k = 0; tiles && k < slices.size(); ++k) {
+        tiles = slices[k].first == static_cast<int64_t>(k) * part &&
+                slices[k].second->outputs[0]->shape[1] == part;
+      }
+      if (tiles) {
+        outputs.clear();
+        for (const auto& [start, slice] : slices) {
+          chain.push_back(slice);
+          outputs.push_back(slice->outputs[0]);
+        }
+      }
+    }
+
+    concat->op_type = "ChannelShuffle";
+    concat->domain = "tessel";
+    concat->attrs = AttributeMap();
+    concat->outputs = outputs;
+    y->producer = nullptr;
+    for (ir::Value* v : outputs) v->producer = concat;
+    for (ir::Node* n : chain) removed.insert(n);
+  }
+  graph.RemoveNodes([&](const ir::Node& n) { return removed.count(&n) != 0; });
+  return Status::Ok();
+}
+
+}  // namespace tessel::passes
