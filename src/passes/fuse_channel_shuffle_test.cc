@@ -60,7 +60,9 @@ void ExpectSame(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
   }
 }
 
-std::vector<Tensor> Inputs() { return {RandomFloats({1, 6, 3, 4}, 1), RandomFloats({1, 6, 3, 4}, 2)}; }
+std::vector<Tensor> Inputs() {
+  return {RandomFloats({1, 6, 3, 4}, 1), RandomFloats({1, 6, 3, 4}, 2)};
+}
 
 TEST(FuseChannelShuffle, Folds_the_chain_and_its_two_slices_into_one_node) {
   Shuffle s(2);

@@ -532,7 +532,8 @@ TEST(FastKernels, Winograd_convs_exchanging_nChw16c_match_the_reference) {
   ASSERT_EQ(convs.size(), 4u);
   EXPECT_NE(convs[0].find("wino"), std::string::npos) << convs[0];
   EXPECT_NE(convs[1].find("wino"), std::string::npos) << convs[1];
-  EXPECT_EQ(KernelsOf(fast, g, "Concat"), std::vector<std::string>{"onednn concat (block copy, nChw16c)"});
+  EXPECT_EQ(KernelsOf(fast, g, "Concat"),
+            std::vector<std::string>{"onednn concat (block copy, nChw16c)"});
   ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 16, 20, 20}, 23)});
 }
 

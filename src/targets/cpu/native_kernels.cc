@@ -149,14 +149,20 @@ class ChannelShuffleCopy final : public LayoutFlexibleKernel {
   }
 
  private:
+  // The input that shuffled channel j comes from, and the output it goes to.
+  const char* In(ops::KernelContext& ctx, int64_t j) const {
+    return static_cast<const char*>(ctx.in(static_cast<size_t>(j % groups_)).raw_data());
+  }
+  char* Out(ops::KernelContext& ctx, int64_t j) const {
+    return static_cast<char*>(ctx.out(static_cast<size_t>(j / out_channels_)).raw_data());
+  }
+
   void CopyPlanes(ops::KernelContext& ctx) const {
     const int64_t plane = pixels_ * elem_;
     for (int64_t n = 0; n < images_; ++n) {
       for (int64_t j = 0; j < channels_ * groups_; ++j) {
-        const char* in = static_cast<const char*>(ctx.in(static_cast<size_t>(j % groups_)).raw_data());
-        char* out = static_cast<char*>(ctx.out(static_cast<size_t>(j / out_channels_)).raw_data());
-        std::memcpy(out + (n * out_channels_ + j % out_channels_) * plane,
-                    in + (n * channels_ + j / groups_) * plane, static_cast<size_t>(plane));
+        std::memcpy(Out(ctx, j) + (n * out_channels_ + j % out_channels_) * plane,
+                    In(ctx, j) + (n * channels_ + j / groups_) * plane, static_cast<size_t>(plane));
       }
     }
   }
@@ -165,10 +171,8 @@ class ChannelShuffleCopy final : public LayoutFlexibleKernel {
   void Gather(ops::KernelContext& ctx) const {
     for (int64_t p = 0; p < images_ * pixels_; ++p) {
       for (int64_t j = 0; j < channels_ * groups_; ++j) {
-        const char* in = static_cast<const char*>(ctx.in(static_cast<size_t>(j % groups_)).raw_data());
-        char* out = static_cast<char*>(ctx.out(static_cast<size_t>(j / out_channels_)).raw_data());
-        std::memcpy(out + (p * out_channels_ + j % out_channels_) * elem_,
-                    in + (p * channels_ + j / groups_) * elem_, static_cast<size_t>(elem_));
+        std::memcpy(Out(ctx, j) + (p * out_channels_ + j % out_channels_) * elem_,
+                    In(ctx, j) + (p * channels_ + j / groups_) * elem_, static_cast<size_t>(elem_));
       }
     }
   }

@@ -261,10 +261,12 @@ using ConvPd = dnnl::convolution_forward::primitive_desc;
 
 // oneDNN's Winograd convolution for `desc`, or nullopt when it has none.
 // Of its two on AVX-512, F(4x4, 3x3) ("wino_4x3") does 4 times fewer
-// multiplications than direct, F(2x2, 3x3) 2.25 times, with a scratchpad of
-// 7-9 MiB against 0.2-2 MiB on SqueezeNet's shapes. Measured there, one
-// thread, against direct (brgconv): 4x3 takes 0.50-0.64 of the time, 2x3
-// 0.58-0.89. 4x3 it is, unless TESSEL_WINOGRAD=2x3.
+// multiplications than direct, F(2x2, 3x3) 2.25 times. Alone, one thread,
+// against direct (brgconv) on SqueezeNet's shapes, 4x3 takes 0.50-0.64 of
+// the time and 2x3 0.58-0.89; in the whole model both save about 10%, but
+// 4x3's scratchpad is 7-9 MiB (2x3: 0.2-2 MiB) and its packed weights 4
+// times the originals (2x3: 1.8), which puts SqueezeNet's peak RSS 9 MiB
+// higher. 2x3 it is, unless TESSEL_WINOGRAD=4x3.
 std::optional<ConvPd> WinogradConv(const ConvDesc& desc, const dnnl::primitive_attr& attr) {
   static const std::string variant = [] {
     const char* v = std::getenv("TESSEL_WINOGRAD");
@@ -796,12 +798,14 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
     const ir::Node& node = *nodes[i];
     bool candidate = !node.outputs.empty();
     for (const ir::Value* y : node.outputs) {
-      candidate = candidate && y && !is_output[id_of(y)] && !LayoutDesc(y->shape, layout).is_zero();
+      candidate =
+          candidate && y && !is_output[id_of(y)] && !LayoutDesc(y->shape, layout).is_zero();
     }
     if (!candidate) continue;
     if (OneDnnConv* c = conv_at(i)) {
       const ir::Value* y = node.outputs[0];
-      direct[id_of(y)] = c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == LayoutDesc(y->shape, layout);
+      direct[id_of(y)] =
+          c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == LayoutDesc(y->shape, layout);
     } else if (LayoutFlexibleKernel* f = flex_at(i)) {
       outputs_direct(node, f->CanRunIn(layout));
     }
