@@ -7,6 +7,7 @@
 #include "compiler/model_file.h"
 #include "ir/verifier.h"
 #include "passes/eliminate_dead_nodes.h"
+#include "passes/fold_batch_norm.h"
 #include "passes/fuse_channel_shuffle.h"
 #include "passes/fuse_conv_activation.h"
 #include "passes/infer_shapes.h"
@@ -16,7 +17,7 @@ namespace tessel {
 
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {"import", "infer-shapes",
-                                                 "eliminate-dead-nodes", "fuse-conv",
+                                                 "eliminate-dead-nodes", "fold-batchnorm", "fuse-conv",
                                                  "fuse-shuffle", "tokenize-snippets",
                                                  "plan-memory"};
   return names;
@@ -47,21 +48,26 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   passes::EliminateDeadNodes(*model.graph);
   TESSEL_RETURN_IF_ERROR(finish_stage("eliminate-dead-nodes", true));
 
-  // 4. Conv + residual Add + Relu/Clip -> FusedConv, whose kernel applies
+  // 4. Conv -> BatchNormalization (inference) -> one Conv with the
+  // normalization folded into its weights and bias.
+  if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FoldBatchNorm(*model.graph));
+  TESSEL_RETURN_IF_ERROR(finish_stage("fold-batchnorm", true));
+
+  // 5. Conv + residual Add + Relu/Clip -> FusedConv, whose kernel applies
   // the Add and the activation as post-ops.
   if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseConvActivation(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("fuse-conv", true));
 
-  // 5. Concat -> Reshape -> Transpose -> Reshape -> Slices (ShuffleNet's
+  // 6. Concat -> Reshape -> Transpose -> Reshape -> Slices (ShuffleNet's
   // channel shuffle) -> one ChannelShuffle node: one copy instead of four.
   if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseChannelShuffle(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("fuse-shuffle", true));
 
-  // 6. Elementwise regions -> Subgraph nodes, one fused kernel each.
+  // 7. Elementwise regions -> Subgraph nodes, one fused kernel each.
   if (options.fusion) TESSEL_RETURN_IF_ERROR(snippets::TokenizeSnippets(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("tokenize-snippets", true));
 
-  // 7. Every buffer (tensors between and inside nodes, constants) gets a pool
+  // 8. Every buffer (tensors between and inside nodes, constants) gets a pool
   // and an offset, from the schedule above.
   MemoryOptions memory = options.memory;
   memory.planner.verify = memory.planner.verify || options.verify_each_stage;

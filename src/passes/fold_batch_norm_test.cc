@@ -1,0 +1,87 @@
+#include "passes/fold_batch_norm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ops/op_test_util.h"
+#include "passes/infer_shapes.h"
+
+namespace tessel::passes {
+namespace {
+
+using ops::test_util::EvaluateGraph;
+using ops::test_util::RandomFloats;
+
+// x -> Conv(W[, B]) -> c -> BatchNormalization -> y.
+struct ConvBn {
+  ir::Graph g;
+  ir::Value *x, *c, *y, *w, *mean;
+  explicit ConvBn(bool bias) {
+    g.set_opset_version(15);
+    x = g.AddValue("x", DType::kFloat32, {1, 3, 6, 5}, true);
+    g.inputs() = {x};
+    w = g.AddConstant("w", RandomFloats({4, 3, 3, 3}, 1));
+    std::vector<ir::Value*> conv_inputs = {x, w};
+    if (bias) conv_inputs.push_back(g.AddConstant("b", RandomFloats({4}, 2)));
+    Tensor var = RandomFloats({4}, 6);
+    for (int64_t i = 0; i < 4; ++i) var.data<float>()[i] = 0.5f + std::fabs(var.data<float>()[i]);
+    mean = g.AddConstant("mean", RandomFloats({4}, 5));
+    c = g.AddValue("c");
+    y = g.AddValue("y");
+    g.AddNode("Conv", "conv", conv_inputs, {c})->attrs.Set("pads", std::vector<int64_t>(4, 1));
+    g.AddNode("BatchNormalization", "bn",
+              {c, g.AddConstant("scale", RandomFloats({4}, 3)),
+               g.AddConstant("shift", RandomFloats({4}, 4)), mean, g.AddConstant("var", var)},
+              {y})
+        ->attrs.Set("epsilon", 1e-3f);
+    g.outputs() = {y};
+    EXPECT_TRUE(InferShapes(g).ok());
+  }
+};
+
+void ExpectNear(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    ASSERT_EQ(a[k].shape(), b[k].shape());
+    for (int64_t i = 0; i < a[k].num_elements(); ++i)
+      EXPECT_NEAR(a[k].data<float>()[i], b[k].data<float>()[i], 1e-5f) << i;
+  }
+}
+
+TEST(FoldBatchNorm, Folds_into_the_conv_with_and_without_a_bias) {
+  for (const bool bias : {true, false}) {
+    ConvBn t(bias);
+    const std::vector<Tensor> inputs = {RandomFloats({1, 3, 6, 5}, 7)};
+    const std::vector<Tensor> before = EvaluateGraph(t.g, inputs);
+    ASSERT_TRUE(FoldBatchNorm(t.g).ok());
+    ASSERT_EQ(t.g.nodes().size(), 1u);
+    const ir::Node& conv = *t.g.nodes()[0];
+    EXPECT_EQ(conv.op_type, "Conv");
+    EXPECT_EQ(conv.outputs[0], t.y);
+    EXPECT_EQ(t.y->producer, &conv);
+    ASSERT_EQ(conv.inputs.size(), 3u);
+    EXPECT_NE(conv.inputs[1], t.w);  // a new constant: W may have other readers
+    ExpectNear(before, EvaluateGraph(t.g, inputs));
+  }
+}
+
+TEST(FoldBatchNorm, Leaves_a_conv_whose_output_is_also_read_elsewhere) {
+  ConvBn t(true);
+  t.g.outputs().push_back(t.c);
+  ASSERT_TRUE(FoldBatchNorm(t.g).ok());
+  EXPECT_EQ(t.g.nodes().size(), 2u);
+}
+
+TEST(FoldBatchNorm, Leaves_statistics_computed_at_run_time) {
+  ConvBn t(true);
+  // The mean becomes a graph input: nothing to fold at compile time.
+  t.mean->constant = Tensor();
+  t.g.inputs().push_back(t.mean);
+  ASSERT_TRUE(FoldBatchNorm(t.g).ok());
+  EXPECT_EQ(t.g.nodes().size(), 2u);
+  EXPECT_EQ(t.g.nodes()[1]->op_type, "BatchNormalization");
+}
+
+}  // namespace
+}  // namespace tessel::passes
