@@ -675,15 +675,19 @@ bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers
     clock.best_total -= used - found;
     used = found;
   };
-  if (const std::optional<std::vector<int64_t>> stacked = StackClique(inst)) {
+  // Adopts a complete solution when it lowers the peak; whether the pool
+  // now meets its bound.
+  auto offer = [&](const std::vector<int64_t>& offsets) {
     int64_t peak = 0;
     for (int32_t i = 0; i < inst.num_buffers(); ++i) {
       const auto ii = static_cast<size_t>(i);
-      peak = std::max(peak, (*stacked)[ii] + inst.size[ii]);
+      peak = std::max(peak, offsets[ii] + inst.size[ii]);
     }
-    if (peak < used) adopt(*stacked);
-    if (used <= lower_bound) return true;
-  }
+    if (peak < used) adopt(offsets);
+    return used <= lower_bound;
+  };
+  const std::optional<std::vector<int64_t>> stacked = StackClique(inst);
+  if (stacked && offer(*stacked)) return true;
   if (inst.decomposable) {
     // No slack at any moment: a guillotine decomposition finds zero-waste
     // packings the canonical search needs luck for.
@@ -700,15 +704,7 @@ bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers
       const auto ii = static_cast<size_t>(i);
       aligned = (*packed)[ii] % inst.alignment[ii] == 0;
     }
-    if (aligned) {
-      int64_t peak = 0;
-      for (int32_t i = 0; i < inst.num_buffers(); ++i) {
-        const auto ii = static_cast<size_t>(i);
-        peak = std::max(peak, (*packed)[ii] + inst.size[ii]);
-      }
-      if (peak < used) adopt(*packed);
-      if (used <= lower_bound) return true;
-    }
+    if (aligned && offer(*packed)) return true;
   }
   CanonicalSearch search(inst, clock);
   // Capacities below `proven` are impossible; the search looks in [lo, hi].

@@ -60,6 +60,18 @@ inline std::vector<Tensor> EvaluateGraph(const ir::Graph& g, const std::vector<T
   return outs;
 }
 
+// Float tensors of the same shapes, elementwise within `tolerance`.
+inline void ExpectAllNear(const std::vector<Tensor>& a, const std::vector<Tensor>& b,
+                          float tolerance) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    ASSERT_EQ(a[k].shape(), b[k].shape()) << "output " << k;
+    for (int64_t i = 0; i < a[k].num_elements(); ++i)
+      ASSERT_NEAR(a[k].data<float>()[i], b[k].data<float>()[i], tolerance)
+          << "output " << k << " at " << i;
+  }
+}
+
 inline AttributeMap Attrs(std::initializer_list<std::pair<const char*, AttrValue>> list) {
   AttributeMap m;
   for (const auto& [name, value] : list) m.Set(name, value);

@@ -11,6 +11,7 @@ namespace tessel::passes {
 namespace {
 
 using ops::test_util::EvaluateGraph;
+using ops::test_util::ExpectAllNear;
 using ops::test_util::RandomFloats;
 
 // x -> Conv(W[, B]) -> c -> BatchNormalization -> y.
@@ -40,15 +41,6 @@ struct ConvBn {
   }
 };
 
-void ExpectNear(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t k = 0; k < a.size(); ++k) {
-    ASSERT_EQ(a[k].shape(), b[k].shape());
-    for (int64_t i = 0; i < a[k].num_elements(); ++i)
-      EXPECT_NEAR(a[k].data<float>()[i], b[k].data<float>()[i], 1e-5f) << i;
-  }
-}
-
 TEST(FoldBatchNorm, Folds_into_the_conv_with_and_without_a_bias) {
   for (const bool bias : {true, false}) {
     ConvBn t(bias);
@@ -62,7 +54,7 @@ TEST(FoldBatchNorm, Folds_into_the_conv_with_and_without_a_bias) {
     EXPECT_EQ(t.y->producer, &conv);
     ASSERT_EQ(conv.inputs.size(), 3u);
     EXPECT_NE(conv.inputs[1], t.w);  // a new constant: W may have other readers
-    ExpectNear(before, EvaluateGraph(t.g, inputs));
+    ExpectAllNear(before, EvaluateGraph(t.g, inputs), 1e-5f);
   }
 }
 

@@ -14,6 +14,7 @@ namespace tessel::passes {
 namespace {
 
 using ops::test_util::EvaluateGraph;
+using ops::test_util::ExpectAllNear;
 using ops::test_util::RandomFloats;
 
 // x -> Conv(W, B) -> c; c + z -> s; Clip(s, 0, 6) -> y, with z a second input.
@@ -40,15 +41,6 @@ struct Block {
   }
 };
 
-void ExpectSameOutputs(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t k = 0; k < a.size(); ++k) {
-    ASSERT_EQ(a[k].shape(), b[k].shape());
-    for (int64_t i = 0; i < a[k].num_elements(); ++i)
-      EXPECT_NEAR(a[k].data<float>()[i], b[k].data<float>()[i], 1e-5f);
-  }
-}
-
 TEST(FuseConvActivation, Folds_conv_residual_add_and_clip_into_one_node) {
   Block b;
   const std::vector<Tensor> inputs = {RandomFloats({1, 4, 5, 5}, 3), RandomFloats({1, 6, 5, 5}, 4)};
@@ -64,7 +56,7 @@ TEST(FuseConvActivation, Folds_conv_residual_add_and_clip_into_one_node) {
   EXPECT_EQ(n.outputs[0], b.y);
   EXPECT_EQ(n.attrs.String("activation", ""), "Clip");
   EXPECT_EQ(n.attrs.Float("activation_max", 0), 0.5f);
-  ExpectSameOutputs(before, EvaluateGraph(b.g, inputs));
+  ExpectAllNear(before, EvaluateGraph(b.g, inputs), 1e-5f);
 }
 
 TEST(FuseConvActivation, Keeps_a_conv_whose_output_has_another_reader) {
