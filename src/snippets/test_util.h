@@ -14,6 +14,7 @@
 
 #include "ir/graph.h"
 #include "ops/op_registry.h"
+#include "ops/op_test_util.h"
 #include "snippets/snippet_kernel.h"
 
 namespace tessel::snippets::testing {
@@ -61,21 +62,7 @@ inline AttributeMap Attrs(std::initializer_list<std::pair<std::string, AttrValue
 
 // The reference: every body node through its reference kernel.
 inline std::vector<Tensor> RunReference(const ir::Graph& body, const std::vector<Tensor>& inputs) {
-  std::unordered_map<const ir::Value*, Tensor> values;
-  for (size_t i = 0; i < inputs.size(); ++i) values[body.inputs()[i]] = inputs[i];
-  for (const auto& n : body.nodes()) {
-    std::vector<const Tensor*> in;
-    for (const ir::Value* v : n->inputs) {
-      in.push_back(!v ? nullptr : v->is_constant() ? &v->constant : &values.at(v));
-    }
-    auto outs = ops::EvaluateNode(*n, body.opset_version(), in);
-    EXPECT_TRUE(outs.ok()) << outs.status().message();
-    if (!outs.ok()) return {};
-    values[n->outputs[0]] = (*outs)[0];
-  }
-  std::vector<Tensor> result;
-  for (const ir::Value* o : body.outputs()) result.push_back(values.at(o));
-  return result;
+  return ops::test_util::EvaluateGraph(body, inputs);
 }
 
 // Items in reverse order, so a kernel that depends on item order shows it.
