@@ -110,10 +110,9 @@ void CpuExecutor::ReleasePacked(ir::Graph& graph, size_t step,
 }
 
 bool CpuExecutor::RunsSerially(const ir::Node& node) {
-  constexpr size_t kParallelBytes = size_t{1} << 20;
   size_t bytes = 0;
   for (const ir::Value* o : node.outputs) bytes += o ? o->size_bytes() : 0;
-  return bytes < kParallelBytes;
+  return static_cast<int64_t>(bytes) < ParallelCopyBytes();
 }
 
 namespace {

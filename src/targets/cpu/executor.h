@@ -79,11 +79,10 @@ class CpuExecutor {
   // turned on (by node index); empty when off. For `tessel bench --profile`.
   void set_profiling(bool on) { node_seconds_.assign(on ? graph_.nodes().size() : 0, 0.0); }
   const std::vector<double>& node_seconds() const { return node_seconds_; }
-  // Whether a snippet writes so little that it runs on the calling thread:
-  // a memory-bound kernel under 1 MiB gains microseconds from a second
-  // thread, and on cores shared with other work a parallel region can cost
-  // a hundred (measured: the transformer's Transposes and snippets went from
-  // 0.6 to 5 ms in some runs at 2 threads).
+  // Whether a snippet writes so little that it runs on the calling thread
+  // (under ParallelCopyBytes, thread_pool.h): a small memory-bound kernel
+  // gains microseconds from a second thread, and on cores shared with other
+  // work a parallel region can cost a hundred.
   static bool RunsSerially(const ir::Node& node);
   // Node i's fast kernel, or null when it runs on a snippet or the reference.
   const FastKernel* fast_kernel(size_t i) const { return fast_[i].get(); }

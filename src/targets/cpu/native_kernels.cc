@@ -10,10 +10,6 @@ namespace tessel::cpu {
 
 namespace {
 
-// Copies below this many bytes run on the calling thread (see
-// CpuExecutor::RunsSerially for why).
-constexpr int64_t kParallelBytes = int64_t{1} << 20;
-
 class StridedCopy final : public FastKernel {
  public:
   StridedCopy(ops::StridedView view, size_t elem_bytes) : elem_(elem_bytes) {
@@ -50,7 +46,7 @@ class StridedCopy final : public FastKernel {
     const int64_t bytes = total_ * static_cast<int64_t>(elem_);
     ThreadPool& pool = ThreadPool::Default();
     const int64_t chunks =
-        bytes < kParallelBytes ? 1 : std::min<int64_t>(rows_, 4 * pool.num_threads());
+        bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(rows_, 4 * pool.num_threads());
     if (chunks <= 1) {
       CopyRows(in, out, 0, rows_);
     } else {

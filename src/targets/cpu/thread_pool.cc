@@ -1,6 +1,7 @@
 #include "targets/cpu/thread_pool.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <string>
@@ -10,6 +11,14 @@
 #endif
 
 namespace tessel::cpu {
+
+int64_t ParallelCopyBytes() {
+  static const int64_t bytes = [] {
+    const char* v = std::getenv("TESSEL_PARALLEL_MIN_KIB");
+    return v ? static_cast<int64_t>(std::atof(v) * 1024) : int64_t{256} << 10;
+  }();
+  return bytes;
+}
 
 namespace {
 
