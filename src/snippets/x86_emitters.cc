@@ -493,6 +493,15 @@ EmitFn GetEmitter(KOp op) {
   return nullptr;
 }
 
-EmitCopiesFn GetCopiesEmitter(KOp op) { return op == KOp::kErf ? EmitErfInterleaved : nullptr; }
+EmitCopiesFn GetCopiesEmitter(KOp op) {
+  switch (op) {
+    case KOp::kErf:
+      return EmitErfInterleaved;
+    case KOp::kSigmoid:
+      return EmitSigmoidInterleaved;
+    default:
+      return nullptr;
+  }
+}
 
 }  // namespace tessel::snippets::x86

@@ -169,6 +169,7 @@ void EmitErf(JitContext& c, Emission& e);
 void EmitErfInterleaved(JitContext& c, std::vector<Emission>& copies);
 void EmitTanh(JitContext& c, Emission& e);
 void EmitSigmoid(JitContext& c, Emission& e);
+void EmitSigmoidInterleaved(JitContext& c, std::vector<Emission>& copies);
 void EmitElu(JitContext& c, Emission& e);
 void EmitSelu(JitContext& c, Emission& e);
 

@@ -316,16 +316,62 @@ void EmitTanh(JitContext& c, Emission& e) {
   c.Blend(e.Dst(), big, small, use_small);
 }
 
+// The copies interleaved step by step, as erf's; each copy runs exactly the
+// instruction sequence of ExpCore, so the bits do not depend on the copies.
+void EmitSigmoidInterleaved(JitContext& c, std::vector<Emission>& copies) {
+  struct Regs {
+    Xmm x, ex, t[4], dst;
+    int k;
+  };
+  std::vector<Regs> r;
+  for (Emission& e : copies) {
+    TESSEL_CHECK(r.size() < 7);
+    const Xmm x = e.SrcReg(0);
+    const Xmm ex = e.Aux();
+    r.push_back({x, ex, {e.Aux(), e.Aux(), e.Aux(), e.Aux()}, e.Dst(), 1 + static_cast<int>(r.size())});
+  }
+  auto each = [&](const auto& step) {
+    for (Regs& q : r) step(q);
+  };
+  each([&](Regs& q) { c.Or(q.ex, q.x, c.Bits(0x80000000u)); });  // -|x|
+  // ExpCore(ex), clamped below at -104.
+  each([&](Regs& q) { c.LoadConst(q.t[0], -104.0f); });
+  each([&](Regs& q) { c.g.vmaxps(q.t[0], q.t[0], q.ex); });
+  each([&](Regs& q) { c.LoadConst(q.t[1], 89.0f); });
+  each([&](Regs& q) { c.g.vminps(q.t[0], q.t[1], q.t[0]); });
+  each([&](Regs& q) { c.g.vmulps(q.t[1], q.t[0], c.Const(kLog2e)); });
+  each([&](Regs& q) { c.Round(q.t[1], q.t[1], 0x08); });
+  each([&](Regs& q) { c.g.vmovaps(q.t[2], q.t[0]); });
+  each([&](Regs& q) { c.g.vfnmadd231ps(q.t[2], q.t[1], c.Const(kLn2Hi)); });
+  each([&](Regs& q) { c.g.vfmadd231ps(q.t[2], q.t[1], c.Const(kLn2LoNeg)); });
+  each([&](Regs& q) { c.LoadConst(q.t[3], kExpPoly[0]); });
+  for (size_t i = 1; i < std::size(kExpPoly); ++i) {
+    each([&](Regs& q) { c.g.vfmadd213ps(q.t[3], q.t[2], c.Const(kExpPoly[i])); });
+  }
+  each([&](Regs& q) { c.g.vmulps(q.t[0], q.t[2], q.t[2]); });
+  each([&](Regs& q) { c.g.vfmadd213ps(q.t[3], q.t[0], q.t[2]); });
+  each([&](Regs& q) { c.g.vaddps(q.t[3], q.t[3], c.Const(1.0f)); });
+  each([&](Regs& q) { c.g.vcvtps2dq(q.t[1], q.t[1]); });
+  each([&](Regs& q) { c.g.vpsrad(q.t[0], q.t[1], 1); });
+  each([&](Regs& q) { c.g.vpsubd(q.t[1], q.t[1], q.t[0]); });
+  each([&](Regs& q) { c.g.vpaddd(q.t[0], q.t[0], c.Bits(127)); });
+  each([&](Regs& q) { c.g.vpslld(q.t[0], q.t[0], 23); });
+  each([&](Regs& q) { c.g.vpaddd(q.t[1], q.t[1], c.Bits(127)); });
+  each([&](Regs& q) { c.g.vpslld(q.t[1], q.t[1], 23); });
+  each([&](Regs& q) { c.g.vmulps(q.t[3], q.t[3], q.t[0]); });
+  each([&](Regs& q) { c.g.vmulps(q.ex, q.t[3], q.t[1]); });
+  // (x >= 0 ? 1 : e) / (1 + e).
+  each([&](Regs& q) { c.g.vaddps(q.t[0], q.ex, c.Const(1.0f)); });
+  each([&](Regs& q) {
+    const Mask non_negative = c.Compare(q.x, c.Const(0.0f), kCmpGeOq, q.t[1], q.k);
+    c.Blend(q.t[2], q.ex, c.Const(1.0f), non_negative);
+  });
+  each([&](Regs& q) { c.g.vdivps(q.dst, q.t[2], q.t[0]); });
+}
+
 void EmitSigmoid(JitContext& c, Emission& e) {
-  const Xmm x = e.SrcReg(0);
-  const Xmm ex = e.Aux();
-  const Xmm t[4] = {e.Aux(), e.Aux(), e.Aux(), e.Aux()};
-  c.Or(ex, x, c.Bits(0x80000000u));  // -|x|
-  ExpCore(c, ex, ex, t);
-  c.g.vaddps(t[0], ex, c.Const(1.0f));
-  const Mask non_negative = c.Compare(x, c.Const(0.0f), kCmpGeOq, t[1]);
-  c.Blend(t[2], ex, c.Const(1.0f), non_negative);
-  c.g.vdivps(e.Dst(), t[2], t[0]);
+  std::vector<Emission> one{e};
+  EmitSigmoidInterleaved(c, one);
 }
 
 }  // namespace tessel::snippets::x86
