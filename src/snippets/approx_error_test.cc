@@ -93,7 +93,8 @@ TEST(ApproxError, Gelu_chain_is_identical_on_avx2_and_avx512) {
     const float w = want[0].data<float>()[i], g = z[0].data<float>()[i];
     if (std::isnan(w) || std::isinf(w)) {
       EXPECT_EQ(std::isnan(g), std::isnan(w)) << "x = " << in.data<float>()[i];
-      EXPECT_EQ(std::isinf(g) ? g : 0.0f, std::isinf(w) ? w : 0.0f) << "x = " << in.data<float>()[i];
+      EXPECT_EQ(std::isinf(g) ? g : 0.0f, std::isinf(w) ? w : 0.0f)
+          << "x = " << in.data<float>()[i];
     } else {
       EXPECT_NEAR(g, w, 1e-6 * (1 + std::fabs(w))) << "x = " << in.data<float>()[i];
     }

@@ -33,7 +33,8 @@ int64_t WalkedBytes(const KernelIR& ir) {
 int64_t SysfsLastLevelCacheBytes() {
   int64_t best_level = 0, best_bytes = 0;
   for (int index = 0; index < 8; ++index) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    const std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
     std::ifstream level_file(dir + "level"), size_file(dir + "size");
     int64_t level = 0, size = 0;
     std::string unit;

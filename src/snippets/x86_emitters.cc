@@ -40,25 +40,26 @@ Xbyak::RegExp JitContext::ArgAddress(const Instr& in) const {
   return p + element_offset * static_cast<int>(DTypeSize(arg.dtype));
 }
 
-Address JitContext::Slot(uint32_t bits) {
+size_t JitContext::SlotIndex(uint32_t bits) {
   auto it = std::find(constants_.begin(), constants_.end(), bits);
-  const size_t slot = static_cast<size_t>(it - constants_.begin());
-  if (it == constants_.end()) {
-    constants_.push_back(bits);
-    uses_.push_back(0);
-  }
-  return g.ptr[g.rip + data_ + static_cast<int>(slot * 64)];
+  if (it != constants_.end()) return static_cast<size_t>(it - constants_.begin());
+  constants_.push_back(bits);
+  uses_.push_back(0);
+  return constants_.size() - 1;
+}
+
+Address JitContext::Slot(uint32_t bits) {
+  return g.ptr[g.rip + data_ + static_cast<int>(SlotIndex(bits) * 64)];
 }
 
 ConstOperand JitContext::Bits(uint32_t bits) {
-  const Address slot = Slot(bits);
-  ++uses_[static_cast<size_t>(std::find(constants_.begin(), constants_.end(), bits) - constants_.begin())];
+  ++uses_[SlotIndex(bits)];
   if (pins_on) {
     for (const auto& [pinned, reg] : pins_) {
       if (pinned == bits) return ConstOperand(Vec(reg));
     }
   }
-  return ConstOperand(slot);
+  return ConstOperand(Slot(bits));
 }
 
 ConstOperand JitContext::Const(float v) { return Bits(FloatBits(v)); }
@@ -66,7 +67,8 @@ ConstOperand JitContext::Const(float v) { return Bits(FloatBits(v)); }
 std::vector<uint32_t> JitContext::ConstantsByUse() const {
   std::vector<size_t> order(constants_.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return uses_[a] > uses_[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return uses_[a] > uses_[b]; });
   std::vector<uint32_t> bits;
   for (size_t i : order) bits.push_back(constants_[i]);
   return bits;

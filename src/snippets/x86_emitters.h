@@ -107,6 +107,8 @@ class JitContext {
   void MaskSelect(const Xbyak::Xmm& d, const Mask& m, const Xbyak::Operand& a);
 
  private:
+  size_t SlotIndex(uint32_t bits);  // adds `bits` to the data section if new
+
   Xbyak::Label data_;
   std::vector<uint32_t> constants_;
   std::vector<int> uses_;  // per constant, calls of Bits

@@ -1,6 +1,7 @@
 #include "snippets/x86_generator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -270,7 +271,7 @@ StatusOr<std::unique_ptr<X86Function>> GenerateX86(const KernelIR& ir, Isa isa, 
                                            std::move(vector_regs), std::move(scalar_regs));
     gen->Build();
     if (const char* dir = std::getenv("TESSEL_SNIPPETS_DUMP")) {
-      static int serial = 0;
+      static std::atomic<int> serial{0};
       const std::string path = std::string(dir) + "/" + std::to_string(serial++) + "_" + ir.name +
                                (nontemporal ? ".nt" : "") + ".bin";
       if (FILE* f = std::fopen(path.c_str(), "wb")) {

@@ -32,6 +32,7 @@
 //   sigmoid  e = exp(-|x|); (x >= 0 ? 1 : e) / (1 + e), as the reference.
 #include <cmath>
 #include <iterator>
+#include <vector>
 
 #include "core/check.h"
 #include "snippets/x86_emitters.h"
@@ -82,44 +83,71 @@ void Horner(JitContext& c, const Xmm& acc, const Xmm& x, const float (&coef)[N])
   for (size_t i = 1; i < N; ++i) c.g.vfmadd213ps(acc, x, c.Const(coef[i]));
 }
 
+// One copy's registers for the exp helpers: `x` is read first and may be
+// `out`; t is clobbered.
+struct ExpRegs {
+  const Operand* x;
+  Xmm out;
+  Xmm t[4];
+};
+
+// The helpers emit each step for every copy before the next step, so that
+// independent copies (the unrolled vector tile) overlap their chains; each
+// copy runs the same instructions whatever the number of copies.
+template <typename Step>
+void Each(std::vector<ExpRegs>& r, const Step& step) {
+  for (ExpRegs& q : r) step(q);
+}
+
 // The shared part of exp and expm1: clamps x to [lo, 89], then leaves
 // fx = round(x log2e) in t[1], r in t[2] and s = e^r - 1 in t[3].
-void ExpReduce(JitContext& c, const Operand& x, float lo, const Xmm (&t)[4]) {
-  c.LoadConst(t[0], lo);
-  c.g.vmaxps(t[0], t[0], x);  // (lo > x) ? lo : x keeps NaN
-  c.LoadConst(t[1], 89.0f);
-  c.g.vminps(t[0], t[1], t[0]);
-  c.g.vmulps(t[1], t[0], c.Const(kLog2e));
-  c.Round(t[1], t[1], 0x08);
-  c.g.vmovaps(t[2], t[0]);
-  c.g.vfnmadd231ps(t[2], t[1], c.Const(kLn2Hi));
-  c.g.vfmadd231ps(t[2], t[1], c.Const(kLn2LoNeg));
-  Horner(c, t[3], t[2], kExpPoly);
-  c.g.vmulps(t[0], t[2], t[2]);
-  c.g.vfmadd213ps(t[3], t[0], t[2]);
+void ExpReduce(JitContext& c, std::vector<ExpRegs>& r, float lo) {
+  Each(r, [&](ExpRegs& q) { c.LoadConst(q.t[0], lo); });
+  Each(r, [&](ExpRegs& q) { c.g.vmaxps(q.t[0], q.t[0], *q.x); });  // (lo > x) ? lo : x keeps NaN
+  Each(r, [&](ExpRegs& q) { c.LoadConst(q.t[1], 89.0f); });
+  Each(r, [&](ExpRegs& q) { c.g.vminps(q.t[0], q.t[1], q.t[0]); });
+  Each(r, [&](ExpRegs& q) { c.g.vmulps(q.t[1], q.t[0], c.Const(kLog2e)); });
+  Each(r, [&](ExpRegs& q) { c.Round(q.t[1], q.t[1], 0x08); });
+  Each(r, [&](ExpRegs& q) { c.g.vmovaps(q.t[2], q.t[0]); });
+  Each(r, [&](ExpRegs& q) { c.g.vfnmadd231ps(q.t[2], q.t[1], c.Const(kLn2Hi)); });
+  Each(r, [&](ExpRegs& q) { c.g.vfmadd231ps(q.t[2], q.t[1], c.Const(kLn2LoNeg)); });
+  // Horner's scheme, as Horner() above.
+  Each(r, [&](ExpRegs& q) { c.LoadConst(q.t[3], kExpPoly[0]); });
+  for (size_t i = 1; i < std::size(kExpPoly); ++i) {
+    Each(r, [&](ExpRegs& q) { c.g.vfmadd213ps(q.t[3], q.t[2], c.Const(kExpPoly[i])); });
+  }
+  Each(r, [&](ExpRegs& q) { c.g.vmulps(q.t[0], q.t[2], q.t[2]); });
+  Each(r, [&](ExpRegs& q) { c.g.vfmadd213ps(q.t[3], q.t[0], q.t[2]); });
+}
+
+// out = e^x for every copy.
+void ExpCore(JitContext& c, std::vector<ExpRegs>& r) {
+  ExpReduce(c, r, -104.0f);
+  Each(r, [&](ExpRegs& q) { c.g.vaddps(q.t[3], q.t[3], c.Const(1.0f)); });
+  // 2^n as 2^(n>>1) * 2^(n - (n>>1)): both halves are normal floats for every
+  // n in [-150, 128], and the second product rounds once.
+  Each(r, [&](ExpRegs& q) { c.g.vcvtps2dq(q.t[1], q.t[1]); });
+  Each(r, [&](ExpRegs& q) { c.g.vpsrad(q.t[0], q.t[1], 1); });
+  Each(r, [&](ExpRegs& q) { c.g.vpsubd(q.t[1], q.t[1], q.t[0]); });
+  Each(r, [&](ExpRegs& q) { c.g.vpaddd(q.t[0], q.t[0], c.Bits(127)); });
+  Each(r, [&](ExpRegs& q) { c.g.vpslld(q.t[0], q.t[0], 23); });
+  Each(r, [&](ExpRegs& q) { c.g.vpaddd(q.t[1], q.t[1], c.Bits(127)); });
+  Each(r, [&](ExpRegs& q) { c.g.vpslld(q.t[1], q.t[1], 23); });
+  Each(r, [&](ExpRegs& q) { c.g.vmulps(q.t[3], q.t[3], q.t[0]); });
+  Each(r, [&](ExpRegs& q) { c.g.vmulps(q.out, q.t[3], q.t[1]); });
 }
 
 // out = e^x; `x` may be `out`, it is read first. Clobbers t.
 void ExpCore(JitContext& c, const Operand& x, const Xmm& out, const Xmm (&t)[4]) {
-  ExpReduce(c, x, -104.0f, t);
-  c.g.vaddps(t[3], t[3], c.Const(1.0f));
-  // 2^n as 2^(n>>1) * 2^(n - (n>>1)): both halves are normal floats for every
-  // n in [-150, 128], and the second product rounds once.
-  c.g.vcvtps2dq(t[1], t[1]);
-  c.g.vpsrad(t[0], t[1], 1);
-  c.g.vpsubd(t[1], t[1], t[0]);
-  c.g.vpaddd(t[0], t[0], c.Bits(127));
-  c.g.vpslld(t[0], t[0], 23);
-  c.g.vpaddd(t[1], t[1], c.Bits(127));
-  c.g.vpslld(t[1], t[1], 23);
-  c.g.vmulps(t[3], t[3], t[0]);
-  c.g.vmulps(out, t[3], t[1]);
+  std::vector<ExpRegs> one = {{&x, out, {t[0], t[1], t[2], t[3]}}};
+  ExpCore(c, one);
 }
 
 // out = e^x - 1 for x < 0 (other lanes are not meaningful). Below -87 the
 // result is -1 in float; the clamp keeps 2^n normal.
 void Expm1Core(JitContext& c, const Operand& x, const Xmm& out, const Xmm (&t)[4]) {
-  ExpReduce(c, x, -87.0f, t);
+  std::vector<ExpRegs> one = {{&x, out, {t[0], t[1], t[2], t[3]}}};
+  ExpReduce(c, one, -87.0f);
   c.g.vcvtps2dq(t[1], t[1]);
   c.g.vpaddd(t[1], t[1], c.Bits(127));
   c.g.vpslld(t[1], t[1], 23);
@@ -218,7 +246,8 @@ void EmitErfAvx512(JitContext& c, std::vector<Emission>& copies) {
   for (Emission& e : copies) {
     TESSEL_CHECK(r.size() < 7);
     const Xmm x = e.SrcReg(0);
-    r.push_back({x, e.Aux(), e.Aux(), e.Aux(), e.Aux(), e.Dst(), Xbyak::Opmask(1 + static_cast<int>(r.size()))});
+    r.push_back({x, e.Aux(), e.Aux(), e.Aux(), e.Aux(), e.Dst(),
+                 Xbyak::Opmask(1 + static_cast<int>(r.size()))});
   }
   auto each = [&](const auto& step) {
     for (Regs& q : r) step(q);
@@ -316,57 +345,29 @@ void EmitTanh(JitContext& c, Emission& e) {
   c.Blend(e.Dst(), big, small, use_small);
 }
 
-// The copies interleaved step by step, as erf's; each copy runs exactly the
-// instruction sequence of ExpCore, so the bits do not depend on the copies.
+// e = exp(-|x|); (x >= 0 ? 1 : e) / (1 + e), as the reference; the copies
+// interleaved step by step, as erf's.
 void EmitSigmoidInterleaved(JitContext& c, std::vector<Emission>& copies) {
-  struct Regs {
-    Xmm x, ex, t[4], dst;
-    int k;
-  };
-  std::vector<Regs> r;
+  TESSEL_CHECK(copies.size() < 8);
+  std::vector<Xmm> x, ex;
+  std::vector<ExpRegs> r;
   for (Emission& e : copies) {
-    TESSEL_CHECK(r.size() < 7);
-    const Xmm x = e.SrcReg(0);
-    const Xmm ex = e.Aux();
-    r.push_back({x, ex, {e.Aux(), e.Aux(), e.Aux(), e.Aux()}, e.Dst(), 1 + static_cast<int>(r.size())});
+    x.push_back(e.SrcReg(0));
+    ex.push_back(e.Aux());
   }
-  auto each = [&](const auto& step) {
-    for (Regs& q : r) step(q);
-  };
-  each([&](Regs& q) { c.Or(q.ex, q.x, c.Bits(0x80000000u)); });  // -|x|
-  // ExpCore(ex), clamped below at -104.
-  each([&](Regs& q) { c.LoadConst(q.t[0], -104.0f); });
-  each([&](Regs& q) { c.g.vmaxps(q.t[0], q.t[0], q.ex); });
-  each([&](Regs& q) { c.LoadConst(q.t[1], 89.0f); });
-  each([&](Regs& q) { c.g.vminps(q.t[0], q.t[1], q.t[0]); });
-  each([&](Regs& q) { c.g.vmulps(q.t[1], q.t[0], c.Const(kLog2e)); });
-  each([&](Regs& q) { c.Round(q.t[1], q.t[1], 0x08); });
-  each([&](Regs& q) { c.g.vmovaps(q.t[2], q.t[0]); });
-  each([&](Regs& q) { c.g.vfnmadd231ps(q.t[2], q.t[1], c.Const(kLn2Hi)); });
-  each([&](Regs& q) { c.g.vfmadd231ps(q.t[2], q.t[1], c.Const(kLn2LoNeg)); });
-  each([&](Regs& q) { c.LoadConst(q.t[3], kExpPoly[0]); });
-  for (size_t i = 1; i < std::size(kExpPoly); ++i) {
-    each([&](Regs& q) { c.g.vfmadd213ps(q.t[3], q.t[2], c.Const(kExpPoly[i])); });
+  for (size_t j = 0; j < copies.size(); ++j) {
+    Emission& e = copies[j];
+    r.push_back({&ex[j], ex[j], {e.Aux(), e.Aux(), e.Aux(), e.Aux()}});
   }
-  each([&](Regs& q) { c.g.vmulps(q.t[0], q.t[2], q.t[2]); });
-  each([&](Regs& q) { c.g.vfmadd213ps(q.t[3], q.t[0], q.t[2]); });
-  each([&](Regs& q) { c.g.vaddps(q.t[3], q.t[3], c.Const(1.0f)); });
-  each([&](Regs& q) { c.g.vcvtps2dq(q.t[1], q.t[1]); });
-  each([&](Regs& q) { c.g.vpsrad(q.t[0], q.t[1], 1); });
-  each([&](Regs& q) { c.g.vpsubd(q.t[1], q.t[1], q.t[0]); });
-  each([&](Regs& q) { c.g.vpaddd(q.t[0], q.t[0], c.Bits(127)); });
-  each([&](Regs& q) { c.g.vpslld(q.t[0], q.t[0], 23); });
-  each([&](Regs& q) { c.g.vpaddd(q.t[1], q.t[1], c.Bits(127)); });
-  each([&](Regs& q) { c.g.vpslld(q.t[1], q.t[1], 23); });
-  each([&](Regs& q) { c.g.vmulps(q.t[3], q.t[3], q.t[0]); });
-  each([&](Regs& q) { c.g.vmulps(q.ex, q.t[3], q.t[1]); });
-  // (x >= 0 ? 1 : e) / (1 + e).
-  each([&](Regs& q) { c.g.vaddps(q.t[0], q.ex, c.Const(1.0f)); });
-  each([&](Regs& q) {
-    const Mask non_negative = c.Compare(q.x, c.Const(0.0f), kCmpGeOq, q.t[1], q.k);
-    c.Blend(q.t[2], q.ex, c.Const(1.0f), non_negative);
-  });
-  each([&](Regs& q) { c.g.vdivps(q.dst, q.t[2], q.t[0]); });
+  for (size_t j = 0; j < r.size(); ++j) c.Or(ex[j], x[j], c.Bits(0x80000000u));  // -|x|
+  ExpCore(c, r);
+  Each(r, [&](ExpRegs& q) { c.g.vaddps(q.t[0], q.out, c.Const(1.0f)); });
+  for (size_t j = 0; j < r.size(); ++j) {
+    const Mask non_negative =
+        c.Compare(x[j], c.Const(0.0f), kCmpGeOq, r[j].t[1], 1 + static_cast<int>(j));
+    c.Blend(r[j].t[2], ex[j], c.Const(1.0f), non_negative);
+  }
+  for (size_t j = 0; j < r.size(); ++j) c.g.vdivps(copies[j].Dst(), r[j].t[2], r[j].t[0]);
 }
 
 void EmitSigmoid(JitContext& c, Emission& e) {
