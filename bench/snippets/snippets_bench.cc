@@ -128,22 +128,19 @@ double BestSeconds(const std::function<void()>& fn) {
   return best;
 }
 
+// Tensors, allocated as the executor allocates its arenas (huge pages from
+// 4 MiB up, see src/ir/tensor.cc).
 struct Buffers {
-  std::vector<std::unique_ptr<float[], void (*)(void*)>> data;
-  float* at(int i) { return data[static_cast<size_t>(i)].get(); }
+  std::vector<Tensor> data;
+  float* at(int i) { return data[static_cast<size_t>(i)].data<float>(); }
 };
 
 Buffers Allocate(size_t count, int64_t n) {
   Buffers b;
   for (size_t i = 0; i < count; ++i) {
-    const size_t bytes = (static_cast<size_t>(n) * 4 + 63) / 64 * 64;
-    float* p = static_cast<float*>(std::aligned_alloc(64, bytes));
-    if (!p) {
-      std::fprintf(stderr, "snippets_bench: out of memory\n");
-      std::exit(1);
-    }
+    b.data.emplace_back(DType::kFloat32, Shape{n});
+    float* p = b.data.back().data<float>();
     for (int64_t k = 0; k < n; ++k) p[k] = std::sin(static_cast<float>(k) * 0.001f) * 3.0f;
-    b.data.emplace_back(p, std::free);
   }
   return b;
 }

@@ -3,6 +3,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 namespace tessel {
 
@@ -30,13 +33,39 @@ std::vector<int64_t> StridesOf(const Shape& shape) {
   return strides;
 }
 
+namespace {
+
+// Tensors of 4 MiB and more start on a 2 MiB boundary and ask Linux for
+// transparent huge pages (madvise: many systems enable THP only on request).
+// With 4 KiB pages a kernel streaming tens of MiB takes a TLB miss every
+// 4 KiB of every stream, and in a VM each miss is a two-level page walk: the
+// fused GeLU of bench/snippets streamed from DRAM about 1.35x slower for it
+// on a 2-vCPU AMD EPYC VM (docs/benchmarks.md). The advice is best effort.
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+constexpr size_t kHugePageMinBytes = size_t{4} << 20;
+
+void* AllocateZeroed(size_t bytes) {
+  void* p = nullptr;
+  if (bytes >= kHugePageMinBytes) {
+    if (::posix_memalign(&p, kHugePageBytes, bytes) != 0) p = nullptr;
+#ifdef __linux__
+    if (p != nullptr) ::madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  } else {
+    p = std::aligned_alloc(64, bytes);
+  }
+  if (p == nullptr) throw std::bad_alloc();
+  std::memset(p, 0, bytes);
+  return p;
+}
+
+}  // namespace
+
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   for (int64_t d : shape_) TESSEL_CHECK_MSG(d >= 0, "negative dimension");
   // Round up so that zero-sized tensors still get a valid, unique pointer.
   const size_t bytes = (size_bytes() + 63) / 64 * 64 + 64;
-  void* p = std::aligned_alloc(64, bytes);
-  if (p == nullptr) throw std::bad_alloc();
-  std::memset(p, 0, bytes);
+  void* p = AllocateZeroed(bytes);
   storage_ = std::shared_ptr<void>(p, std::free);
   data_ = p;
 }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <random>
@@ -67,6 +68,36 @@ TEST(ApproxError, Avx2_and_avx512_compute_identical_bits) {
     ASSERT_EQ(a.size(), 1u);
     ASSERT_EQ(z.size(), 1u);
     EXPECT_EQ(std::memcmp(a[0].raw_data(), z[0].raw_data(), a[0].size_bytes()), 0) << op;
+  }
+}
+
+// GeLU as the transformer's exporters write it: on AVX-512 its erf runs as
+// four interleaved copies (x86_math.cc) next to the other ops' copies, on
+// AVX2 one copy at a time; both must give the same bits, and on a row long
+// enough for the unrolled loop, the single-vector loop and the scalar tail.
+TEST(ApproxError, Gelu_chain_is_identical_on_avx2_and_avx512) {
+  if (!IsaSupported(Isa::kAvx512)) GTEST_SKIP() << "skipped: this CPU does not support avx512";
+  std::mt19937 rng(5);
+  testing::BodyBuilder b;
+  ir::Value* x = b.Input("x", {4099});
+  ir::Value* erf = b.Op("Erf", {b.Op("Div", {x, b.Scalar(1.41421356f)})});
+  b.Output(b.Op("Mul", {b.Op("Mul", {x, b.Op("Add", {erf, b.Scalar(1.0f)})}), b.Scalar(0.5f)}));
+  const Tensor in = testing::RandomTensor(DType::kFloat32, {4099}, rng, -6, 6);
+  const auto a = testing::RunSnippet(b.graph(), {in}, Isa::kAvx2, 4099);
+  const auto z = testing::RunSnippet(b.graph(), {in}, Isa::kAvx512, 4099);
+  const auto want = testing::RunReference(b.graph(), {in});
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(z.size(), 1u);
+  EXPECT_EQ(std::memcmp(a[0].raw_data(), z[0].raw_data(), a[0].size_bytes()), 0);
+  for (int64_t i = 0; i < in.num_elements(); ++i) {
+    const float w = want[0].data<float>()[i], g = z[0].data<float>()[i];
+    if (std::isnan(w) || std::isinf(w)) {
+      EXPECT_EQ(std::isnan(g), std::isnan(w)) << "x = " << in.data<float>()[i];
+      EXPECT_EQ(std::isinf(g) ? g : 0.0f, std::isinf(w) ? w : 0.0f)
+          << "x = " << in.data<float>()[i];
+    } else {
+      EXPECT_NEAR(g, w, 1e-6 * (1 + std::fabs(w))) << "x = " << in.data<float>()[i];
+    }
   }
 }
 

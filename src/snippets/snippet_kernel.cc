@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <fstream>
+#include <string>
 #include <unistd.h>
 
 #include "core/check.h"
@@ -27,10 +29,37 @@ int64_t WalkedBytes(const KernelIR& ir) {
   return bytes;
 }
 
+// The largest cache of cpu0 that sysfs lists ("32768K"); 0 if none.
+int64_t SysfsLastLevelCacheBytes() {
+  int64_t best_level = 0, best_bytes = 0;
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    std::ifstream level_file(dir + "level"), size_file(dir + "size");
+    int64_t level = 0, size = 0;
+    std::string unit;
+    if (!(level_file >> level) || !(size_file >> size)) break;
+    size_file >> unit;
+    if (unit == "K") size <<= 10;
+    if (unit == "M") size <<= 20;
+    if (level >= best_level) {
+      best_level = level;
+      best_bytes = size;
+    }
+  }
+  return best_bytes;
+}
+
 }  // namespace
 
+// sysfs first: under some hypervisors cpuid (and so sysconf) reports the
+// whole host's L3 (384 MiB on a 2-vCPU AMD EPYC VM whose sysfs lists the
+// 32 MiB its cores share), which would keep streaming stores off for working
+// sets ten times the cache these cores can use.
 int64_t LastLevelCacheBytes() {
   static const int64_t bytes = [] {
+    const int64_t sysfs = SysfsLastLevelCacheBytes();
+    if (sysfs > 0) return sysfs;
     const long l3 = ::sysconf(_SC_LEVEL3_CACHE_SIZE);
     const long l2 = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
     if (l3 > 0) return static_cast<int64_t>(l3);

@@ -27,7 +27,8 @@ namespace tessel::snippets {
 // calls are done.
 using ParallelFor = std::function<void(int64_t n, const std::function<void(int64_t)>& fn)>;
 
-// The last-level cache size the OS reports (32 MiB when it reports none).
+// The last-level cache size: sysfs (cpu0's largest cache), else sysconf, else
+// 32 MiB.
 int64_t LastLevelCacheBytes();
 
 struct SnippetOptions {

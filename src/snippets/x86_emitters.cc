@@ -40,14 +40,39 @@ Xbyak::RegExp JitContext::ArgAddress(const Instr& in) const {
   return p + element_offset * static_cast<int>(DTypeSize(arg.dtype));
 }
 
-Address JitContext::Bits(uint32_t bits) {
+size_t JitContext::SlotIndex(uint32_t bits) {
   auto it = std::find(constants_.begin(), constants_.end(), bits);
-  const size_t slot = static_cast<size_t>(it - constants_.begin());
-  if (it == constants_.end()) constants_.push_back(bits);
-  return g.ptr[g.rip + data_ + static_cast<int>(slot * 64)];
+  if (it != constants_.end()) return static_cast<size_t>(it - constants_.begin());
+  constants_.push_back(bits);
+  uses_.push_back(0);
+  return constants_.size() - 1;
 }
 
-Address JitContext::Const(float v) { return Bits(FloatBits(v)); }
+Address JitContext::Slot(uint32_t bits) {
+  return g.ptr[g.rip + data_ + static_cast<int>(SlotIndex(bits) * 64)];
+}
+
+ConstOperand JitContext::Bits(uint32_t bits) {
+  ++uses_[SlotIndex(bits)];
+  if (pins_on) {
+    for (const auto& [pinned, reg] : pins_) {
+      if (pinned == bits) return ConstOperand(Vec(reg));
+    }
+  }
+  return ConstOperand(Slot(bits));
+}
+
+ConstOperand JitContext::Const(float v) { return Bits(FloatBits(v)); }
+
+std::vector<uint32_t> JitContext::ConstantsByUse() const {
+  std::vector<size_t> order(constants_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return uses_[a] > uses_[b]; });
+  std::vector<uint32_t> bits;
+  for (size_t i : order) bits.push_back(constants_[i]);
+  return bits;
+}
 
 void JitContext::EmitData() {
   g.align(64);
@@ -69,7 +94,13 @@ void JitContext::LoadConst(const Xmm& d, float v) {
   if (FloatBits(v) == 0) {
     Zero(d);
   } else {
-    g.vmovups(d, Const(v));
+    const ConstOperand v_op = Const(v);
+    const Operand& op = v_op;
+    if (op.isMEM()) {
+      g.vmovups(d, op);
+    } else {
+      g.vmovaps(d, op);
+    }
   }
 }
 
@@ -462,6 +493,17 @@ EmitFn GetEmitter(KOp op) {
     if (t.op == op) return t.fn;
   }
   return nullptr;
+}
+
+EmitCopiesFn GetCopiesEmitter(KOp op) {
+  switch (op) {
+    case KOp::kErf:
+      return EmitErfInterleaved;
+    case KOp::kSigmoid:
+      return EmitSigmoidInterleaved;
+    default:
+      return nullptr;
+  }
 }
 
 }  // namespace tessel::snippets::x86

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 #include <xbyak/xbyak.h>
 
@@ -30,6 +31,22 @@ struct Mask {
   Xbyak::Xmm vec;
   Xbyak::Opmask k;
   bool is_k = false;
+};
+
+// An immediate as an operand: a vector register that holds it in every lane
+// (pinned for the whole kernel), or its 64-byte slot in the data section.
+class ConstOperand {
+ public:
+  explicit ConstOperand(const Xbyak::Address& mem) : mem_(mem) {}
+  explicit ConstOperand(const Xbyak::Xmm& reg) : reg_(reg) {}
+  operator const Xbyak::Operand&() const {  // NOLINT: used as an xbyak operand
+    if (mem_) return *mem_;
+    return reg_;
+  }
+
+ private:
+  std::optional<Xbyak::Address> mem_;
+  Xbyak::Xmm reg_;
 };
 
 class JitContext {
@@ -53,9 +70,18 @@ class JitContext {
 
   // Vector register `r` at the current tile's width.
   Xbyak::Xmm Vec(int r) const;
-  // A 64-byte slot of the data section holding `v` in every lane.
-  Xbyak::Address Const(float v);
-  Xbyak::Address Bits(uint32_t bits);
+  // `v` in every lane: a pinned register while pins are on, else a 64-byte
+  // slot of the data section.
+  ConstOperand Const(float v);
+  ConstOperand Bits(uint32_t bits);
+  // The data-section slot of `bits`, never a register.
+  Xbyak::Address Slot(uint32_t bits);
+  // The immediates Const and Bits were asked for so far, most used first.
+  std::vector<uint32_t> ConstantsByUse() const;
+  // Const(bits) becomes register `reg` (at the tile's width) while
+  // `pins_on`; the generator loads it once per call, before the loops.
+  void Pin(uint32_t bits, int reg) { pins_.push_back({bits, reg}); }
+  bool pins_on = false;
   // Emits the data section; call once, after all code.
   void EmitData();
 
@@ -81,8 +107,12 @@ class JitContext {
   void MaskSelect(const Xbyak::Xmm& d, const Mask& m, const Xbyak::Operand& a);
 
  private:
+  size_t SlotIndex(uint32_t bits);  // adds `bits` to the data section if new
+
   Xbyak::Label data_;
   std::vector<uint32_t> constants_;
+  std::vector<int> uses_;  // per constant, calls of Bits
+  std::vector<std::pair<uint32_t, int>> pins_;
 };
 
 // Compare predicates (the AVX encoding of vcmpps' immediate).
@@ -118,7 +148,7 @@ class Emission {
   std::optional<Xbyak::Xmm> dst_;
   std::vector<std::optional<Xbyak::Xmm>> src_regs_;
   std::vector<float> src_imms_;
-  std::vector<std::optional<Xbyak::Address>> src_mems_;
+  std::vector<std::optional<ConstOperand>> src_mems_;
   std::vector<Xbyak::Xmm> aux_;
   size_t next_aux_ = 0;
 };
@@ -127,12 +157,21 @@ using EmitFn = void (*)(JitContext& c, Emission& e);
 // The emitter of `op`; every KOp except kParameter, kResult and kScalar has one.
 EmitFn GetEmitter(KOp op);
 
+// An emitter of several independent copies of one instruction (the unrolled
+// vector tile), interleaving their instructions so that long dependency
+// chains overlap; nullptr where the generator emits the copies one after
+// the other. Same contract as EmitFn for every copy.
+using EmitCopiesFn = void (*)(JitContext& c, std::vector<Emission>& copies);
+EmitCopiesFn GetCopiesEmitter(KOp op);
+
 // Transcendentals (x86_math.cc); the table above refers to them.
 void EmitExp(JitContext& c, Emission& e);
 void EmitLog(JitContext& c, Emission& e);
 void EmitErf(JitContext& c, Emission& e);
+void EmitErfInterleaved(JitContext& c, std::vector<Emission>& copies);
 void EmitTanh(JitContext& c, Emission& e);
 void EmitSigmoid(JitContext& c, Emission& e);
+void EmitSigmoidInterleaved(JitContext& c, std::vector<Emission>& copies);
 void EmitElu(JitContext& c, Emission& e);
 void EmitSelu(JitContext& c, Emission& e);
 

@@ -4,12 +4,18 @@
 // and the data section holds every immediate broadcast to 64 bytes.
 //
 //   push callee-saved; load argument pointers from the KernelCall
+//   load pinned immediates into the registers the tiles leave free
 //   row:    rax = inner
+//   unrolled: while rax >= U lanes: U copies of the vector tile, interleaved
+//           instruction by instruction (U = 4, 2 or 1, as registers allow)
 //   vector: while rax >= lanes: <vector tile>; advance streaming pointers
 //   scalar: while rax > 0:      <scalar tile>; advance by one element
 //           pointers += row_advance_bytes; loop while rows remain
 //   [sfence]; vzeroupper; pop; ret
 //   data:   64-byte aligned constants
+//
+// TESSEL_SNIPPETS_DUMP=DIR writes every generated function's machine code to
+// DIR/<serial>_<snippet>[.nt].bin (objdump -D -b binary -m i386:x86-64).
 #pragma once
 
 #include <memory>

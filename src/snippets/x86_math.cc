@@ -24,12 +24,17 @@
 //            erf = 1 - B(a)^8 with B ~ erfc^(1/8) on [1.2, 3.92] in (a - 2.56),
 //            the last squaring fused into the subtraction;
 //            |x| is clamped to 3.92, where erf rounds to 1. Coefficients from
-//            tools/fit_erf_coefficients.py (mpmath Chebyshev fits).
+//            tools/fit_erf_coefficients.py (mpmath Chebyshev fits). AVX-512
+//            runs both ranges as one Horner chain with per-lane coefficients,
+//            the same arithmetic per lane (identical bits to AVX2).
 //   tanh     |x| < 0.625: x + x^3 P(x^2) (Cephes); else 1 - 2 / (e^2|x| + 1)
 //            with |x| clamped to 9, where tanh rounds to 1; sign restored.
 //   sigmoid  e = exp(-|x|); (x >= 0 ? 1 : e) / (1 + e), as the reference.
 #include <cmath>
+#include <iterator>
+#include <vector>
 
+#include "core/check.h"
 #include "snippets/x86_emitters.h"
 
 namespace tessel::snippets::x86 {
@@ -78,44 +83,71 @@ void Horner(JitContext& c, const Xmm& acc, const Xmm& x, const float (&coef)[N])
   for (size_t i = 1; i < N; ++i) c.g.vfmadd213ps(acc, x, c.Const(coef[i]));
 }
 
+// One copy's registers for the exp helpers: `x` is read first and may be
+// `out`; t is clobbered.
+struct ExpRegs {
+  const Operand* x;
+  Xmm out;
+  Xmm t[4];
+};
+
+// The helpers emit each step for every copy before the next step, so that
+// independent copies (the unrolled vector tile) overlap their chains; each
+// copy runs the same instructions whatever the number of copies.
+template <typename Step>
+void Each(std::vector<ExpRegs>& r, const Step& step) {
+  for (ExpRegs& q : r) step(q);
+}
+
 // The shared part of exp and expm1: clamps x to [lo, 89], then leaves
 // fx = round(x log2e) in t[1], r in t[2] and s = e^r - 1 in t[3].
-void ExpReduce(JitContext& c, const Operand& x, float lo, const Xmm (&t)[4]) {
-  c.LoadConst(t[0], lo);
-  c.g.vmaxps(t[0], t[0], x);  // (lo > x) ? lo : x keeps NaN
-  c.LoadConst(t[1], 89.0f);
-  c.g.vminps(t[0], t[1], t[0]);
-  c.g.vmulps(t[1], t[0], c.Const(kLog2e));
-  c.Round(t[1], t[1], 0x08);
-  c.g.vmovaps(t[2], t[0]);
-  c.g.vfnmadd231ps(t[2], t[1], c.Const(kLn2Hi));
-  c.g.vfmadd231ps(t[2], t[1], c.Const(kLn2LoNeg));
-  Horner(c, t[3], t[2], kExpPoly);
-  c.g.vmulps(t[0], t[2], t[2]);
-  c.g.vfmadd213ps(t[3], t[0], t[2]);
+void ExpReduce(JitContext& c, std::vector<ExpRegs>& r, float lo) {
+  Each(r, [&](ExpRegs& q) { c.LoadConst(q.t[0], lo); });
+  Each(r, [&](ExpRegs& q) { c.g.vmaxps(q.t[0], q.t[0], *q.x); });  // (lo > x) ? lo : x keeps NaN
+  Each(r, [&](ExpRegs& q) { c.LoadConst(q.t[1], 89.0f); });
+  Each(r, [&](ExpRegs& q) { c.g.vminps(q.t[0], q.t[1], q.t[0]); });
+  Each(r, [&](ExpRegs& q) { c.g.vmulps(q.t[1], q.t[0], c.Const(kLog2e)); });
+  Each(r, [&](ExpRegs& q) { c.Round(q.t[1], q.t[1], 0x08); });
+  Each(r, [&](ExpRegs& q) { c.g.vmovaps(q.t[2], q.t[0]); });
+  Each(r, [&](ExpRegs& q) { c.g.vfnmadd231ps(q.t[2], q.t[1], c.Const(kLn2Hi)); });
+  Each(r, [&](ExpRegs& q) { c.g.vfmadd231ps(q.t[2], q.t[1], c.Const(kLn2LoNeg)); });
+  // Horner's scheme, as Horner() above.
+  Each(r, [&](ExpRegs& q) { c.LoadConst(q.t[3], kExpPoly[0]); });
+  for (size_t i = 1; i < std::size(kExpPoly); ++i) {
+    Each(r, [&](ExpRegs& q) { c.g.vfmadd213ps(q.t[3], q.t[2], c.Const(kExpPoly[i])); });
+  }
+  Each(r, [&](ExpRegs& q) { c.g.vmulps(q.t[0], q.t[2], q.t[2]); });
+  Each(r, [&](ExpRegs& q) { c.g.vfmadd213ps(q.t[3], q.t[0], q.t[2]); });
+}
+
+// out = e^x for every copy.
+void ExpCore(JitContext& c, std::vector<ExpRegs>& r) {
+  ExpReduce(c, r, -104.0f);
+  Each(r, [&](ExpRegs& q) { c.g.vaddps(q.t[3], q.t[3], c.Const(1.0f)); });
+  // 2^n as 2^(n>>1) * 2^(n - (n>>1)): both halves are normal floats for every
+  // n in [-150, 128], and the second product rounds once.
+  Each(r, [&](ExpRegs& q) { c.g.vcvtps2dq(q.t[1], q.t[1]); });
+  Each(r, [&](ExpRegs& q) { c.g.vpsrad(q.t[0], q.t[1], 1); });
+  Each(r, [&](ExpRegs& q) { c.g.vpsubd(q.t[1], q.t[1], q.t[0]); });
+  Each(r, [&](ExpRegs& q) { c.g.vpaddd(q.t[0], q.t[0], c.Bits(127)); });
+  Each(r, [&](ExpRegs& q) { c.g.vpslld(q.t[0], q.t[0], 23); });
+  Each(r, [&](ExpRegs& q) { c.g.vpaddd(q.t[1], q.t[1], c.Bits(127)); });
+  Each(r, [&](ExpRegs& q) { c.g.vpslld(q.t[1], q.t[1], 23); });
+  Each(r, [&](ExpRegs& q) { c.g.vmulps(q.t[3], q.t[3], q.t[0]); });
+  Each(r, [&](ExpRegs& q) { c.g.vmulps(q.out, q.t[3], q.t[1]); });
 }
 
 // out = e^x; `x` may be `out`, it is read first. Clobbers t.
 void ExpCore(JitContext& c, const Operand& x, const Xmm& out, const Xmm (&t)[4]) {
-  ExpReduce(c, x, -104.0f, t);
-  c.g.vaddps(t[3], t[3], c.Const(1.0f));
-  // 2^n as 2^(n>>1) * 2^(n - (n>>1)): both halves are normal floats for every
-  // n in [-150, 128], and the second product rounds once.
-  c.g.vcvtps2dq(t[1], t[1]);
-  c.g.vpsrad(t[0], t[1], 1);
-  c.g.vpsubd(t[1], t[1], t[0]);
-  c.g.vpaddd(t[0], t[0], c.Bits(127));
-  c.g.vpslld(t[0], t[0], 23);
-  c.g.vpaddd(t[1], t[1], c.Bits(127));
-  c.g.vpslld(t[1], t[1], 23);
-  c.g.vmulps(t[3], t[3], t[0]);
-  c.g.vmulps(out, t[3], t[1]);
+  std::vector<ExpRegs> one = {{&x, out, {t[0], t[1], t[2], t[3]}}};
+  ExpCore(c, one);
 }
 
 // out = e^x - 1 for x < 0 (other lanes are not meaningful). Below -87 the
 // result is -1 in float; the clamp keeps 2^n normal.
 void Expm1Core(JitContext& c, const Operand& x, const Xmm& out, const Xmm (&t)[4]) {
-  ExpReduce(c, x, -87.0f, t);
+  std::vector<ExpRegs> one = {{&x, out, {t[0], t[1], t[2], t[3]}}};
+  ExpReduce(c, one, -87.0f);
   c.g.vcvtps2dq(t[1], t[1]);
   c.g.vpaddd(t[1], t[1], c.Bits(127));
   c.g.vpslld(t[1], t[1], 23);
@@ -191,7 +223,80 @@ void EmitLog(JitContext& c, Emission& e) {
   c.Blend(e.Dst(), y, c.Const(NAN), not_positive);
 }
 
+namespace {
+
+// AVX-512: one Horner chain for both ranges instead of two. Lanes below the
+// split evaluate the small-range polynomial in z, the others the large-range
+// one in a - 2.56, each lane picking its coefficients with a k-masked blend.
+// The small polynomial is three coefficients shorter: its lanes take S0 by a
+// masked move at the step where the large chain adds L3 (0 * z + S0 would
+// be S0 too), so every lane computes bit for bit what the two-chain AVX2
+// code computes, with nine FMAs instead of fifteen.
+//
+// The copies (unrolled vectors, one k register each) are emitted step by
+// step, interleaved: the chain is some 60 cycles deep, and one vector at a
+// time leaves the FP pipes waiting on it.
+void EmitErfAvx512(JitContext& c, std::vector<Emission>& copies) {
+  constexpr size_t kLead = std::size(kErfLarge) - std::size(kErfSmall);
+  struct Regs {
+    Xmm x, a, z, acc, v, coef;
+    Xbyak::Opmask small;
+  };
+  std::vector<Regs> r;
+  for (Emission& e : copies) {
+    TESSEL_CHECK(r.size() < 7);
+    const Xmm x = e.SrcReg(0);
+    r.push_back({x, e.Aux(), e.Aux(), e.Aux(), e.Aux(), e.Dst(),
+                 Xbyak::Opmask(1 + static_cast<int>(r.size()))});
+  }
+  auto each = [&](const auto& step) {
+    for (Regs& q : r) step(q);
+  };
+  each([&](Regs& q) { c.And(q.a, q.x, c.Bits(0x7FFFFFFFu)); });
+  each([&](Regs& q) { c.LoadConst(q.z, kErfClamp); });
+  each([&](Regs& q) { c.g.vminps(q.a, q.z, q.a); });  // a NaN stays NaN
+  each([&](Regs& q) { c.g.vcmpps(q.small, q.a, c.Const(kErfSplit), kCmpLtOq); });
+  each([&](Regs& q) { c.g.vmulps(q.z, q.a, q.a); });
+  each([&](Regs& q) { c.g.vsubps(q.v, q.a, c.Const(kErfCenter)); });
+  each([&](Regs& q) { c.g.vmovaps(q.v | q.small, q.z); });
+  each([&](Regs& q) { c.LoadConst(q.acc, kErfLarge[0]); });
+  for (size_t i = 1; i <= kLead; ++i) {
+    each([&](Regs& q) { c.g.vfmadd213ps(q.acc, q.v, c.Const(kErfLarge[i])); });
+  }
+  each([&](Regs& q) { c.g.vmovaps(q.acc | q.small, c.Const(kErfSmall[0])); });
+  for (size_t i = kLead + 1; i < std::size(kErfLarge); ++i) {
+    each([&](Regs& q) { c.LoadConst(q.coef, kErfLarge[i]); });
+    each([&](Regs& q) { c.g.vmovaps(q.coef | q.small, c.Const(kErfSmall[i - kLead])); });
+    each([&](Regs& q) { c.g.vfmadd213ps(q.acc, q.v, q.coef); });
+  }
+  // Small: a c0 + a z Q, c0 in two parts. Large: 1 - B^8.
+  each([&](Regs& q) { c.g.vmulps(q.v, q.a, q.z); });
+  each([&](Regs& q) { c.g.vmulps(q.v, q.v, q.acc); });
+  each([&](Regs& q) { c.g.vfmadd231ps(q.v, q.a, c.Const(kErfC0Lo)); });
+  each([&](Regs& q) { c.g.vfmadd231ps(q.v, q.a, c.Const(kErfC0Hi)); });
+  each([&](Regs& q) { c.g.vmulps(q.acc, q.acc, q.acc); });
+  each([&](Regs& q) { c.g.vmulps(q.acc, q.acc, q.acc); });
+  each([&](Regs& q) { c.g.vfnmadd213ps(q.acc, q.acc, c.Const(1.0f)); });
+  each([&](Regs& q) { c.g.vblendmps(q.coef | q.small, q.acc, q.v); });
+  each([&](Regs& q) { c.CopySign(q.coef, q.coef, q.x, q.z); });
+}
+
+}  // namespace
+
+void EmitErfInterleaved(JitContext& c, std::vector<Emission>& copies) {
+  if (c.avx512) {
+    EmitErfAvx512(c, copies);
+    return;
+  }
+  for (Emission& e : copies) EmitErf(c, e);
+}
+
 void EmitErf(JitContext& c, Emission& e) {
+  if (c.avx512) {
+    std::vector<Emission> one{e};
+    EmitErfAvx512(c, one);
+    return;
+  }
   const Xmm x = e.SrcReg(0);
   const Xmm a = e.Aux(), t1 = e.Aux(), t2 = e.Aux(), t3 = e.Aux();
   c.And(a, x, c.Bits(0x7FFFFFFFu));
@@ -240,16 +345,34 @@ void EmitTanh(JitContext& c, Emission& e) {
   c.Blend(e.Dst(), big, small, use_small);
 }
 
+// e = exp(-|x|); (x >= 0 ? 1 : e) / (1 + e), as the reference; the copies
+// interleaved step by step, as erf's.
+void EmitSigmoidInterleaved(JitContext& c, std::vector<Emission>& copies) {
+  TESSEL_CHECK(copies.size() < 8);
+  std::vector<Xmm> x, ex;
+  std::vector<ExpRegs> r;
+  for (Emission& e : copies) {
+    x.push_back(e.SrcReg(0));
+    ex.push_back(e.Aux());
+  }
+  for (size_t j = 0; j < copies.size(); ++j) {
+    Emission& e = copies[j];
+    r.push_back({&ex[j], ex[j], {e.Aux(), e.Aux(), e.Aux(), e.Aux()}});
+  }
+  for (size_t j = 0; j < r.size(); ++j) c.Or(ex[j], x[j], c.Bits(0x80000000u));  // -|x|
+  ExpCore(c, r);
+  Each(r, [&](ExpRegs& q) { c.g.vaddps(q.t[0], q.out, c.Const(1.0f)); });
+  for (size_t j = 0; j < r.size(); ++j) {
+    const Mask non_negative =
+        c.Compare(x[j], c.Const(0.0f), kCmpGeOq, r[j].t[1], 1 + static_cast<int>(j));
+    c.Blend(r[j].t[2], ex[j], c.Const(1.0f), non_negative);
+  }
+  for (size_t j = 0; j < r.size(); ++j) c.g.vdivps(copies[j].Dst(), r[j].t[2], r[j].t[0]);
+}
+
 void EmitSigmoid(JitContext& c, Emission& e) {
-  const Xmm x = e.SrcReg(0);
-  const Xmm ex = e.Aux();
-  const Xmm t[4] = {e.Aux(), e.Aux(), e.Aux(), e.Aux()};
-  c.Or(ex, x, c.Bits(0x80000000u));  // -|x|
-  ExpCore(c, ex, ex, t);
-  c.g.vaddps(t[0], ex, c.Const(1.0f));
-  const Mask non_negative = c.Compare(x, c.Const(0.0f), kCmpGeOq, t[1]);
-  c.Blend(t[2], ex, c.Const(1.0f), non_negative);
-  c.g.vdivps(e.Dst(), t[2], t[0]);
+  std::vector<Emission> one{e};
+  EmitSigmoidInterleaved(c, one);
 }
 
 }  // namespace tessel::snippets::x86
