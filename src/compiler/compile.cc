@@ -10,6 +10,7 @@
 #include "passes/fold_batch_norm.h"
 #include "passes/fuse_channel_shuffle.h"
 #include "passes/fuse_conv_activation.h"
+#include "passes/fuse_matmul_bias.h"
 #include "passes/infer_shapes.h"
 #include "snippets/tokenize.h"
 
@@ -18,7 +19,7 @@ namespace tessel {
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {"import", "infer-shapes",
                                                  "eliminate-dead-nodes", "fold-batchnorm", "fuse-conv",
-                                                 "fuse-shuffle", "tokenize-snippets",
+                                                 "fuse-matmul", "fuse-shuffle", "tokenize-snippets",
                                                  "plan-memory"};
   return names;
 }
@@ -58,16 +59,20 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseConvActivation(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("fuse-conv", true));
 
-  // 6. Concat -> Reshape -> Transpose -> Reshape -> Slices (ShuffleNet's
+  // 6. MatMul by constant weights + bias Add + residual Add -> FusedMatMul.
+  if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseMatMulBias(*model.graph));
+  TESSEL_RETURN_IF_ERROR(finish_stage("fuse-matmul", true));
+
+  // 7. Concat -> Reshape -> Transpose -> Reshape -> Slices (ShuffleNet's
   // channel shuffle) -> one ChannelShuffle node: one copy instead of four.
   if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseChannelShuffle(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("fuse-shuffle", true));
 
-  // 7. Elementwise regions -> Subgraph nodes, one fused kernel each.
+  // 8. Elementwise regions -> Subgraph nodes, one fused kernel each.
   if (options.fusion) TESSEL_RETURN_IF_ERROR(snippets::TokenizeSnippets(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("tokenize-snippets", true));
 
-  // 8. Every buffer (tensors between and inside nodes, constants) gets a pool
+  // 9. Every buffer (tensors between and inside nodes, constants) gets a pool
   // and an offset, from the schedule above.
   MemoryOptions memory = options.memory;
   memory.planner.verify = memory.planner.verify || options.verify_each_stage;

@@ -212,6 +212,41 @@ Status RunMatMul(KernelContext& ctx) {
                              [&](auto tag) { return RunMatMulTyped<decltype(tag)>(ctx, p); });
 }
 
+// FusedMatMul (domain "tessel", made by passes/fuse_matmul_bias):
+// Y = MatMul(A, B) + bias (+ Z), float32, with B a matrix [K, N], bias N
+// values added along the last axis, Z (optional) of Y's shape.
+Status InferFusedMatMul(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(InferMatMul(node, opset));
+  const ir::Value* y = node.output(0);
+  const ir::Value* b = node.input(1);
+  const ir::Value* bias = node.input(2);
+  if (y->dtype != DType::kFloat32 || b->shape.size() != 2 || !bias ||
+      bias->dtype != DType::kFloat32 || NumElements(bias->shape) != b->shape[1]) {
+    return InvalidArgument(node.Describe() + ": expects float32, B a matrix and " +
+                           std::to_string(b->shape.size() == 2 ? b->shape[1] : 0) +
+                           " bias values");
+  }
+  if (const ir::Value* z = node.input(3); z && (z->dtype != y->dtype || z->shape != y->shape)) {
+    return InvalidArgument(node.Describe() + ": residual '" + z->name + "' has shape " +
+                           ShapeToString(z->shape) + "; expected the output's " +
+                           ShapeToString(y->shape));
+  }
+  return Status::Ok();
+}
+
+Status RunFusedMatMul(KernelContext& ctx) {
+  TESSEL_RETURN_IF_ERROR(RunMatMul(ctx));
+  float* y = ctx.out(0).data<float>();
+  const float* bias = ctx.in(2).data<float>();
+  const int64_t n = ctx.in(2).num_elements(), total = ctx.out(0).num_elements();
+  for (int64_t i = 0; i < total; ++i) y[i] += bias[i % n];
+  if (ctx.has_in(3)) {
+    const float* z = ctx.in(3).data<float>();
+    for (int64_t i = 0; i < total; ++i) y[i] += z[i];
+  }
+  return Status::Ok();
+}
+
 // ---------------------------------------------------------------------------
 // Gemm: Y = alpha * A' * B' + beta * C, with A' = transA ? A^T : A.
 
@@ -587,6 +622,14 @@ void RegisterMatmulOps(OpRegistry& r) {
               .max_inputs = 3,
               .infer = InferGemm,
               .run = RunGemm});
+  r.Register({.op_type = "FusedMatMul",
+              .domain = "tessel",
+              .op_class = OpClass::kOpaque,
+              .min_inputs = 3,
+              .max_inputs = 4,
+              .infer = InferFusedMatMul,
+              .run = RunFusedMatMul,
+              .foldable = false});
   r.Register({.op_type = "MatMul",
               .domain = "",
               .op_class = OpClass::kOpaque,

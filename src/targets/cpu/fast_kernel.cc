@@ -46,6 +46,8 @@ std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, ActivationLa
     }
   } else if (node.domain == "tessel" && node.op_type == "FusedConv") {
     return MakeOneDnnConv(node, opset, layout, pack);
+  } else if (node.domain == "tessel" && node.op_type == "FusedMatMul") {
+    return MakeOneDnnFusedMatMul(node, pack);
   }
 #endif
   return nullptr;

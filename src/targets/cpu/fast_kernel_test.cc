@@ -229,6 +229,17 @@ TEST(FastMatMul, Shared_weights_fold_the_batch_into_rows) {
   ExpectMatchesReference(t);
 }
 
+TEST(FastMatMul, Fused_bias_and_residual) {
+  OneNode t("FusedMatMul", "tessel", {{2, 3, 7}, {7, 5}, {5}, {2, 3, 5}},
+            {false, true, true, false}, {});
+  ExpectMatchesReference(t);
+}
+
+TEST(FastMatMul, Fused_bias_without_residual) {
+  OneNode t("FusedMatMul", "tessel", {{9, 16}, {16, 33}, {1, 33}}, {false, true, true}, {});
+  ExpectMatchesReference(t);
+}
+
 TEST(FastSoftmax, Last_axis) {
   OneNode last("Softmax", "", {{2, 3, 17}}, {false}, {});
   ExpectMatchesReference(last);

@@ -927,6 +927,38 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bo
   return OneDnnMatMul::Make(operand(a, 0), operand(b, 1), nullptr, y->shape, pack);
 }
 
+std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node, bool pack) {
+  const ir::Value* a = node.input(0);
+  const ir::Value* w = node.input(1);
+  const ir::Value* bias = node.input(2);
+  const ir::Value* z = node.input(3);
+  const ir::Value* y = node.output(0);
+  if (!IsFloat32(a) || !IsFloat32(w) || !IsFloat32(bias) || !IsFloat32(y)) return nullptr;
+  if (!w->is_constant() || !bias->is_constant() || w->shape.size() != 2 || a->shape.size() < 2)
+    return nullptr;
+  if ((z && !IsFloat32(z)) || NumElements(y->shape) == 0) return nullptr;
+  // One set of weights for every row: A's leading dims fold into the rows.
+  const int64_t k = w->shape[0], n = w->shape[1], rows = NumElements(a->shape) / k;
+  OneDnnMatMul::Operand src{.dims = {rows, k}, .input = 0};
+  src.plain = PlainDesc(src.dims);
+  src.constant = ConstantData(a);
+  OneDnnMatMul::Operand weights{.dims = {k, n}, .input = 1};
+  weights.plain = PlainDesc(weights.dims);
+  weights.constant = ConstantData(w);
+  OneDnnMatMul::Operand row{.dims = {1, n}, .input = 2};
+  row.plain = PlainDesc(row.dims);
+  row.constant = ConstantData(bias);
+  // The residual goes through the output: copied in, then the sum post-op.
+  auto kernel = OneDnnMatMul::Make(src, weights, &row, {rows, n}, pack, z != nullptr);
+  if (kernel && z) {
+    auto& mm = static_cast<OneDnnMatMul&>(*kernel);
+    mm.addend = {.dims = {rows, n}, .plain = PlainDesc({rows, n}), .input = 3};
+    mm.rows_ = rows;
+    mm.cols_ = n;
+  }
+  return kernel;
+}
+
 std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset, bool pack) {
   const ir::Value* a = node.input(0);
   const ir::Value* b = node.input(1);

@@ -30,6 +30,8 @@ std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset,
                                            ActivationLayout layout, bool pack);
 std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bool pack);
 std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset, bool pack);
+// tessel's FusedMatMul: the bias as oneDNN's, the residual as a sum post-op.
+std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node, bool pack);
 // Softmax over one axis (opset >= 13) or the flattened trailing axes (before).
 std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset);
 // MaxPool (without Indices, dilation 1) and AveragePool (ceil_mode 0), on

@@ -237,6 +237,22 @@ TEST_F(OpenClTest, Channel_shuffle_as_one_strided_copy_per_input_and_part) {
   EXPECT_TRUE(Used("b32_strided_copy"));
 }
 
+TEST_F(OpenClTest, FusedMatMul_bias_in_the_product_and_residual_as_an_epilogue) {
+  // MatMul -> Add(bias) -> Add(r) becomes one FusedMatMul (fuse-matmul stage).
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {3, 2, 8});
+  b.Input("r", DType::kFloat32, {3, 2, 5});
+  b.Initializer("w", RandomFloats({8, 5}, 1));
+  b.Initializer("bias", RandomFloats({5}, 2));
+  b.Node("MatMul", {"x", "w"}, {"m"});
+  b.Node("Add", {"m", "bias"}, {"s"});
+  b.Node("Add", {"s", "r"}, {"y"});
+  b.Output("y");
+  ExpectMatchesReference(b, /*fusion=*/true);
+  EXPECT_EQ(launches_, 2u);
+  EXPECT_TRUE(Used("f32_conv_epilogue"));
+}
+
 TEST_F(OpenClTest, MaxPool_ceil_mode) {
   ModelBuilder b(13);
   b.Input("x", DType::kFloat32, {1, 3, 10, 9});

@@ -332,10 +332,14 @@ Status GemmOp(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   return Status::Ok();
 }
 
-Status MatMul(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+// MatMul, plus a bias row added along the last axis when `bias` is set
+// (FusedMatMul: the GEMM kernels' C operand with a zero row stride).
+Status MatMulPlusRow(const NodeContext& c, const ir::Value* bias,
+                     std::vector<PendingLaunch>* launches) {
   GemmArgs g{};
   g.a = c.node.input(0);
   g.b = c.node.input(1);
+  g.c = bias;
   g.y = c.node.output(0);
   if (g.a->dtype != DType::kFloat32) return Unsupported(c.node, "multiplies float32 only");
   Shape as = g.a->shape, bs = g.b->shape;
@@ -368,7 +372,34 @@ Status MatMul(const NodeContext& c, std::vector<PendingLaunch>* launches) {
     g.batch = 1;
     g.st[6] = 0;
   }
+  if (bias) {
+    if (g.batch != 1) return Unsupported(c.node, "adds a bias to one matrix product only");
+    g.st[4] = 0;  // every row reads the same bias
+    g.st[5] = 1;
+  }
   Gemm(c, g, launches);
+  return Status::Ok();
+}
+
+Status MatMul(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  return MatMulPlusRow(c, nullptr, launches);
+}
+
+// FusedMatMul (passes/fuse_matmul_bias): the product with its bias, then
+// the residual through the convolutions' epilogue kernel.
+Status FusedMatMul(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  TESSEL_RETURN_IF_ERROR(MatMulPlusRow(c, c.node.input(2), launches));
+  const ir::Value* z = c.node.input(3);
+  const ir::Value* y = c.node.output(0);
+  if (!z) return Status::Ok();
+  const int64_t n = NumElements(y->shape);
+  PendingLaunch l;
+  l.kernel_name = "f32_conv_epilogue";
+  l.args.Tensor(c.ref(y)).Tensor(c.ref(z)).Int(1).Int(0).Float(0.f).Float(0.f).Int(n);
+  l.geometry = Linear(n);
+  l.bytes = Bytes(y) * 2 + Bytes(z);
+  l.flops = n;
+  launches->push_back(std::move(l));
   return Status::Ok();
 }
 
@@ -682,6 +713,7 @@ Status BuildNodeLaunches(const NodeContext& c, std::vector<PendingLaunch>* out) 
   if (op == "Subgraph" || !c.snippet_kernel.empty()) return Snippet(c, out);
   if (op == "FusedConv" && c.node.domain == "tessel") return FusedConv(c, out);
   if (op == "ChannelShuffle" && c.node.domain == "tessel") return ChannelShuffle(c, out);
+  if (op == "FusedMatMul" && c.node.domain == "tessel") return FusedMatMul(c, out);
   if (c.node.domain != "" && c.node.domain != "ai.onnx") {
     return Unsupported(c.node, "has no kernel for domain '" + c.node.domain + "'");
   }
