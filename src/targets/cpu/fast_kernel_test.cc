@@ -23,6 +23,14 @@ namespace {
 
 using ops::test_util::RandomFloats;
 
+// The oneDNN kernels' tests say so and skip in a build without oneDNN
+// (TESSEL_WITH_ONEDNN=OFF), where only the hand-written kernels exist.
+#if TESSEL_WITH_ONEDNN
+#define REQUIRE_ONEDNN() static_cast<void>(0)
+#else
+#define REQUIRE_ONEDNN() GTEST_SKIP() << "built without oneDNN (TESSEL_WITH_ONEDNN=OFF)"
+#endif
+
 
 // One node over graph inputs (for `variable` positions) and constants.
 struct OneNode {
@@ -105,41 +113,48 @@ AttributeMap ConvAttrs(std::vector<int64_t> strides, std::vector<int64_t> pads,
 }
 
 TEST(FastConv, Odd_channels_3x3_with_bias) {
+  REQUIRE_ONEDNN();
   OneNode t("Conv", "", {{1, 3, 7, 9}, {5, 3, 3, 3}, {5}}, {false, true, true},
             ConvAttrs({1, 1}, {1, 1, 1, 1}));
   ExpectMatchesReference(t);
 }
 
 TEST(FastConv, Pointwise_1x1_without_bias) {
+  REQUIRE_ONEDNN();
   OneNode t("Conv", "", {{1, 7, 5, 5}, {9, 7, 1, 1}}, {false, true}, ConvAttrs({1, 1}, {0, 0, 0, 0}));
   ExpectMatchesReference(t);
 }
 
 TEST(FastConv, Stride_2_with_asymmetric_padding) {
+  REQUIRE_ONEDNN();
   OneNode t("Conv", "", {{1, 4, 11, 8}, {6, 4, 3, 3}, {6}}, {false, true, true},
             ConvAttrs({2, 2}, {0, 1, 2, 0}));
   ExpectMatchesReference(t);
 }
 
 TEST(FastConv, Grouped) {
+  REQUIRE_ONEDNN();
   OneNode t("Conv", "", {{2, 6, 9, 9}, {9, 2, 3, 3}, {9}}, {false, true, true},
             ConvAttrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 3));
   ExpectMatchesReference(t);
 }
 
 TEST(FastConv, Depthwise_stride_2) {
+  REQUIRE_ONEDNN();
   OneNode t("Conv", "", {{1, 24, 14, 14}, {24, 1, 3, 3}, {24}}, {false, true, true},
             ConvAttrs({2, 2}, {1, 1, 1, 1}, {1, 1}, 24));
   ExpectMatchesReference(t);
 }
 
 TEST(FastConv, Dilated) {
+  REQUIRE_ONEDNN();
   OneNode t("Conv", "", {{1, 5, 13, 12}, {3, 5, 3, 2}, {3}}, {false, true, true},
             ConvAttrs({1, 2}, {2, 1, 2, 0}, {2, 3}));
   ExpectMatchesReference(t);
 }
 
 TEST(FastConv, One_dimensional) {
+  REQUIRE_ONEDNN();
   AttributeMap a;
   a.Set("pads", std::vector<int64_t>{1, 2});
   OneNode t("Conv", "", {{2, 3, 17}, {4, 3, 4}}, {false, true}, a);
@@ -147,6 +162,7 @@ TEST(FastConv, One_dimensional) {
 }
 
 TEST(FastConv, Fused_residual_and_clip) {
+  REQUIRE_ONEDNN();
   AttributeMap a = ConvAttrs({1, 1}, {1, 1, 1, 1});
   a.Set("activation", std::string("Clip"));
   a.Set("activation_min", 0.f);
@@ -157,6 +173,7 @@ TEST(FastConv, Fused_residual_and_clip) {
 }
 
 TEST(FastConv, Fused_relu_without_bias_or_residual) {
+  REQUIRE_ONEDNN();
   AttributeMap a = ConvAttrs({2, 2}, {0, 0, 1, 1});
   a.Set("activation", std::string("Relu"));
   OneNode t("FusedConv", "tessel", {{1, 5, 8, 8}, {7, 5, 2, 2}}, {false, true}, a);
@@ -164,6 +181,7 @@ TEST(FastConv, Fused_relu_without_bias_or_residual) {
 }
 
 TEST(FastConv, Fused_residual_without_bias) {
+  REQUIRE_ONEDNN();
   OneNode t("FusedConv", "tessel", {{1, 8, 5, 5}, {8, 8, 1, 1}, {}, {1, 8, 5, 5}},
             {false, true, false, false}, ConvAttrs({1, 1}, {0, 0, 0, 0}));
   ExpectMatchesReference(t);
@@ -175,16 +193,19 @@ TEST(FastConv, Weights_computed_at_run_time_keep_the_reference_kernel) {
 }
 
 TEST(FastMatMul, Batched_with_constant_weights) {
+  REQUIRE_ONEDNN();
   OneNode t("MatMul", "", {{2, 3, 5, 7}, {7, 4}}, {false, true}, {});
   ExpectMatchesReference(t);
 }
 
 TEST(FastMatMul, Broadcast_on_both_sides) {
+  REQUIRE_ONEDNN();
   OneNode t("MatMul", "", {{3, 1, 4, 6}, {1, 5, 6, 3}}, {false, false}, {});
   ExpectMatchesReference(t);
 }
 
 TEST(FastMatMul, Lower_rank_activations) {
+  REQUIRE_ONEDNN();
   OneNode t("MatMul", "", {{5, 7}, {2, 7, 3}}, {false, false}, {});
   ExpectMatchesReference(t);
 }
@@ -204,48 +225,57 @@ AttributeMap GemmAttrs(int64_t trans_a, int64_t trans_b, float alpha, float beta
 }
 
 TEST(FastGemm, TransB_with_vector_bias) {
+  REQUIRE_ONEDNN();
   OneNode t("Gemm", "", {{3, 10}, {13, 10}, {13}}, {false, true, true}, GemmAttrs(0, 1, 1.f, 1.f));
   ExpectMatchesReference(t);
 }
 
 TEST(FastGemm, TransA_alpha_beta_matrix_bias) {
+  REQUIRE_ONEDNN();
   OneNode t("Gemm", "", {{10, 3}, {10, 13}, {3, 13}}, {false, true, true},
             GemmAttrs(1, 0, 0.5f, 2.f));
   ExpectMatchesReference(t);
 }
 
 TEST(FastGemm, Scalar_bias_computed_at_run_time) {
+  REQUIRE_ONEDNN();
   OneNode t("Gemm", "", {{4, 6}, {6, 5}, {1}}, {false, false, false}, GemmAttrs(0, 0, 1.f, 1.f));
   ExpectMatchesReference(t);
 }
 
 TEST(FastGemm, Column_bias) {
+  REQUIRE_ONEDNN();
   OneNode t("Gemm", "", {{4, 6}, {5, 6}, {4, 1}}, {false, true, true}, GemmAttrs(0, 1, 1.f, 1.f));
   ExpectMatchesReference(t);
 }
 
 TEST(FastMatMul, Shared_weights_fold_the_batch_into_rows) {
+  REQUIRE_ONEDNN();
   OneNode t("MatMul", "", {{9, 1, 12}, {1, 12, 7}}, {false, true}, {});
   ExpectMatchesReference(t);
 }
 
 TEST(FastMatMul, Fused_bias_and_residual) {
+  REQUIRE_ONEDNN();
   OneNode t("FusedMatMul", "tessel", {{2, 3, 7}, {7, 5}, {5}, {2, 3, 5}},
             {false, true, true, false}, {});
   ExpectMatchesReference(t);
 }
 
 TEST(FastMatMul, Fused_bias_without_residual) {
+  REQUIRE_ONEDNN();
   OneNode t("FusedMatMul", "tessel", {{9, 16}, {16, 33}, {1, 33}}, {false, true, true}, {});
   ExpectMatchesReference(t);
 }
 
 TEST(FastSoftmax, Last_axis) {
+  REQUIRE_ONEDNN();
   OneNode last("Softmax", "", {{2, 3, 17}}, {false}, {});
   ExpectMatchesReference(last);
 }
 
 TEST(FastSoftmax, A_middle_axis_runs_fast_only_where_onednn_has_a_real_kernel) {
+  REQUIRE_ONEDNN();
   AttributeMap a;
   a.Set("axis", int64_t{1});
   OneNode middle("Softmax", "", {{2, 5, 3}}, {false}, a);
@@ -255,6 +285,7 @@ TEST(FastSoftmax, A_middle_axis_runs_fast_only_where_onednn_has_a_real_kernel) {
 }
 
 TEST(FastSoftmax, Before_opset_13_flattens_the_trailing_axes) {
+  REQUIRE_ONEDNN();
   AttributeMap a;
   a.Set("axis", int64_t{1});
   OneNode t("Softmax", "", {{2, 3, 4}}, {false}, a, /*opset=*/11);
@@ -272,11 +303,13 @@ AttributeMap PoolAttrs(std::vector<int64_t> kernel, std::vector<int64_t> strides
 }
 
 TEST(FastPool, Max_with_ceil_mode_and_asymmetric_padding) {
+  REQUIRE_ONEDNN();
   OneNode t("MaxPool", "", {{1, 5, 13, 10}}, {false}, PoolAttrs({3, 3}, {2, 2}, {0, 1, 1, 0}, 1));
   ExpectMatchesReference(t);
 }
 
 TEST(FastPool, Average_excluding_and_including_padding) {
+  REQUIRE_ONEDNN();
   OneNode exclude("AveragePool", "", {{2, 3, 7, 7}}, {false}, PoolAttrs({3, 2}, {1, 2}, {1, 1, 1, 0}, 0));
   ExpectMatchesReference(exclude);
   AttributeMap a = PoolAttrs({3, 3}, {2, 2}, {1, 1, 1, 1}, 0);
@@ -328,6 +361,7 @@ TEST(FastCopy, Slice_with_negative_step_and_clamped_ends) {
 }
 
 TEST(FastKernels, Executor_releasing_packed_weights_gives_the_same_outputs) {
+  REQUIRE_ONEDNN();
   // Conv (packs W) -> Relu; W is read by the Conv only, B stays (not packed).
   auto build = [](ir::Graph& g) {
     g.set_opset_version(17);
@@ -367,6 +401,7 @@ TEST(FastKernels, Executor_releasing_packed_weights_gives_the_same_outputs) {
 }
 
 TEST(FastKernels, Equal_weights_of_two_nodes_are_packed_once) {
+  REQUIRE_ONEDNN();
   // Two MatMuls whose weights are distinct constants with the same bytes
   // (as a model repeating a layer's weights has).
   ir::Graph g;
@@ -401,6 +436,7 @@ TEST(FastKernels, Equal_weights_of_two_nodes_are_packed_once) {
 }
 
 TEST(FastLayerNorm, Last_axis_with_bias_and_two_axes_without) {
+  REQUIRE_ONEDNN();
   AttributeMap a;
   a.Set("epsilon", 1e-5f);
   OneNode last("LayerNormalization", "", {{2, 5, 33}, {33}, {33}}, {false, true, true}, a);
@@ -411,6 +447,7 @@ TEST(FastLayerNorm, Last_axis_with_bias_and_two_axes_without) {
 }
 
 TEST(FastConcat, Channels_of_odd_sizes) {
+  REQUIRE_ONEDNN();
   AttributeMap a;
   a.Set("axis", int64_t{1});
   OneNode t("Concat", "", {{2, 3, 5, 4}, {2, 7, 5, 4}, {2, 1, 5, 4}}, {false, false, false}, a);
@@ -418,6 +455,7 @@ TEST(FastConcat, Channels_of_odd_sizes) {
 }
 
 TEST(FastKernels, Convs_pool_and_concat_exchanging_channels_last_match_the_reference) {
+  REQUIRE_ONEDNN();
   // conv -> maxpool -> {conv, conv} -> concat -> conv: every tensor in
   // between may stay nhwc; outputs must match the reference executor. The
   // concat has 20x20 rows: several chunks of its row copy, over the pool.
@@ -549,6 +587,7 @@ TEST(FastKernels, Winograd_convs_exchanging_nChw16c_match_the_reference) {
 }
 
 TEST(FastKernels, Channel_shuffle_between_convs_runs_channels_last) {
+  REQUIRE_ONEDNN();
   // Two convs -> ChannelShuffle into two parts -> a conv on each part.
   ir::Graph g;
   g.set_opset_version(17);
@@ -588,6 +627,7 @@ TEST(FastKernels, Channel_shuffle_of_graph_inputs_copies_planes) {
 }
 
 TEST(FastReduce, Mean_over_spatial_axes_without_keepdims_and_max_over_all) {
+  REQUIRE_ONEDNN();
   AttributeMap mean;
   mean.Set("axes", std::vector<int64_t>{2, -1});
   mean.Set("keepdims", int64_t{0});
@@ -600,6 +640,7 @@ TEST(FastReduce, Mean_over_spatial_axes_without_keepdims_and_max_over_all) {
 }
 
 TEST(FastKernels, Run_on_two_threads_like_on_one) {
+  REQUIRE_ONEDNN();
   ThreadPool::SetDefaultNumThreads(2);
   // 180 MFLOP: above the single-thread threshold, so oneDNN splits it.
   OneNode t("Conv", "", {{1, 64, 40, 40}, {96, 64, 3, 3}, {96}}, {false, true, true},
