@@ -3,6 +3,8 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "passes/readers.h"
+
 namespace tessel::passes {
 
 namespace {
@@ -14,9 +16,7 @@ bool FloatConstant(const ir::Value* v, const Shape& shape) {
 }  // namespace
 
 Status FoldBatchNorm(ir::Graph& graph) {
-  const std::vector<std::vector<ir::Node*>> consumers = graph.Consumers();
-  std::unordered_set<const ir::Value*> graph_outputs(graph.outputs().begin(),
-                                                     graph.outputs().end());
+  const Readers readers(graph);
   std::unordered_set<const ir::Node*> removed;
   // New constants are added while walking; take the nodes first.
   std::vector<ir::Node*> convs;
@@ -27,11 +27,9 @@ Status FoldBatchNorm(ir::Graph& graph) {
   for (ir::Node* conv : convs) {
     ir::Value* y = conv->outputs[0];
     const ir::Value* w = conv->input(1);
-    if (!y || graph_outputs.count(y) || !w || w->shape.size() < 3) continue;
-    const auto& readers = consumers[static_cast<size_t>(y->id)];
-    if (readers.size() != 1) continue;
-    ir::Node* bn = readers[0];
-    if (bn->op_type != "BatchNormalization" || !bn->domain.empty() || bn->input(0) != y) continue;
+    if (!y || !w || w->shape.size() < 3) continue;
+    ir::Node* bn = readers.Sole(y);
+    if (!bn || bn->op_type != "BatchNormalization" || !bn->domain.empty() || bn->input(0) != y) continue;
     if (bn->outputs.empty() || !bn->outputs[0]) continue;
     bool extra_outputs = false;
     for (size_t i = 1; i < bn->outputs.size(); ++i) extra_outputs |= bn->outputs[i] != nullptr;

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "ops/strided_view.h"
+#include "passes/readers.h"
 
 namespace tessel::passes {
 
@@ -37,17 +38,7 @@ int64_t ChannelSliceStart(const ir::Node& slice, int opset, const ir::Value& shu
 
 Status FuseChannelShuffle(ir::Graph& graph) {
   const int opset = graph.opset_version();
-  const std::vector<std::vector<ir::Node*>> consumers = graph.Consumers();
-  std::unordered_set<const ir::Value*> graph_outputs(graph.outputs().begin(),
-                                                     graph.outputs().end());
-  auto readers = [&](const ir::Value* v) -> const std::vector<ir::Node*>& {
-    return consumers[static_cast<size_t>(v->id)];
-  };
-  // The single reader of `v`, when v may disappear into the fused node.
-  auto sole_reader = [&](const ir::Value* v) -> ir::Node* {
-    if (readers(v).size() != 1 || graph_outputs.count(v)) return nullptr;
-    return readers(v)[0];
-  };
+  const Readers readers(graph);
   std::unordered_set<const ir::Node*> removed;
   for (const auto& owned : graph.nodes()) {
     ir::Node* concat = owned.get();
@@ -63,18 +54,18 @@ Status FuseChannelShuffle(ir::Graph& graph) {
     if (!same) continue;
 
     // Reshape to [N, G, C, ...], swap axes 1 and 2, reshape back.
-    ir::Node* split_view = sole_reader(y);
+    ir::Node* split_view = readers.Sole(y);
     if (!IsOp(split_view, "Reshape") || split_view->inputs[0] != y) continue;
     Shape grouped = {x[0], groups};
     grouped.insert(grouped.end(), x.begin() + 1, x.end());
     if (split_view->outputs[0]->shape != grouped) continue;
-    ir::Node* transpose = sole_reader(split_view->outputs[0]);
+    ir::Node* transpose = readers.Sole(split_view->outputs[0]);
     if (!IsOp(transpose, "Transpose")) continue;
     std::vector<int64_t> perm(grouped.size());
     for (size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
     std::swap(perm[1], perm[2]);
     if (transpose->attrs.Ints("perm") != perm) continue;
-    ir::Node* merge_view = sole_reader(transpose->outputs[0]);
+    ir::Node* merge_view = readers.Sole(transpose->outputs[0]);
     if (!IsOp(merge_view, "Reshape") || merge_view->outputs[0]->shape != y->shape) continue;
     ir::Value* shuffled = merge_view->outputs[0];
 
@@ -82,14 +73,14 @@ Status FuseChannelShuffle(ir::Graph& graph) {
     std::vector<ir::Node*> chain = {split_view, transpose, merge_view};
     std::vector<ir::Value*> outputs = {shuffled};
     std::vector<std::pair<int64_t, ir::Node*>> slices;
-    for (ir::Node* r : readers(shuffled)) {
+    for (ir::Node* r : readers.of(shuffled)) {
       if (!IsOp(r, "Slice") || r->inputs[0] != shuffled) break;
       const int64_t start = ChannelSliceStart(*r, opset, *shuffled);
       if (start < 0) break;
       slices.emplace_back(start, r);
     }
-    if (!graph_outputs.count(shuffled) && !slices.empty() &&
-        slices.size() == readers(shuffled).size()) {
+    if (!readers.IsGraphOutput(shuffled) && !slices.empty() &&
+        slices.size() == readers.of(shuffled).size()) {
       std::sort(slices.begin(), slices.end());
       const int64_t part = y->shape[1] / static_cast<int64_t>(slices.size());
       bool tiles = y->shape[1] % static_cast<int64_t>(slices.size()) == 0;

@@ -3,6 +3,8 @@
 #include <cfloat>
 #include <unordered_set>
 
+#include "passes/readers.h"
+
 namespace tessel::passes {
 
 namespace {
@@ -35,15 +37,7 @@ bool ClipBounds(const ir::Node& clip, int opset, float* lo, float* hi) {
 
 Status FuseConvActivation(ir::Graph& graph) {
   const int opset = graph.opset_version();
-  const std::vector<std::vector<ir::Node*>> consumers = graph.Consumers();
-  std::unordered_set<const ir::Value*> graph_outputs(graph.outputs().begin(),
-                                                     graph.outputs().end());
-  // The single reader of `v`, when v may disappear into a fused node.
-  auto sole_reader = [&](const ir::Value* v) -> ir::Node* {
-    const auto& readers = consumers[static_cast<size_t>(v->id)];
-    if (readers.size() != 1 || graph_outputs.count(v)) return nullptr;
-    return readers[0];
-  };
+  const Readers readers(graph);
   std::unordered_set<const ir::Node*> removed;
   for (const auto& owned : graph.nodes()) {
     ir::Node* conv = owned.get();
@@ -55,7 +49,7 @@ Status FuseConvActivation(ir::Graph& graph) {
     std::string activation;
     float lo = 0, hi = 0;
     std::vector<ir::Node*> chain = {conv};
-    ir::Node* next = sole_reader(y);
+    ir::Node* next = readers.Sole(y);
     if (next && next->op_type == "Add" && next->domain.empty() && next->inputs.size() == 2 &&
         next->outputs.size() == 1) {
       ir::Value* other = next->inputs[0] == y ? next->inputs[1] : next->inputs[0];
@@ -64,7 +58,7 @@ Status FuseConvActivation(ir::Graph& graph) {
         residual = other;
         chain.push_back(next);
         y = next->outputs[0];
-        next = sole_reader(y);
+        next = readers.Sole(y);
       }
     }
     if (next && next->domain.empty() && next->outputs.size() == 1 && next->inputs[0] == y) {

@@ -2,6 +2,8 @@
 
 #include <unordered_set>
 
+#include "passes/readers.h"
+
 namespace tessel::passes {
 
 namespace {
@@ -31,14 +33,7 @@ bool IsBiasRow(const ir::Value* bias, int64_t n) {
 }  // namespace
 
 Status FuseMatMulBias(ir::Graph& graph) {
-  const std::vector<std::vector<ir::Node*>> consumers = graph.Consumers();
-  std::unordered_set<const ir::Value*> graph_outputs(graph.outputs().begin(),
-                                                     graph.outputs().end());
-  auto sole_reader = [&](const ir::Value* v) -> ir::Node* {
-    const auto& readers = consumers[static_cast<size_t>(v->id)];
-    if (readers.size() != 1 || graph_outputs.count(v)) return nullptr;
-    return readers[0];
-  };
+  const Readers readers(graph);
   std::unordered_set<const ir::Node*> removed;
   for (const auto& owned : graph.nodes()) {
     ir::Node* matmul = owned.get();
@@ -51,14 +46,14 @@ Status FuseMatMulBias(ir::Graph& graph) {
         w->shape.size() != 2 || a->shape.size() < 2) {
       continue;
     }
-    ir::Node* add = sole_reader(y);
+    ir::Node* add = readers.Sole(y);
     if (!IsAdd(add) || add->outputs[0]->shape != y->shape) continue;
     ir::Value* bias = Other(*add, y);
     if (!IsBiasRow(bias, w->shape[1])) continue;
     std::vector<ir::Node*> chain = {matmul, add};
     std::vector<ir::Value*> inputs = {matmul->inputs[0], w, bias};
     ir::Value* out = add->outputs[0];
-    ir::Node* residual = sole_reader(out);
+    ir::Node* residual = readers.Sole(out);
     if (IsAdd(residual) && residual->outputs[0]->shape == y->shape) {
       ir::Value* z = Other(*residual, out);
       if (IsFloat32(z) && z->shape == y->shape) {

@@ -769,6 +769,14 @@ const float* ConstantData(const ir::Value* v) {
   return v->is_constant() ? v->constant.data<float>() : nullptr;
 }
 
+// `v` (node input `input`) seen as a dense rows x cols matrix.
+OneDnnMatMul::Operand MatrixOperand(const ir::Value* v, int input, int64_t rows, int64_t cols) {
+  OneDnnMatMul::Operand op{.dims = {rows, cols}, .input = input};
+  op.plain = PlainDesc(op.dims);
+  op.constant = ConstantData(v);
+  return op;
+}
+
 }  // namespace
 
 void NegotiateOneDnnLayouts(const ir::Graph& graph,
@@ -906,13 +914,8 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bo
   if (b_shared && a->shape.size() > 2) {
     const int64_t k = a->shape.back(), n = b->shape.back();
     const int64_t rows = NumElements(a->shape) / k;
-    OneDnnMatMul::Operand src{.dims = {rows, k}, .input = 0};
-    src.plain = PlainDesc(src.dims);
-    src.constant = ConstantData(a);
-    OneDnnMatMul::Operand weights{.dims = {k, n}, .input = 1};
-    weights.plain = PlainDesc(weights.dims);
-    weights.constant = ConstantData(b);
-    return OneDnnMatMul::Make(src, weights, nullptr, {rows, n}, pack);
+    return OneDnnMatMul::Make(MatrixOperand(a, 0, rows, k), MatrixOperand(b, 1, k, n), nullptr,
+                              {rows, n}, pack);
   }
   const size_t rank = y->shape.size();
   auto operand = [&](const ir::Value* v, int input) {
@@ -939,17 +942,10 @@ std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node, bool pac
   if ((z && !IsFloat32(z)) || NumElements(y->shape) == 0) return nullptr;
   // One set of weights for every row: A's leading dims fold into the rows.
   const int64_t k = w->shape[0], n = w->shape[1], rows = NumElements(a->shape) / k;
-  OneDnnMatMul::Operand src{.dims = {rows, k}, .input = 0};
-  src.plain = PlainDesc(src.dims);
-  src.constant = ConstantData(a);
-  OneDnnMatMul::Operand weights{.dims = {k, n}, .input = 1};
-  weights.plain = PlainDesc(weights.dims);
-  weights.constant = ConstantData(w);
-  OneDnnMatMul::Operand row{.dims = {1, n}, .input = 2};
-  row.plain = PlainDesc(row.dims);
-  row.constant = ConstantData(bias);
+  const OneDnnMatMul::Operand row = MatrixOperand(bias, 2, 1, n);
   // The residual goes through the output: copied in, then the sum post-op.
-  auto kernel = OneDnnMatMul::Make(src, weights, &row, {rows, n}, pack, z != nullptr);
+  auto kernel = OneDnnMatMul::Make(MatrixOperand(a, 0, rows, k), MatrixOperand(w, 1, k, n), &row,
+                                   {rows, n}, pack, z != nullptr);
   if (kernel && z) {
     auto& mm = static_cast<OneDnnMatMul&>(*kernel);
     mm.addend = {.dims = {rows, n}, .plain = PlainDesc({rows, n}), .input = 3};
