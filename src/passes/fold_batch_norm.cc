@@ -3,7 +3,7 @@
 #include <cmath>
 #include <unordered_set>
 
-#include "passes/readers.h"
+#include "passes/fusion.h"
 
 namespace tessel::passes {
 

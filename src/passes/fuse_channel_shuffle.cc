@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "ops/strided_view.h"
-#include "passes/readers.h"
+#include "passes/fusion.h"
 
 namespace tessel::passes {
 
@@ -97,13 +97,11 @@ Status FuseChannelShuffle(ir::Graph& graph) {
       }
     }
 
-    concat->op_type = "ChannelShuffle";
-    concat->domain = "tessel";
-    concat->attrs = AttributeMap();
+    FuseChain(chain, concat, "ChannelShuffle", concat->name, AttributeMap(), concat->inputs,
+              removed);
     concat->outputs = outputs;
     y->producer = nullptr;
     for (ir::Value* v : outputs) v->producer = concat;
-    for (ir::Node* n : chain) removed.insert(n);
   }
   graph.RemoveNodes([&](const ir::Node& n) { return removed.count(&n) != 0; });
   return Status::Ok();

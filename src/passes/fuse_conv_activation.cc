@@ -3,7 +3,7 @@
 #include <cfloat>
 #include <unordered_set>
 
-#include "passes/readers.h"
+#include "passes/fusion.h"
 
 namespace tessel::passes {
 
@@ -81,14 +81,7 @@ Status FuseConvActivation(ir::Graph& graph) {
     std::vector<ir::Value*> inputs = {conv->input(0), conv->input(1), conv->input(2)};
     if (residual) inputs.push_back(residual);
     while (inputs.back() == nullptr) inputs.pop_back();
-    host->op_type = "FusedConv";
-    host->domain = "tessel";
-    host->name = conv->name;
-    host->attrs = std::move(attrs);
-    host->inputs = std::move(inputs);
-    for (ir::Node* n : chain) {
-      if (n != host) removed.insert(n);
-    }
+    FuseChain(chain, host, "FusedConv", conv->name, std::move(attrs), std::move(inputs), removed);
   }
   graph.RemoveNodes([&](const ir::Node& n) { return removed.count(&n) != 0; });
   return Status::Ok();

@@ -2,7 +2,7 @@
 
 #include <unordered_set>
 
-#include "passes/readers.h"
+#include "passes/fusion.h"
 
 namespace tessel::passes {
 
@@ -61,15 +61,8 @@ Status FuseMatMulBias(ir::Graph& graph) {
         chain.push_back(residual);
       }
     }
-    ir::Node* host = chain.back();
-    host->op_type = "FusedMatMul";
-    host->domain = "tessel";
-    host->name = matmul->name;
-    host->attrs = AttributeMap();
-    host->inputs = std::move(inputs);
-    for (ir::Node* n : chain) {
-      if (n != host) removed.insert(n);
-    }
+    FuseChain(chain, chain.back(), "FusedMatMul", matmul->name, AttributeMap(), std::move(inputs),
+              removed);
   }
   graph.RemoveNodes([&](const ir::Node& n) { return removed.count(&n) != 0; });
   return Status::Ok();

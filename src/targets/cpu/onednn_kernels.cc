@@ -507,8 +507,15 @@ class OneDnnMatMul final : public FastKernel {
       // Y starts as the addend broadcast to M x N; the sum post-op adds to it.
       const float* c = addend.constant ? addend.constant : ctx.in(static_cast<size_t>(addend.input)).data<float>();
       const int64_t cm = addend.dims[0], cn = addend.dims[1];
-      for (int64_t i = 0; i < rows_; ++i) {
-        for (int64_t j = 0; j < cols_; ++j) y[i * cols_ + j] = c[(cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)];
+      if (cm == rows_ && cn == cols_) {
+        // A residual of the output's shape (FusedMatMul): one copy, none
+        // when the plan put the output in its buffer.
+        if (c != y) std::memcpy(y, c, static_cast<size_t>(rows_ * cols_) * sizeof(float));
+      } else {
+        for (int64_t i = 0; i < rows_; ++i) {
+          for (int64_t j = 0; j < cols_; ++j)
+            y[i * cols_ + j] = c[(cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)];
+        }
       }
     }
     matmul_.Execute(ctx);
