@@ -1,8 +1,11 @@
 // planner_bench: every planning algorithm on the shared models, the shared
 // planning instances and random instances of 100 to 20,000 buffers, as
-// markdown tables of size / lower bound and planning time (docs/benchmarks.md).
+// markdown tables of size / lower bound and planning time (docs/benchmarks.md);
+// then `optimal` alone on generated guillotine instances (zero slack: packed
+// at the capacity or not), six seeds per size.
 //
 //   build/planner_bench [--shared DIR] [--time-limit SECONDS] [--sizes 100,1000,...]
+//                       [--guillotine 400,600,...]
 //
 // Times are wall-clock milliseconds of MakePlan (conflict graph included);
 // `optimal` and hill_climb stop at --time-limit (default 1 s). Plans are not
@@ -33,6 +36,7 @@ struct Options {
   fs::path shared = fs::path(TESSEL_SHARED_DIR);
   double time_limit_s = 1.0;
   std::vector<int32_t> sizes = {100, 1000, 5000, 20000};
+  std::vector<int32_t> guillotine_sizes = {400, 600, 800, 1000, 2000, 4000};
 };
 
 int64_t PeakRssKiB() {
@@ -138,6 +142,39 @@ void Random(const Options& options) {
   }
 }
 
+void Guillotine(const Options& options) {
+  constexpr uint64_t kSeeds = 6;
+  std::printf(
+      "\n### Generated guillotine instances (`optimal`, %.1f s limit; %llu seeds each)\n\n"
+      "| buffers | packed at capacity | worst ratio | time per instance, ms (median / max) |\n"
+      "|---:|---:|---:|---:|\n",
+      options.time_limit_s, static_cast<unsigned long long>(kSeeds));
+  memory::PlannerOptions planner;
+  planner.time_limit_s = options.time_limit_s;
+  planner.verify = false;
+  for (int32_t n : options.guillotine_sizes) {
+    int packed = 0;
+    double worst = 1.0;
+    std::vector<double> ms;
+    for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+      const memory::GuillotineInstanceOptions g{.num_buffers = n, .seed = seed};
+      StatusOr<memory::Plan> plan =
+          memory::MakePlan(memory::GuillotineInstance(g), "optimal", planner);
+      if (!plan.ok()) continue;
+      const double ratio =
+          static_cast<double>(plan->total_used_bytes()) / static_cast<double>(g.capacity_bytes);
+      packed += plan->total_used_bytes() == g.capacity_bytes;
+      worst = std::max(worst, ratio);
+      ms.push_back(plan->planning_ms);
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("| %d | %d of %llu | %.4f | %.1f / %.1f |\n", n, packed,
+                static_cast<unsigned long long>(kSeeds), worst,
+                ms.empty() ? 0.0 : ms[ms.size() / 2], ms.empty() ? 0.0 : ms.back());
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 }  // namespace tessel
 
@@ -150,15 +187,17 @@ int main(int argc, char** argv) {
       options.shared = argv[++i];
     } else if (arg == "--time-limit" && has_value) {
       options.time_limit_s = std::atof(argv[++i]);
-    } else if (arg == "--sizes" && has_value) {
-      options.sizes.clear();
+    } else if ((arg == "--sizes" || arg == "--guillotine") && has_value) {
+      std::vector<int32_t>& sizes = arg == "--sizes" ? options.sizes : options.guillotine_sizes;
+      sizes.clear();
       for (const char* p = argv[++i]; *p;) {
-        options.sizes.push_back(static_cast<int32_t>(std::strtol(p, const_cast<char**>(&p), 10)));
+        sizes.push_back(static_cast<int32_t>(std::strtol(p, const_cast<char**>(&p), 10)));
         if (*p == ',') ++p;
       }
     } else {
-      std::fprintf(
-          stderr, "usage: planner_bench [--shared DIR] [--time-limit SECONDS] [--sizes N,N,...]\n");
+      std::fprintf(stderr,
+                   "usage: planner_bench [--shared DIR] [--time-limit SECONDS] "
+                   "[--sizes N,N,...] [--guillotine N,N,...]\n");
       return 2;
     }
   }
@@ -170,5 +209,6 @@ int main(int argc, char** argv) {
   tessel::Random(options);
   tessel::Models(options);
   tessel::Instances(options);
+  tessel::Guillotine(options);
   return 0;
 }

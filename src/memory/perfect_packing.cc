@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <bit>
+#include <climits>
 #include <cstdint>
+#include <numeric>
 #include <unordered_map>
 #include <utility>
+
+#include "memory/skyline_packing.h"
 
 namespace tessel::memory {
 
@@ -12,9 +16,12 @@ namespace {
 
 // The positions (ascending) of a smallest proper subset of `v` whose sizes
 // add up to zero; empty when there is none; nullopt when `v` is too crowded
-// to look (over 64 entries or too many distinct partial sums). A dynamic
-// program over partial sums keeps the fewest entries reaching each sum.
-std::optional<std::vector<size_t>> SmallestBalanced(
+// to look (the sums span too wide a range and the sparse search gives up).
+// Sizes are divided by their common divisor first; when the sums then span a
+// small range (planning instances use a common unit), a dense dynamic program
+// over every partial sum is exact for any number of entries. Otherwise a
+// sparse program keeps the fewest entries reaching each sum, within limits.
+std::optional<std::vector<size_t>> SmallestBalancedSparse(
     const std::vector<std::pair<int32_t, int64_t>>& v) {
   const size_t m = v.size();
   if (m > 64) return std::nullopt;
@@ -45,6 +52,58 @@ std::optional<std::vector<size_t>> SmallestBalanced(
   return positions;
 }
 
+std::optional<std::vector<size_t>> SmallestBalanced(
+    const std::vector<std::pair<int32_t, int64_t>>& v) {
+  const size_t m = v.size();
+  int64_t unit = 0, positive = 0;
+  for (const auto& [root, size] : v) {
+    unit = std::gcd(unit, size < 0 ? -size : size);
+    positive += size > 0 ? size : 0;
+  }
+  if (m < 2 || unit == 0) return std::vector<size_t>{};
+  const int64_t span = positive / unit;  // sums lie in [-span, span]
+  const auto width = static_cast<size_t>(2 * span + 1);
+  constexpr size_t kMaxCells = size_t{1} << 24;
+  if (width > kMaxCells / m) return SmallestBalancedSparse(v);
+  // fewest[s + span]: fewest entries among the first j forming a nonempty
+  // subset with sum s; took[j * width + s + span]: whether that best subset
+  // uses entry j (for the walk back).
+  constexpr int32_t kNone = INT32_MAX;
+  std::vector<int32_t> fewest(width, kNone), next(width);
+  std::vector<uint8_t> took(m * width, 0);
+  for (size_t j = 0; j < m; ++j) {
+    const int64_t step = v[j].second / unit;
+    next = fewest;
+    uint8_t* row = &took[j * width];
+    const auto consider = [&](int64_t s, int32_t count) {
+      const auto at = static_cast<size_t>(s + span);
+      if (count < next[at]) next[at] = count, row[at] = 1;
+    };
+    consider(step, 1);
+    for (int64_t s = -span; s <= span; ++s) {
+      const int32_t count = fewest[static_cast<size_t>(s + span)];
+      const int64_t to = s + step;
+      if (count == kNone || to < -span || to > span) continue;
+      consider(to, count + 1);
+    }
+    fewest.swap(next);
+  }
+  const int32_t smallest = fewest[static_cast<size_t>(span)];
+  if (smallest == kNone || static_cast<size_t>(smallest) >= m) return std::vector<size_t>{};
+  // Walk back: at layer j the best subset for sum s either used entry j or is
+  // the best of layer j - 1, and the counts tell which.
+  std::vector<size_t> positions;
+  int64_t s = 0;
+  for (size_t j = m; j-- > 0;) {
+    if (!took[j * width + static_cast<size_t>(s + span)]) continue;
+    positions.push_back(j);
+    s -= v[j].second / unit;
+    if (s == 0 && positions.size() == static_cast<size_t>(smallest)) break;
+  }
+  std::reverse(positions.begin(), positions.end());
+  return positions;
+}
+
 // Groups of items (by local index) joined because they must share a band.
 // At a moment t, every band's items ending there and starting there add up
 // to the same size (the band is full on both sides). When one item ends at t
@@ -59,8 +118,12 @@ class SeamGroups {
   using Moments = std::vector<std::vector<std::pair<int32_t, int64_t>>>;
 
   SeamGroups(const Moments& at, size_t num_items)
-      : at_(&at), parent_(num_items), moments_(num_items), ambiguous_(at.size(), 0),
-        queued_(at.size(), 0), groups_(num_items) {
+      : at_(&at),
+        parent_(num_items),
+        moments_(num_items),
+        ambiguous_(at.size(), 0),
+        queued_(at.size(), 0),
+        groups_(num_items) {
     for (size_t k = 0; k < num_items; ++k) parent_[k] = static_cast<int32_t>(k);
     for (size_t t = 1; t + 1 < at.size(); ++t) {
       int32_t enders = 0, starters = 0;
@@ -161,7 +224,8 @@ class SeamGroups {
  private:
   int32_t Find(int32_t k) {
     while (parent_[static_cast<size_t>(k)] != k) {
-      parent_[static_cast<size_t>(k)] = parent_[static_cast<size_t>(parent_[static_cast<size_t>(k)])];
+      parent_[static_cast<size_t>(k)] =
+          parent_[static_cast<size_t>(parent_[static_cast<size_t>(k)])];
       k = parent_[static_cast<size_t>(k)];
     }
     return k;
@@ -194,7 +258,8 @@ class SeamGroups {
     std::vector<std::pair<int32_t, int64_t>> rest;
     for (const auto& [k, size] : (*at_)[t]) {
       const int32_t root = Find(k);
-      auto it = std::find_if(rest.begin(), rest.end(), [&](const auto& r) { return r.first == root; });
+      auto it =
+          std::find_if(rest.begin(), rest.end(), [&](const auto& r) { return r.first == root; });
       if (it == rest.end()) {
         rest.emplace_back(root, size);
       } else {
@@ -291,8 +356,7 @@ class GuillotinePacker {
 
   // Packs `s`, whose live sizes add up to `height` at every moment of
   // [lo, hi), into [base, base + height).
-  bool Solve(const std::vector<int32_t>& s, int32_t lo, int32_t hi, int64_t base,
-             int64_t height) {
+  bool Solve(const std::vector<int32_t>& s, int32_t lo, int32_t hi, int64_t base, int64_t height) {
     if (OutOfTime()) return false;
     if (s.size() == 1) {
       const PackingItem& only = item(s[0]);
@@ -315,15 +379,37 @@ class GuillotinePacker {
     // when they do not pack, guess the ambiguous seams differently.
     for (uint64_t attempt = 0; attempt < kBandAttempts; ++attempt) {
       std::vector<std::vector<int32_t>> bands = Bands(s, lo, hi, attempt);
-      if (bands.size() <= 1) break;
+      if (bands.size() <= 1) {
+        if (guessed_ && nodes_left_ >= 0) continue;  // the guesses joined everything
+        break;
+      }
       if (StackBands(bands, lo, hi, base)) return true;
       if (nodes_left_ < 0) return false;
       if (!guessed_) break;
     }
-    // Enumerating balanced subsets is exponential: only for small sets. A
-    // large set that no seam splits is usually a wrong guess of the caller's,
-    // which it retries.
+    // A set the seams do not split may still pack: fill it as a skyline
+    // (skyline_packing.h), which needs no bands. Then enumerate balanced
+    // subsets, which is exponential: only for small sets. A large set that
+    // neither packs is usually a wrong guess of the caller's, which it retries.
+    if (s.size() <= kMaxSkyline && PackSkyline(s, base, height)) return true;
+    if (nodes_left_ < 0) return false;
     return s.size() <= kMaxEnumerated && SplitInAddress(s, lo, hi, base, height);
+  }
+
+  // Packs `s` by skyline search within a share of the node budget.
+  bool PackSkyline(const std::vector<int32_t>& s, int64_t base, int64_t height) {
+    std::vector<PackingItem> part;
+    part.reserve(s.size());
+    for (int32_t i : s) part.push_back(item(i));
+    const int64_t budget =
+        std::min(nodes_left_, kSkylineNodesPerItem * static_cast<int64_t>(s.size()));
+    int64_t used = 0;
+    const std::optional<std::vector<int64_t>> packed =
+        FindSkylinePacking(part, height, budget, expired_, &used);
+    nodes_left_ -= used;
+    if (!packed) return false;
+    for (size_t k = 0; k < s.size(); ++k) offset_[static_cast<size_t>(s[k])] = base + (*packed)[k];
+    return true;
   }
 
   // Packs the bands one above the other. A band that does not pack may be
@@ -501,7 +587,8 @@ class GuillotinePacker {
 
   bool Enumerate(Split& sp) {
     if (OutOfTime()) return false;
-    if (sp.imbalanced == 0) return sp.num_chosen < static_cast<int32_t>(sp.s->size()) && Recurse(sp);
+    if (sp.imbalanced == 0)
+      return sp.num_chosen < static_cast<int32_t>(sp.s->size()) && Recurse(sp);
     if (sp.num_chosen >= sp.max_chosen) {
       sp.truncated = true;
       return false;
@@ -558,6 +645,10 @@ class GuillotinePacker {
 
   static constexpr uint64_t kBandAttempts = 8;
   static constexpr size_t kMaxEnumerated = 200;
+  // The skyline search packs guillotine sets of a few hundred items in about
+  // one node per item when it packs them at all.
+  static constexpr size_t kMaxSkyline = 600;
+  static constexpr int64_t kSkylineNodesPerItem = 8;
 
   const std::vector<PackingItem>& items_;
   const std::function<bool()>& expired_;
