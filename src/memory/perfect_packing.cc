@@ -587,8 +587,9 @@ class GuillotinePacker {
 
   bool Enumerate(Split& sp) {
     if (OutOfTime()) return false;
-    if (sp.imbalanced == 0)
+    if (sp.imbalanced == 0) {
       return sp.num_chosen < static_cast<int32_t>(sp.s->size()) && Recurse(sp);
+    }
     if (sp.num_chosen >= sp.max_chosen) {
       sp.truncated = true;
       return false;

@@ -175,10 +175,10 @@ class SkylinePacker {
       int32_t begin, end;
       int64_t left_wall, right_wall;
     };
-    std::vector<Stretch> todo = {{0, columns_, height_, height_}};
-    while (!todo.empty()) {
-      const Stretch st = todo.back();
-      todo.pop_back();
+    std::vector<Stretch> stretches = {{0, columns_, height_, height_}};
+    while (!stretches.empty()) {
+      const Stretch st = stretches.back();
+      stretches.pop_back();
       if (st.begin >= st.end) continue;
       const int64_t wall = std::min(st.left_wall, st.right_wall);
       int64_t peak = 0;
@@ -189,11 +189,11 @@ class SkylinePacker {
       int64_t left = st.left_wall;
       for (int32_t c = st.begin; c < st.end; ++c) {
         if (sky(c) != peak) continue;
-        todo.push_back({from, c, left, peak});
+        stretches.push_back({from, c, left, peak});
         from = c + 1;
         left = peak;
       }
-      todo.push_back({from, st.end, left, st.right_wall});
+      stretches.push_back({from, st.end, left, st.right_wall});
     }
     return true;
   }
