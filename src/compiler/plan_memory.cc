@@ -129,13 +129,14 @@ StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
                                         last_use[id], workspace, {.value_id = v->id});
     }
   }
-  const cpu::ActivationLayout activations = cpu::ChooseActivationLayout(graph);
+  const std::vector<std::vector<ops::ScratchNeed>> cpu_needs =
+      options.scratch_needs ? std::vector<std::vector<ops::ScratchNeed>>{}
+                            : cpu::GraphScratchNeeds(graph);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& node = *nodes[i];
     const auto step = static_cast<int64_t>(i);
     const std::vector<ops::ScratchNeed> needs =
-        options.scratch_needs ? options.scratch_needs(node, graph.opset_version())
-                              : cpu::KernelScratchNeeds(node, graph.opset_version(), activations);
+        options.scratch_needs ? options.scratch_needs(node, graph.opset_version()) : cpu_needs[i];
     for (size_t k = 0; k < needs.size(); ++k) {
       const ops::ScratchNeed& need = needs[k];
       if (need.size_bytes < 0 || need.alignment < 1 || (need.alignment & (need.alignment - 1))) {
@@ -237,11 +238,10 @@ Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout)
       return InvalidArgument("value '" + v->name + "' has no place");
     }
   }
-  const cpu::ActivationLayout activations = cpu::ChooseActivationLayout(graph);
+  const std::vector<std::vector<ops::ScratchNeed>> cpu_needs = cpu::GraphScratchNeeds(graph);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& node = *nodes[i];
-    const std::vector<ops::ScratchNeed> needs =
-        cpu::KernelScratchNeeds(node, graph.opset_version(), activations);
+    const std::vector<ops::ScratchNeed>& needs = cpu_needs[i];
     if (needs.size() != layout.scratch[i].size()) {
       return InvalidArgument(node.Describe() + " has " + std::to_string(layout.scratch[i].size()) +
                              " scratch buffers; its kernel on this CPU needs " +

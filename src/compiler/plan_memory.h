@@ -6,7 +6,7 @@
 // lifespan is the half-open [first_use, last_use)):
 //   - a value produced by node p and last read by node c: [p, c + 1); a graph
 //     output lives to the end, a value nobody reads only while p runs;
-//   - a scratch buffer of node i (cpu::KernelScratchNeeds): [i, i + 1), so it shares
+//   - a scratch buffer of node i (cpu::GraphScratchNeeds): [i, i + 1), so it shares
 //     memory with tensors of other steps and with other nodes' scratch;
 //   - a graph input, when inputs are planned: [0, last read + 1);
 //   - a constant: the whole run, in a read-only pool.
@@ -42,7 +42,7 @@ struct MemoryOptions {
   // Let elementwise ops write over an input that dies at them.
   bool in_place = true;
   memory::PlannerOptions planner;
-  // Scratch needs of a node; the CPU target's kernels' (cpu::KernelScratchNeeds)
+  // Scratch needs of a node; the CPU target's kernels' (cpu::GraphScratchNeeds)
   // when unset.
   std::function<std::vector<ops::ScratchNeed>(const ir::Node& node, int opset)> scratch_needs;
 };

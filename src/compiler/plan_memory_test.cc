@@ -12,6 +12,7 @@
 #include "memory/verifier.h"
 #include "onnx/model_builder.h"
 #include "targets/cpu/executor.h"
+#include "targets/cpu/fast_kernel.h"
 
 namespace tessel {
 namespace {
@@ -141,6 +142,124 @@ TEST(BuildMemoryProblem, Planned_io_lives_in_the_workspace) {
   EXPECT_EQ(BufferOf(*p, c.y).live.first_use, 3);
   EXPECT_EQ(BufferOf(*p, c.y).live.last_use, 5);
   EXPECT_EQ(p->in_place, (std::vector<int32_t>{0, 0, 0, -1, 0}));
+}
+
+// x -> conv a -> conv b -> conv c -> y (3x3, 3x3, 1x1; 8, 16, 16, 8 channels);
+// with `pool`, b is a 2x2 max pool (16 channels, 6x6) instead.
+struct ConvChain {
+  ir::Graph g;
+  explicit ConvChain(bool pool = false) {
+    g.set_opset_version(13);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    auto random = [&](const Shape& shape) {
+      Tensor t(DType::kFloat32, shape);
+      for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = u(rng);
+      return t;
+    };
+    ir::Value* v = g.AddValue("x", DType::kFloat32, {1, 8, 12, 12}, true);
+    g.inputs().push_back(v);
+    int64_t channels = 8;
+    int64_t side = 12;
+    for (auto [name, out, k] : {std::tuple{"a", 16, 3}, {"b", 16, 3}, {"c", 8, 1}}) {
+      const std::string n = name;
+      if (pool && n == "b") {
+        side /= 2;
+        ir::Value* y = g.AddValue("pooled", DType::kFloat32, {1, out, side, side}, true);
+        ir::Node* p = g.AddNode("MaxPool", n, {v}, {y});
+        p->attrs.Set("kernel_shape", std::vector<int64_t>{2, 2});
+        p->attrs.Set("strides", std::vector<int64_t>{2, 2});
+        v = y;
+        continue;
+      }
+      ir::Value* y = g.AddValue(n + "_out", DType::kFloat32, {1, out, side, side}, true);
+      g.AddNode("Conv", n,
+                {v, g.AddConstant(n + "_w", random({out, channels, k, k})),
+                 g.AddConstant(n + "_b", random({out}))},
+                {y})
+          ->attrs.Set("pads", std::vector<int64_t>(4, k / 2));
+      v = y;
+      channels = out;
+    }
+    g.outputs().push_back(v);
+  }
+};
+
+// The bytes of `needs`' scratch called `name`; -1 when there is none.
+int64_t BytesOf(const std::vector<ops::ScratchNeed>& needs, const std::string& name) {
+  int64_t bytes = -1;
+  for (const ops::ScratchNeed& n : needs) {
+    if (n.name == name) bytes = n.size_bytes;
+  }
+  return bytes;
+}
+
+// What each node's fast kernel declares on its own, before its neighbours
+// are known (empty for the reference kernels).
+std::vector<std::vector<ops::ScratchNeed>> NeedsAlone(const ir::Graph& g) {
+  const cpu::ActivationLayout layout = cpu::ChooseActivationLayout(g);
+  std::vector<std::vector<ops::ScratchNeed>> alone;
+  for (const auto& n : g.nodes()) {
+    std::unique_ptr<cpu::FastKernel> k = cpu::SelectFastKernel(*n, g.opset_version(), layout);
+    alone.push_back(k ? k->scratch_needs() : std::vector<ops::ScratchNeed>{});
+  }
+  return alone;
+}
+
+// Plans `g` and runs it: the same bits as the allocating executor.
+void ExpectPlannedRunMatches(const ir::Graph& g) {
+  StatusOr<ir::MemoryLayout> planned = PlanMemory(g, Options());
+  ASSERT_TRUE(planned.ok()) << planned.status().message();
+  ASSERT_TRUE(CheckMemoryLayout(g, *planned).ok());
+  Tensor x(DType::kFloat32, {1, 8, 12, 12});
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = static_cast<float>(i % 11) - 5;
+  cpu::CpuExecutor allocating(g), with_plan(g, *planned);
+  StatusOr<std::vector<Tensor>> want = allocating.Run({x}), got = with_plan.Run({x});
+  ASSERT_TRUE(want.ok() && got.ok());
+  ASSERT_EQ((*got)[0].size_bytes(), (*want)[0].size_bytes());
+  EXPECT_EQ(std::memcmp((*got)[0].raw_data(), (*want)[0].raw_data(), (*want)[0].size_bytes()), 0);
+}
+
+TEST(BuildMemoryProblem, Tensors_exchanged_in_a_kernels_layout_plan_no_reorder_buffers) {
+  ConvChain chain;
+  const ir::Graph& g = chain.g;
+  const std::vector<std::vector<ops::ScratchNeed>> negotiated = cpu::GraphScratchNeeds(g);
+  ASSERT_EQ(negotiated.size(), 3u);
+  const std::vector<std::vector<ops::ScratchNeed>> alone = NeedsAlone(g);
+  const auto bytes_of = BytesOf;
+  if (bytes_of(alone[0], "output in kernel layout") <= 0) {
+    GTEST_SKIP() << "the convolutions run in tessel's plain layout here (no oneDNN, or it picks "
+                    "nchw): no tensor to exchange in another layout";
+  }
+  // a_out and b_out flow conv to conv in the graph's layout: neither side
+  // reorders them, so those buffers take no memory. x and y stay plain.
+  EXPECT_EQ(bytes_of(negotiated[0], "output in kernel layout"), 0);
+  EXPECT_EQ(bytes_of(negotiated[1], "input in kernel layout"), 0);
+  EXPECT_EQ(bytes_of(negotiated[1], "output in kernel layout"), 0);
+  EXPECT_EQ(bytes_of(negotiated[2], "input in kernel layout"), 0);
+  EXPECT_EQ(bytes_of(negotiated[0], "input in kernel layout"),
+            bytes_of(alone[0], "input in kernel layout"));
+  EXPECT_EQ(bytes_of(negotiated[2], "output in kernel layout"),
+            bytes_of(alone[2], "output in kernel layout"));
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(negotiated[i].size(), alone[i].size()) << i;
+  ExpectPlannedRunMatches(g);
+}
+
+TEST(BuildMemoryProblem, A_pool_between_convs_plans_the_scratchpad_of_the_layout_it_runs_in) {
+  ConvChain chain(/*pool=*/true);
+  const ir::Graph& g = chain.g;
+  const std::vector<std::vector<ops::ScratchNeed>> negotiated = cpu::GraphScratchNeeds(g);
+  const std::vector<std::vector<ops::ScratchNeed>> alone = NeedsAlone(g);
+  ASSERT_EQ(negotiated.size(), 3u);
+  const int64_t plain = BytesOf(alone[1], "onednn scratchpad");
+  if (plain <= 0 || BytesOf(negotiated[0], "output in kernel layout") != 0) {
+    GTEST_SKIP() << "no oneDNN pool with a scratchpad in the plain layout between convolutions "
+                    "that exchange tensors in another layout here";
+  }
+  // oneDNN's pooling transposes a plain tensor through its scratchpad; in
+  // the convolutions' layout, next to them, it reads the tensor as it is.
+  EXPECT_LT(BytesOf(negotiated[1], "onednn scratchpad"), plain);
+  ExpectPlannedRunMatches(g);
 }
 
 TEST(PlanMemory, Uses_the_users_pools_in_order) {

@@ -74,12 +74,20 @@ void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKe
 #endif
 }
 
-std::vector<ops::ScratchNeed> KernelScratchNeeds(const ir::Node& node, int opset,
-                                                 ActivationLayout layout) {
-  // The same kernel as the executor's, built without packing its weights.
-  if (std::unique_ptr<FastKernel> k = Select(node, opset, layout, /*pack=*/false))
-    return k->scratch_needs();
-  return ops::ScratchNeeds(node, opset);
+std::vector<std::vector<ops::ScratchNeed>> GraphScratchNeeds(const ir::Graph& graph) {
+  // The executor's kernels, built without packing their weights.
+  const auto& nodes = graph.nodes();
+  const ActivationLayout layout = ChooseActivationLayout(graph);
+  std::vector<std::unique_ptr<FastKernel>> kernels(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i)
+    kernels[i] = Select(*nodes[i], graph.opset_version(), layout, /*pack=*/false);
+  NegotiateLayouts(graph, kernels, layout);
+  std::vector<std::vector<ops::ScratchNeed>> needs(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    needs[i] = kernels[i] ? kernels[i]->scratch_needs()
+                          : ops::ScratchNeeds(*nodes[i], graph.opset_version());
+  }
+  return needs;
 }
 
 }  // namespace tessel::cpu

@@ -78,10 +78,12 @@ class LayoutFlexibleKernel : public FastKernel {
 std::unique_ptr<FastKernel> SelectFastKernel(
     const ir::Node& node, int opset, ActivationLayout layout = ActivationLayout::kChannelsLast);
 
-// The scratch the CPU target's kernel for `node` needs: the fast kernel's
-// when one is selected, else the reference kernel's (ops::ScratchNeeds).
-std::vector<ops::ScratchNeed> KernelScratchNeeds(
-    const ir::Node& node, int opset, ActivationLayout layout = ActivationLayout::kChannelsLast);
+// The scratch each node's kernel on the CPU target needs (by node index), as
+// CpuExecutor runs them: the fast kernel's when one is selected, after the
+// graph's kernels negotiated their layouts (a tensor exchanged in a kernel's
+// own layout needs no reorder buffer), else the reference kernel's
+// (ops::ScratchNeeds). Nodes of a typed graph.
+std::vector<std::vector<ops::ScratchNeed>> GraphScratchNeeds(const ir::Graph& graph);
 
 // Called once all of a graph's kernels are selected (kernels[i] for node i,
 // null for the others): lets adjacent fast kernels exchange a tensor in

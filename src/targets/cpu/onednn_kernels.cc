@@ -154,6 +154,14 @@ class ScratchList {
       p.args[DNNL_ARG_SCRATCHPAD] = p.scratchpad;
     }
   }
+  // Need `index` (from Add; -1 is ignored) now takes only `size_bytes`, no
+  // more than it declared (0: it is not used). It stays in the list, so the
+  // indices after it keep their meaning.
+  void Shrink(int index, size_t size_bytes) {
+    if (index < 0) return;
+    ops::ScratchNeed& need = needs_[static_cast<size_t>(index)];
+    need.size_bytes = std::min(need.size_bytes, static_cast<int64_t>(size_bytes));
+  }
   const std::vector<ops::ScratchNeed>& needs() const { return needs_; }
 
  private:
@@ -697,6 +705,9 @@ class OneDnnFlexible final : public LayoutFlexibleKernel {
       primitive_.scratchpad = Unbound(scratchpad);
       primitive_.args[DNNL_ARG_SCRATCHPAD] = primitive_.scratchpad;
     }
+    // Planned at what this layout needs (often none: oneDNN transposes
+    // plain tensors through its scratchpad).
+    scratch_.Shrink(primitive_.scratch, scratchpad.get_size());
     layout_ = layout;
   }
 
@@ -869,6 +880,16 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
       c->dst_direct_ = direct[id_of(n.outputs[0])];
       c->residual_direct_ = c->residual_input_ >= 0 && c->dst_buffer_ >= 0 &&
                             direct[id_of(n.inputs[static_cast<size_t>(c->residual_input_)])];
+      // What a direct exchange no longer reorders through is not planned.
+      if (c->src_direct_) {
+        c->scratch_.Shrink(c->src_buffer_, 0);
+        c->scratch_.Shrink(c->src_reorder_.scratch, 0);
+      }
+      if (c->dst_direct_) {
+        c->scratch_.Shrink(c->dst_buffer_, 0);
+        c->scratch_.Shrink(c->dst_reorder_.scratch, 0);
+      }
+      if (c->residual_direct_) c->scratch_.Shrink(c->residual_reorder_.scratch, 0);
     } else if (LayoutFlexibleKernel* f = flex_at(i); f && direct[id_of(n.outputs[0])]) {
       f->RunIn(layout);
     }
