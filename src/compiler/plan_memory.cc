@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "memory/verifier.h"
 #include "ops/subgraph.h"
 #include "targets/cpu/fast_kernel.h"
 
@@ -238,19 +239,35 @@ Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout)
       return InvalidArgument("value '" + v->name + "' has no place");
     }
   }
-  const std::vector<std::vector<ops::ScratchNeed>> cpu_needs = cpu::GraphScratchNeeds(graph);
+  // The buffers as this CPU's kernels need them, placed where the file says.
+  MemoryOptions options;
+  for (const ir::MemoryPool& pool : layout.pools) {
+    options.pools.push_back(
+        {.name = pool.name, .size_limit_bytes = pool.size_bytes, .read_only = pool.read_only});
+  }
+  options.plan_io = false;
+  for (const ir::Value* v : graph.inputs()) {
+    options.plan_io |= !v->is_constant() && layout.values[static_cast<size_t>(v->id)].planned();
+  }
+  for (const ir::Value* v : graph.outputs()) {
+    options.plan_io |= v->producer && layout.values[static_cast<size_t>(v->id)].planned();
+  }
+  options.in_place = std::any_of(layout.in_place.begin(), layout.in_place.end(),
+                                 [](int32_t j) { return j >= 0; });
+  TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers, BuildMemoryProblem(graph, options));
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& node = *nodes[i];
-    const std::vector<ops::ScratchNeed>& needs = cpu_needs[i];
+    const std::vector<int32_t>& needs = buffers.scratch_buffer[i];
     if (needs.size() != layout.scratch[i].size()) {
       return InvalidArgument(node.Describe() + " has " + std::to_string(layout.scratch[i].size()) +
                              " scratch buffers; its kernel on this CPU needs " +
                              std::to_string(needs.size()) + " (recompile the model here)");
     }
     for (size_t k = 0; k < needs.size(); ++k) {
+      const memory::BufferInfo& need = buffers.problem.buffers[static_cast<size_t>(needs[k])];
       const ir::BufferPlacement& p = layout.scratch[i][k];
-      if (!inside(p, needs[k].size_bytes, false) || p.offset_bytes % needs[k].alignment != 0) {
-        return InvalidArgument(node.Describe() + ": scratch '" + needs[k].name +
+      if (!inside(p, need.size_bytes, false) || p.offset_bytes % need.alignment != 0) {
+        return InvalidArgument(node.Describe() + ": scratch '" + need.name +
                                "' does not fit where it is placed (recompile the model on this CPU)");
       }
     }
@@ -265,6 +282,31 @@ Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout)
             layout.values[static_cast<size_t>(out->id)].offset_bytes) {
       return InvalidArgument(node.Describe() + " runs in place over an input it cannot share");
     }
+  }
+  if (buffers.in_place != layout.in_place) {
+    return InvalidArgument("its in-place choices are not this compiler's (recompile the model)");
+  }
+  // No two buffers live at once may share a byte at the sizes this CPU's
+  // kernels use: a scratchpad can be larger here than where the model was
+  // compiled, and a reorder buffer planned at zero bytes there may be needed.
+  memory::Plan plan;
+  plan.pool_used_bytes.assign(buffers.problem.pools.size(), 0);
+  for (size_t b = 0; b < buffers.problem.buffers.size(); ++b) {
+    const GraphMemoryProblem::Origin& origin = buffers.origins[b];
+    const ir::BufferPlacement& p =
+        origin.value_id >= 0
+            ? layout.values[static_cast<size_t>(origin.value_id)]
+            : layout.scratch[static_cast<size_t>(origin.node)][static_cast<size_t>(origin.scratch)];
+    if (!p.planned()) {
+      return InvalidArgument("buffer '" + buffers.problem.buffers[b].name + "' has no place");
+    }
+    plan.placements.push_back({.pool = p.pool, .offset_bytes = p.offset_bytes});
+    int64_t& used = plan.pool_used_bytes[static_cast<size_t>(p.pool)];
+    used = std::max(used, p.offset_bytes + buffers.problem.buffers[b].size_bytes);
+  }
+  if (Status s = memory::VerifyPlan(buffers.problem, plan); !s.ok()) {
+    return InvalidArgument("its buffers overlap at this CPU's sizes: " + s.message() +
+                           " (recompile the model here)");
   }
   return Status::Ok();
 }

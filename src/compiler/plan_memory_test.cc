@@ -5,6 +5,8 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <string>
+#include <tuple>
 
 #include "compiler/compile.h"
 #include "compiler/model_file.h"
@@ -210,42 +212,44 @@ std::vector<std::vector<ops::ScratchNeed>> NeedsAlone(const ir::Graph& g) {
 void ExpectPlannedRunMatches(const ir::Graph& g) {
   StatusOr<ir::MemoryLayout> planned = PlanMemory(g, Options());
   ASSERT_TRUE(planned.ok()) << planned.status().message();
-  ASSERT_TRUE(CheckMemoryLayout(g, *planned).ok());
+  const Status checked = CheckMemoryLayout(g, *planned);
+  ASSERT_TRUE(checked.ok()) << checked.message();
   Tensor x(DType::kFloat32, {1, 8, 12, 12});
   for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = static_cast<float>(i % 11) - 5;
   cpu::CpuExecutor allocating(g), with_plan(g, *planned);
   StatusOr<std::vector<Tensor>> want = allocating.Run({x}), got = with_plan.Run({x});
-  ASSERT_TRUE(want.ok() && got.ok());
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  ASSERT_TRUE(got.ok()) << got.status().message();
   ASSERT_EQ((*got)[0].size_bytes(), (*want)[0].size_bytes());
   EXPECT_EQ(std::memcmp((*got)[0].raw_data(), (*want)[0].raw_data(), (*want)[0].size_bytes()), 0);
 }
 
-TEST(BuildMemoryProblem, Tensors_exchanged_in_a_kernels_layout_plan_no_reorder_buffers) {
+TEST(PlanMemory, Tensors_exchanged_in_a_kernels_layout_plan_no_reorder_buffers) {
   ConvChain chain;
   const ir::Graph& g = chain.g;
   const std::vector<std::vector<ops::ScratchNeed>> negotiated = cpu::GraphScratchNeeds(g);
   ASSERT_EQ(negotiated.size(), 3u);
   const std::vector<std::vector<ops::ScratchNeed>> alone = NeedsAlone(g);
-  const auto bytes_of = BytesOf;
-  if (bytes_of(alone[0], "output in kernel layout") <= 0) {
-    GTEST_SKIP() << "the convolutions run in tessel's plain layout here (no oneDNN, or it picks "
-                    "nchw): no tensor to exchange in another layout";
+  if (BytesOf(alone[0], "output in kernel layout") <= 0 ||
+      BytesOf(negotiated[0], "output in kernel layout") != 0) {
+    GTEST_SKIP() << "the convolutions do not exchange a_out in the graph's layout here (no "
+                    "oneDNN, or it picks a layout other than the graph's)";
   }
   // a_out and b_out flow conv to conv in the graph's layout: neither side
   // reorders them, so those buffers take no memory. x and y stay plain.
-  EXPECT_EQ(bytes_of(negotiated[0], "output in kernel layout"), 0);
-  EXPECT_EQ(bytes_of(negotiated[1], "input in kernel layout"), 0);
-  EXPECT_EQ(bytes_of(negotiated[1], "output in kernel layout"), 0);
-  EXPECT_EQ(bytes_of(negotiated[2], "input in kernel layout"), 0);
-  EXPECT_EQ(bytes_of(negotiated[0], "input in kernel layout"),
-            bytes_of(alone[0], "input in kernel layout"));
-  EXPECT_EQ(bytes_of(negotiated[2], "output in kernel layout"),
-            bytes_of(alone[2], "output in kernel layout"));
+  EXPECT_EQ(BytesOf(negotiated[0], "output in kernel layout"), 0);
+  EXPECT_EQ(BytesOf(negotiated[1], "input in kernel layout"), 0);
+  EXPECT_EQ(BytesOf(negotiated[1], "output in kernel layout"), 0);
+  EXPECT_EQ(BytesOf(negotiated[2], "input in kernel layout"), 0);
+  EXPECT_EQ(BytesOf(negotiated[0], "input in kernel layout"),
+            BytesOf(alone[0], "input in kernel layout"));
+  EXPECT_EQ(BytesOf(negotiated[2], "output in kernel layout"),
+            BytesOf(alone[2], "output in kernel layout"));
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(negotiated[i].size(), alone[i].size()) << i;
   ExpectPlannedRunMatches(g);
 }
 
-TEST(BuildMemoryProblem, A_pool_between_convs_plans_the_scratchpad_of_the_layout_it_runs_in) {
+TEST(PlanMemory, A_pool_between_convs_plans_the_scratchpad_of_the_layout_it_runs_in) {
   ConvChain chain(/*pool=*/true);
   const ir::Graph& g = chain.g;
   const std::vector<std::vector<ops::ScratchNeed>> negotiated = cpu::GraphScratchNeeds(g);
@@ -315,6 +319,15 @@ TEST(CheckMemoryLayout, rejects_layouts_that_do_not_fit_the_graph) {
        [&](ir::MemoryLayout& l) {
          l.scratch[3].push_back({0, 0});
        }},
+      // c (256 bytes, a and b before it, in place) is read by the Concat
+      // that writes d (512 bytes): both live at step 3. Moved over c, d
+      // stays inside the 768-byte pool.
+      {"its buffers overlap at this CPU's sizes",
+       [&](ir::MemoryLayout& l) {
+         const ir::BufferPlacement& at = l.values[static_cast<size_t>(c.c->id)];
+         l.values[static_cast<size_t>(c.d->id)] = {at.pool, std::min<int64_t>(at.offset_bytes, 256)};
+       }},
+      {"its in-place choices are not this compiler's", [&](ir::MemoryLayout& l) { l.in_place[1] = -1; }},
   };
   for (const Case& k : cases) {
     ir::MemoryLayout bad = *good;
@@ -323,6 +336,40 @@ TEST(CheckMemoryLayout, rejects_layouts_that_do_not_fit_the_graph) {
     ASSERT_FALSE(s.ok()) << k.message;
     EXPECT_NE(s.message().find(k.message), std::string::npos) << s.message();
   }
+}
+
+TEST(CheckMemoryLayout, rejects_scratch_that_would_overlap_a_live_tensor_at_this_cpus_size) {
+  // As a model compiled where a kernel needed less scratch (a reorder
+  // buffer negotiated away, a smaller scratchpad) and loaded here: the
+  // placement lies inside the pool but over a tensor live at the same step.
+  ConvChain chain;
+  const ir::Graph& g = chain.g;
+  StatusOr<ir::MemoryLayout> good = PlanMemory(g, Options());
+  ASSERT_TRUE(good.ok()) << good.status().message();
+  const Status checked = CheckMemoryLayout(g, *good);
+  ASSERT_TRUE(checked.ok()) << checked.message();
+  // A scratch buffer of a conv that fits over the conv's input or output:
+  // both are live while it runs (x and y are the caller's, not planned).
+  const std::vector<std::vector<ops::ScratchNeed>> needs = cpu::GraphScratchNeeds(g);
+  ir::MemoryLayout bad = *good;
+  bool misplaced = false;
+  for (size_t i = 0; i < needs.size() && !misplaced; ++i) {
+    for (size_t k = 0; k < needs[i].size() && !misplaced; ++k) {
+      for (const ir::Value* v : {g.nodes()[i]->input(0), g.nodes()[i]->output(0)}) {
+        const ir::BufferPlacement& at = good->values[static_cast<size_t>(v->id)];
+        if (misplaced || !at.planned() || needs[i][k].size_bytes == 0 ||
+            needs[i][k].size_bytes > static_cast<int64_t>(v->size_bytes()))
+          continue;
+        bad.scratch[i][k] = at;
+        misplaced = true;
+      }
+    }
+  }
+  if (!misplaced) GTEST_SKIP() << "no convolution has scratch that fits over a tensor here";
+  Status s = CheckMemoryLayout(g, bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("overlap at this CPU's sizes"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("recompile"), std::string::npos) << s.message();
 }
 
 class PlannedExecution : public ::testing::Test {

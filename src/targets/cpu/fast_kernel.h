@@ -3,7 +3,8 @@
 // reference kernel of src/ops.
 //
 //   std::unique_ptr<FastKernel> k = SelectFastKernel(node, opset);   // null: reference
-//   k->scratch_needs();      // planned with the tensors (compiler/plan_memory)
+//   NegotiateLayouts(graph, kernels);   // once every node's kernel is selected
+//   k->scratch_needs();      // planned with the tensors (GraphScratchNeeds)
 //   k->Run(ctx);             // ctx.scratch holds one buffer per need
 //
 // A fast kernel is built once (executor construction, or compile time when
@@ -13,8 +14,10 @@
 // blocked layout live in the planned scratch buffers (oneDNN's
 // scratchpad_mode::user). Outputs need not be zeroed.
 //
-// Selection is deterministic for a given node, CPU and environment, so the
-// compiler (which plans the scratch) and the executor (which binds it) agree.
+// Selection, and the negotiation after it, are deterministic for a given
+// graph, CPU and environment, so the compiler (which plans the scratch) and
+// the executor (which binds it) agree; a model file planned elsewhere is
+// checked against this CPU's needs when it is loaded (CheckMemoryLayout).
 // TESSEL_FAST_KERNELS=off selects none (reference kernels everywhere).
 #pragma once
 
@@ -46,7 +49,8 @@ ActivationLayout ChooseActivationLayout(const ir::Graph& graph);
 class FastKernel {
  public:
   virtual ~FastKernel() = default;
-  // Buffers Run needs in ctx.scratch, in order.
+  // Buffers Run needs in ctx.scratch, in order; one of zero bytes is not
+  // used (NegotiateLayouts made it unnecessary, its index is kept).
   virtual const std::vector<ops::ScratchNeed>& scratch_needs() const = 0;
   // Runs on inputs and outputs of the node's dtypes and shapes.
   virtual Status Run(ops::KernelContext& ctx) = 0;

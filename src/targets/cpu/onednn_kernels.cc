@@ -880,7 +880,8 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
       c->dst_direct_ = direct[id_of(n.outputs[0])];
       c->residual_direct_ = c->residual_input_ >= 0 && c->dst_buffer_ >= 0 &&
                             direct[id_of(n.inputs[static_cast<size_t>(c->residual_input_)])];
-      // What a direct exchange no longer reorders through is not planned.
+      // What a direct exchange no longer reorders through is planned at
+      // zero bytes (the needs keep their indices).
       if (c->src_direct_) {
         c->scratch_.Shrink(c->src_buffer_, 0);
         c->scratch_.Shrink(c->src_reorder_.scratch, 0);
