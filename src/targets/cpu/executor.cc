@@ -63,7 +63,6 @@ CpuExecutor::CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed)
     auto kernel = snippets::SnippetKernel::Compile(*nodes[i]->body);
     if (kernel.ok()) snippets_[i] = std::move(*kernel);
   }
-  fast_.resize(nodes.size());
   own_scratch_.resize(nodes.size());
   std::vector<std::vector<ir::Node*>> consumers;
   std::unordered_map<const ir::Node*, size_t> index;
@@ -71,15 +70,12 @@ CpuExecutor::CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed)
     consumers = graph.Consumers();
     for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i;
   }
-  const ActivationLayout layout = ChooseActivationLayout(graph);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (snippets_[i]) continue;
-    fast_[i] = SelectFastKernel(*nodes[i], opset_, layout);
-    if (!fast_[i]) continue;
-    stats_.packed_weight_bytes += fast_[i]->packed_weight_bytes();
-    if (release_packed) ReleasePacked(*release_packed, i, consumers, index);
-  }
-  NegotiateLayouts(graph, fast_, layout);
+  SelectGraphKernels(
+      graph, /*pack=*/true, fast_, [&](size_t i) { return static_cast<bool>(snippets_[i]); },
+      [&](size_t i) {
+        stats_.packed_weight_bytes += fast_[i]->packed_weight_bytes();
+        if (release_packed) ReleasePacked(*release_packed, i, consumers, index);
+      });
 }
 
 CpuExecutor::~CpuExecutor() = default;

@@ -74,18 +74,31 @@ void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKe
 #endif
 }
 
-std::vector<std::vector<ops::ScratchNeed>> GraphScratchNeeds(const ir::Graph& graph) {
-  // The executor's kernels, built without packing their weights.
+void SelectGraphKernels(const ir::Graph& graph, bool pack,
+                        std::vector<std::unique_ptr<FastKernel>>& kernels,
+                        const std::function<bool(size_t)>& skip,
+                        const std::function<void(size_t)>& selected) {
   const auto& nodes = graph.nodes();
   const ActivationLayout layout = ChooseActivationLayout(graph);
-  std::vector<std::unique_ptr<FastKernel>> kernels(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i)
-    kernels[i] = Select(*nodes[i], graph.opset_version(), layout, /*pack=*/false);
-  NegotiateLayouts(graph, kernels, layout);
-  std::vector<std::vector<ops::ScratchNeed>> needs(nodes.size());
+  kernels.clear();
+  kernels.resize(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
+    if (skip && skip(i)) continue;
+    kernels[i] = Select(*nodes[i], graph.opset_version(), layout, pack);
+    if (kernels[i] && selected) selected(i);
+  }
+  NegotiateLayouts(graph, kernels, layout);
+}
+
+std::vector<std::vector<ops::ScratchNeed>> GraphScratchNeeds(const ir::Graph& graph) {
+  // The executor's kernels, built without packing their weights. The nodes
+  // it runs as JIT snippets (Subgraphs) have no fast kernel either way.
+  std::vector<std::unique_ptr<FastKernel>> kernels;
+  SelectGraphKernels(graph, /*pack=*/false, kernels);
+  std::vector<std::vector<ops::ScratchNeed>> needs(kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i) {
     needs[i] = kernels[i] ? kernels[i]->scratch_needs()
-                          : ops::ScratchNeeds(*nodes[i], graph.opset_version());
+                          : ops::ScratchNeeds(*graph.nodes()[i], graph.opset_version());
   }
   return needs;
 }

@@ -21,6 +21,7 @@
 // TESSEL_FAST_KERNELS=off selects none (reference kernels everywhere).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,8 +83,20 @@ class LayoutFlexibleKernel : public FastKernel {
 std::unique_ptr<FastKernel> SelectFastKernel(
     const ir::Node& node, int opset, ActivationLayout layout = ActivationLayout::kChannelsLast);
 
+// Every node's fast kernel (by node index; null where the reference kernel
+// runs, and where `skip(i)` holds), selected in the graph's activation layout
+// (ChooseActivationLayout) and then negotiated (NegotiateLayouts): what
+// CpuExecutor runs, and what GraphScratchNeeds plans for. `pack` as for the
+// executor (false: build the kernels only to learn their scratch).
+// `selected(i)`, when set, runs once node i's kernel is made, before the next
+// one is (CpuExecutor drops the constants every reader has packed there).
+void SelectGraphKernels(const ir::Graph& graph, bool pack,
+                        std::vector<std::unique_ptr<FastKernel>>& kernels,
+                        const std::function<bool(size_t)>& skip = {},
+                        const std::function<void(size_t)>& selected = {});
+
 // The scratch each node's kernel on the CPU target needs (by node index), as
-// CpuExecutor runs them: the fast kernel's when one is selected, after the
+// CpuExecutor runs them (SelectGraphKernels): the fast kernel's when one is selected, after the
 // graph's kernels negotiated their layouts (a tensor exchanged in a kernel's
 // own layout needs no reorder buffer), else the reference kernel's
 // (ops::ScratchNeeds). Nodes of a typed graph.
