@@ -215,7 +215,9 @@ void ExpectPlannedRunMatches(const ir::Graph& g) {
   const Status checked = CheckMemoryLayout(g, *planned);
   ASSERT_TRUE(checked.ok()) << checked.message();
   Tensor x(DType::kFloat32, {1, 8, 12, 12});
-  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = static_cast<float>(i % 11) - 5;
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    x.data<float>()[i] = static_cast<float>(i % 11) - 5;
+  }
   cpu::CpuExecutor allocating(g), with_plan(g, *planned);
   StatusOr<std::vector<Tensor>> want = allocating.Run({x}), got = with_plan.Run({x});
   ASSERT_TRUE(want.ok()) << want.status().message();
@@ -325,9 +327,11 @@ TEST(CheckMemoryLayout, rejects_layouts_that_do_not_fit_the_graph) {
       {"its buffers overlap at this CPU's sizes",
        [&](ir::MemoryLayout& l) {
          const ir::BufferPlacement& at = l.values[static_cast<size_t>(c.c->id)];
-         l.values[static_cast<size_t>(c.d->id)] = {at.pool, std::min<int64_t>(at.offset_bytes, 256)};
+         l.values[static_cast<size_t>(c.d->id)] = {at.pool,
+                                                   std::min<int64_t>(at.offset_bytes, 256)};
        }},
-      {"its in-place choices are not this compiler's", [&](ir::MemoryLayout& l) { l.in_place[1] = -1; }},
+      {"its in-place choices are not this compiler's",
+       [&](ir::MemoryLayout& l) { l.in_place[1] = -1; }},
   };
   for (const Case& k : cases) {
     ir::MemoryLayout bad = *good;

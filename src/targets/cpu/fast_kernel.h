@@ -96,7 +96,7 @@ void SelectGraphKernels(const ir::Graph& graph, bool pack,
                         const std::function<void(size_t)>& selected = {});
 
 // The scratch each node's kernel on the CPU target needs (by node index), as
-// CpuExecutor runs them (SelectGraphKernels): the fast kernel's when one is selected, after the
+// CpuExecutor runs them (SelectGraphKernels): the fast kernel's once the
 // graph's kernels negotiated their layouts (a tensor exchanged in a kernel's
 // own layout needs no reorder buffer), else the reference kernel's
 // (ops::ScratchNeeds). Nodes of a typed graph.

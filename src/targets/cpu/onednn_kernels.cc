@@ -705,8 +705,8 @@ class OneDnnFlexible final : public LayoutFlexibleKernel {
       primitive_.scratchpad = Unbound(scratchpad);
       primitive_.args[DNNL_ARG_SCRATCHPAD] = primitive_.scratchpad;
     }
-    // Planned at what this layout needs (often none: oneDNN transposes
-    // plain tensors through its scratchpad).
+    // Planned at what this layout needs: often nothing, the plain layout's
+    // scratchpad held the tensors transposed.
     scratch_.Shrink(primitive_.scratch, scratchpad.get_size());
     layout_ = layout;
   }
