@@ -393,7 +393,182 @@ class GuillotinePacker {
     // neither packs is usually a wrong guess of the caller's, which it retries.
     if (s.size() <= kMaxSkyline && PackSkyline(s, base, height)) return true;
     if (nodes_left_ < 0) return false;
+    if (SplitBySides(s, lo, hi, base, height)) return true;
+    if (nodes_left_ < 0) return false;
     return s.size() <= kMaxEnumerated && SplitInAddress(s, lo, hi, base, height);
+  }
+
+  // The state of one sweep that gives every item of `s` a side: 0 (below) or
+  // 1 (above). Each side must be balanced at every moment: what of it ends
+  // there adds up to what of it starts there. Items live from `lo` get their
+  // side only when they end (any side is balanced before that), so which of
+  // them share a band is found, not guessed up front; the others get theirs
+  // when they start, as a subset of the starters matching what ends below.
+  struct Sides {
+    const std::vector<int32_t>* s = nullptr;
+    int32_t lo = 0, hi = 0;
+    int64_t base = 0, height = 0;
+    // By moment (ascending, inside (lo, hi)): local items ending there, and
+    // the starters in classes of equal size and end (interchangeable until
+    // they end), smaller first, longer first among equal sizes.
+    std::vector<std::vector<int32_t>> ends;
+    std::vector<std::vector<std::vector<int32_t>>> starter_classes;
+    std::vector<int8_t> side;  // by local item; -1 while undecided
+    int64_t nodes_left = 0;
+  };
+
+  // Packs `s` as two balanced sides, below and above, each solved on its
+  // own. Tries a few pivots (an item live from `lo` put below), each with its
+  // own share of nodes; a pair of sides that does not pack is passed over
+  // for the next one the sweep finds.
+  bool SplitBySides(const std::vector<int32_t>& s, int32_t lo, int32_t hi, int64_t base,
+                    int64_t height) {
+    Sides sd;
+    sd.s = &s;
+    sd.lo = lo;
+    sd.hi = hi;
+    sd.base = base;
+    sd.height = height;
+    std::vector<int32_t> slot(static_cast<size_t>(hi - lo) + 1, -1);
+    std::vector<int32_t> times;
+    for (int32_t t : {0, 1}) {
+      for (size_t k = 0; k < s.size(); ++k) {
+        const PackingItem& it = item(s[k]);
+        const int32_t at = t == 0 ? it.section_begin : it.section_end;
+        if (at > lo && at < hi && slot[static_cast<size_t>(at - lo)] < 0) {
+          slot[static_cast<size_t>(at - lo)] = 0;
+          times.push_back(at);
+        }
+      }
+    }
+    std::sort(times.begin(), times.end());
+    for (size_t m = 0; m < times.size(); ++m) slot[static_cast<size_t>(times[m] - lo)] = static_cast<int32_t>(m);
+    sd.ends.resize(times.size());
+    sd.starter_classes.resize(times.size());
+    std::vector<int32_t> pivots;
+    for (size_t k = 0; k < s.size(); ++k) {
+      const PackingItem& it = item(s[k]);
+      const auto local = static_cast<int32_t>(k);
+      if (it.section_end < hi) sd.ends[static_cast<size_t>(slot[static_cast<size_t>(it.section_end - lo)])].push_back(local);
+      if (it.section_begin == lo) {
+        pivots.push_back(local);
+        continue;
+      }
+      auto& classes =
+          sd.starter_classes[static_cast<size_t>(slot[static_cast<size_t>(it.section_begin - lo)])];
+      auto same = std::find_if(classes.begin(), classes.end(), [&](const std::vector<int32_t>& c) {
+        const PackingItem& first = item(s[static_cast<size_t>(c[0])]);
+        return first.size == it.size && first.section_end == it.section_end;
+      });
+      if (same == classes.end()) {
+        classes.push_back({local});
+      } else {
+        same->push_back(local);
+      }
+    }
+    for (auto& classes : sd.starter_classes) {
+      std::sort(classes.begin(), classes.end(), [&](const auto& a, const auto& b) {
+        const PackingItem& x = item(s[static_cast<size_t>(a[0])]);
+        const PackingItem& y = item(s[static_cast<size_t>(b[0])]);
+        return x.size != y.size ? x.size < y.size : x.section_end > y.section_end;
+      });
+    }
+    // Pivots: the smaller first (small bands split off cheaply), one per
+    // class of interchangeable items.
+    std::sort(pivots.begin(), pivots.end(), [&](int32_t a, int32_t b) {
+      const PackingItem& x = item(s[static_cast<size_t>(a)]);
+      const PackingItem& y = item(s[static_cast<size_t>(b)]);
+      return x.size != y.size ? x.size < y.size : x.section_end > y.section_end;
+    });
+    pivots.erase(std::unique(pivots.begin(), pivots.end(),
+                             [&](int32_t a, int32_t b) {
+                               const PackingItem& x = item(s[static_cast<size_t>(a)]);
+                               const PackingItem& y = item(s[static_cast<size_t>(b)]);
+                               return x.size == y.size && x.section_end == y.section_end;
+                             }),
+                 pivots.end());
+    if (pivots.size() > kSidePivots) pivots.resize(kSidePivots);
+    for (int32_t pivot : pivots) {
+      sd.side.assign(s.size(), -1);
+      sd.side[static_cast<size_t>(pivot)] = 0;
+      sd.nodes_left = kSideNodesPerItem * static_cast<int64_t>(s.size());
+      if (SweepMoment(sd, 0)) return true;
+      if (nodes_left_ < 0) return false;
+    }
+    return false;
+  }
+
+  // Decides the sides at moment m and later; true once both sides packed.
+  bool SweepMoment(Sides& sd, size_t m) {
+    if (OutOfTime() || --sd.nodes_left < 0) return false;
+    if (m == sd.ends.size()) return PackSides(sd);
+    int64_t below = 0;
+    std::vector<int32_t> open;  // live from lo, side still open
+    for (int32_t k : sd.ends[m]) {
+      const int8_t side = sd.side[static_cast<size_t>(k)];
+      if (side == 0) below += item((*sd.s)[static_cast<size_t>(k)]).size;
+      if (side < 0) open.push_back(k);
+    }
+    return ChooseOpen(sd, m, open, 0, below);
+  }
+
+  // Puts each of `open` (from `next` on) below or above, then the starters.
+  bool ChooseOpen(Sides& sd, size_t m, const std::vector<int32_t>& open, size_t next,
+                  int64_t below) {
+    if (next == open.size()) return ChooseStarters(sd, m, 0, below);
+    const auto k = static_cast<size_t>(open[next]);
+    for (const int8_t side : {int8_t{1}, int8_t{0}}) {  // fewer below first
+      sd.side[k] = side;
+      const int64_t more = side == 0 ? item((*sd.s)[k]).size : 0;
+      if (ChooseOpen(sd, m, open, next + 1, below + more)) return true;
+      if (sd.nodes_left < 0 || nodes_left_ < 0) break;
+    }
+    sd.side[k] = -1;
+    return false;
+  }
+
+  // Puts below a subset of the starters at moment m (classes from `c` on)
+  // whose sizes add up to `need`, the rest above; then the next moment.
+  bool ChooseStarters(Sides& sd, size_t m, size_t c, int64_t need) {
+    const std::vector<std::vector<int32_t>>& classes = sd.starter_classes[m];
+    if (need == 0) {
+      for (size_t j = c; j < classes.size(); ++j) {
+        for (int32_t k : classes[j]) sd.side[static_cast<size_t>(k)] = 1;
+      }
+      if (SweepMoment(sd, m + 1)) return true;
+      for (size_t j = c; j < classes.size(); ++j) {
+        for (int32_t k : classes[j]) sd.side[static_cast<size_t>(k)] = -1;
+      }
+      return false;
+    }
+    if (c == classes.size()) return false;
+    const std::vector<int32_t>& cls = classes[c];
+    const int64_t size = item((*sd.s)[static_cast<size_t>(cls[0])]).size;
+    const auto most = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(cls.size()), need / size));
+    for (size_t taken = most + 1; taken-- > 0;) {
+      for (size_t j = 0; j < cls.size(); ++j) sd.side[static_cast<size_t>(cls[j])] = j < taken ? 0 : 1;
+      if (ChooseStarters(sd, m, c + 1, need - static_cast<int64_t>(taken) * size)) return true;
+      if (sd.nodes_left < 0 || nodes_left_ < 0) break;
+    }
+    for (int32_t k : cls) sd.side[static_cast<size_t>(k)] = -1;
+    return false;
+  }
+
+  // Both sides decided: pack the one with the pivot below, the rest above.
+  bool PackSides(const Sides& sd) {
+    std::vector<int32_t> below, above;
+    int64_t h = 0;
+    for (size_t k = 0; k < sd.s->size(); ++k) {
+      const int32_t i = (*sd.s)[k];
+      if (sd.side[k] == 0) {
+        below.push_back(i);
+        if (item(i).section_begin == sd.lo) h += item(i).size;
+      } else {
+        above.push_back(i);  // undecided: lives over all of [lo, hi)
+      }
+    }
+    return h > 0 && h < sd.height && Solve(below, sd.lo, sd.hi, sd.base, h) &&
+           Solve(above, sd.lo, sd.hi, sd.base + h, sd.height - h);
   }
 
   // Packs `s` by skyline search within a share of the node budget.
@@ -645,6 +820,8 @@ class GuillotinePacker {
   }
 
   static constexpr uint64_t kBandAttempts = 8;
+  static constexpr size_t kSidePivots = 8;
+  static constexpr int64_t kSideNodesPerItem = 64;
   static constexpr size_t kMaxEnumerated = 200;
   // The skyline search packs guillotine sets of a few hundred items in about
   // one node per item when it packs them at all.
