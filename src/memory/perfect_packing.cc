@@ -408,14 +408,23 @@ class GuillotinePacker {
     const std::vector<int32_t>* s = nullptr;
     int32_t lo = 0, hi = 0;
     int64_t base = 0, height = 0;
-    // By moment (ascending, inside (lo, hi)): local items ending there, and
-    // the starters in classes of equal size and end (interchangeable until
-    // they end), smaller first, longer first among equal sizes.
+    // By moment (ascending, inside (lo, hi)): local items ending there; the
+    // starters in classes of equal size and end (interchangeable until they
+    // end), in SmallerThenLonger order; and the size of the classes from
+    // each one on (so a subset that cannot reach its sum stops early).
     std::vector<std::vector<int32_t>> ends;
     std::vector<std::vector<std::vector<int32_t>>> starter_classes;
+    std::vector<std::vector<int64_t>> size_from;
     std::vector<int8_t> side;  // by local item; -1 while undecided
     int64_t nodes_left = 0;
   };
+
+  static bool SmallerThenLonger(const PackingItem& a, const PackingItem& b) {
+    return a.size != b.size ? a.size < b.size : a.section_end > b.section_end;
+  }
+  static bool Interchangeable(const PackingItem& a, const PackingItem& b) {
+    return a.size == b.size && a.section_begin == b.section_begin && a.section_end == b.section_end;
+  }
 
   // Packs `s` as two balanced sides, below and above, each solved on its
   // own. Tries a few pivots (an item live from `lo` put below), each with its
@@ -429,36 +438,34 @@ class GuillotinePacker {
     sd.hi = hi;
     sd.base = base;
     sd.height = height;
-    std::vector<int32_t> slot(static_cast<size_t>(hi - lo) + 1, -1);
-    std::vector<int32_t> times;
-    for (int32_t t : {0, 1}) {
-      for (size_t k = 0; k < s.size(); ++k) {
-        const PackingItem& it = item(s[k]);
-        const int32_t at = t == 0 ? it.section_begin : it.section_end;
-        if (at > lo && at < hi && slot[static_cast<size_t>(at - lo)] < 0) {
-          slot[static_cast<size_t>(at - lo)] = 0;
-          times.push_back(at);
-        }
+    // The moments inside (lo, hi) where something starts or ends, numbered.
+    std::vector<int32_t> moment(static_cast<size_t>(hi - lo) + 1, -1);
+    for (int32_t i : s) {
+      for (int32_t at : {item(i).section_begin, item(i).section_end}) {
+        if (at > lo && at < hi) moment[static_cast<size_t>(at - lo)] = 0;
       }
     }
-    std::sort(times.begin(), times.end());
-    for (size_t m = 0; m < times.size(); ++m) slot[static_cast<size_t>(times[m] - lo)] = static_cast<int32_t>(m);
-    sd.ends.resize(times.size());
-    sd.starter_classes.resize(times.size());
+    int32_t num_moments = 0;
+    for (int32_t& m : moment) {
+      if (m == 0) m = num_moments++;
+    }
+    const auto moment_of = [&](int32_t at) {
+      return static_cast<size_t>(moment[static_cast<size_t>(at - lo)]);
+    };
+    sd.ends.resize(static_cast<size_t>(num_moments));
+    sd.starter_classes.resize(static_cast<size_t>(num_moments));
     std::vector<int32_t> pivots;
     for (size_t k = 0; k < s.size(); ++k) {
       const PackingItem& it = item(s[k]);
       const auto local = static_cast<int32_t>(k);
-      if (it.section_end < hi) sd.ends[static_cast<size_t>(slot[static_cast<size_t>(it.section_end - lo)])].push_back(local);
+      if (it.section_end < hi) sd.ends[moment_of(it.section_end)].push_back(local);
       if (it.section_begin == lo) {
         pivots.push_back(local);
         continue;
       }
-      auto& classes =
-          sd.starter_classes[static_cast<size_t>(slot[static_cast<size_t>(it.section_begin - lo)])];
+      auto& classes = sd.starter_classes[moment_of(it.section_begin)];
       auto same = std::find_if(classes.begin(), classes.end(), [&](const std::vector<int32_t>& c) {
-        const PackingItem& first = item(s[static_cast<size_t>(c[0])]);
-        return first.size == it.size && first.section_end == it.section_end;
+        return Interchangeable(item(s[static_cast<size_t>(c[0])]), it);
       });
       if (same == classes.end()) {
         classes.push_back({local});
@@ -466,25 +473,25 @@ class GuillotinePacker {
         same->push_back(local);
       }
     }
+    const auto local_order = [&](int32_t a, int32_t b) {
+      return SmallerThenLonger(item(s[static_cast<size_t>(a)]), item(s[static_cast<size_t>(b)]));
+    };
     for (auto& classes : sd.starter_classes) {
-      std::sort(classes.begin(), classes.end(), [&](const auto& a, const auto& b) {
-        const PackingItem& x = item(s[static_cast<size_t>(a[0])]);
-        const PackingItem& y = item(s[static_cast<size_t>(b[0])]);
-        return x.size != y.size ? x.size < y.size : x.section_end > y.section_end;
-      });
+      std::sort(classes.begin(), classes.end(),
+                [&](const auto& a, const auto& b) { return local_order(a[0], b[0]); });
+      std::vector<int64_t>& from = sd.size_from.emplace_back(classes.size() + 1, 0);
+      for (size_t c = classes.size(); c-- > 0;) {
+        from[c] = from[c + 1] + static_cast<int64_t>(classes[c].size()) *
+                                    item(s[static_cast<size_t>(classes[c][0])]).size;
+      }
     }
     // Pivots: the smaller first (small bands split off cheaply), one per
     // class of interchangeable items.
-    std::sort(pivots.begin(), pivots.end(), [&](int32_t a, int32_t b) {
-      const PackingItem& x = item(s[static_cast<size_t>(a)]);
-      const PackingItem& y = item(s[static_cast<size_t>(b)]);
-      return x.size != y.size ? x.size < y.size : x.section_end > y.section_end;
-    });
+    std::sort(pivots.begin(), pivots.end(), local_order);
     pivots.erase(std::unique(pivots.begin(), pivots.end(),
                              [&](int32_t a, int32_t b) {
-                               const PackingItem& x = item(s[static_cast<size_t>(a)]);
-                               const PackingItem& y = item(s[static_cast<size_t>(b)]);
-                               return x.size == y.size && x.section_end == y.section_end;
+                               return Interchangeable(item(s[static_cast<size_t>(a)]),
+                                                      item(s[static_cast<size_t>(b)]));
                              }),
                  pivots.end());
     if (pivots.size() > kSidePivots) pivots.resize(kSidePivots);
@@ -541,12 +548,15 @@ class GuillotinePacker {
       }
       return false;
     }
-    if (c == classes.size()) return false;
+    if (need > sd.size_from[m][c]) return false;
     const std::vector<int32_t>& cls = classes[c];
     const int64_t size = item((*sd.s)[static_cast<size_t>(cls[0])]).size;
-    const auto most = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(cls.size()), need / size));
+    const auto most =
+        static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(cls.size()), need / size));
     for (size_t taken = most + 1; taken-- > 0;) {
-      for (size_t j = 0; j < cls.size(); ++j) sd.side[static_cast<size_t>(cls[j])] = j < taken ? 0 : 1;
+      for (size_t j = 0; j < cls.size(); ++j) {
+        sd.side[static_cast<size_t>(cls[j])] = j < taken ? 0 : 1;
+      }
       if (ChooseStarters(sd, m, c + 1, need - static_cast<int64_t>(taken) * size)) return true;
       if (sd.nodes_left < 0 || nodes_left_ < 0) break;
     }
