@@ -522,6 +522,7 @@ class GuillotinePacker {
   // Puts each of `open` (from `next` on) below or above, then the starters.
   bool ChooseOpen(Sides& sd, size_t m, const std::vector<int32_t>& open, size_t next,
                   int64_t below) {
+    if (OutOfTime() || --sd.nodes_left < 0) return false;
     if (next == open.size()) return ChooseStarters(sd, m, 0, below);
     const auto k = static_cast<size_t>(open[next]);
     for (const int8_t side : {int8_t{1}, int8_t{0}}) {  // fewer below first
@@ -536,7 +537,9 @@ class GuillotinePacker {
 
   // Puts below a subset of the starters at moment m (classes from `c` on)
   // whose sizes add up to `need`, the rest above; then the next moment.
+  // Every call counts as a node: a sum no subset reaches can take many.
   bool ChooseStarters(Sides& sd, size_t m, size_t c, int64_t need) {
+    if (OutOfTime() || --sd.nodes_left < 0) return false;
     const std::vector<std::vector<int32_t>>& classes = sd.starter_classes[m];
     if (need == 0) {
       for (size_t j = c; j < classes.size(); ++j) {
