@@ -398,16 +398,20 @@ class GuillotinePacker {
     return s.size() <= kMaxEnumerated && SplitInAddress(s, lo, hi, base, height);
   }
 
+  // A set of items to pack into [base, base + height) over [lo, hi).
+  struct Region {
+    const std::vector<int32_t>* s = nullptr;
+    int32_t lo = 0, hi = 0;
+    int64_t base = 0, height = 0;
+  };
+
   // The state of one sweep that gives every item of `s` a side: 0 (below) or
   // 1 (above). Each side must be balanced at every moment: what of it ends
   // there adds up to what of it starts there. Items live from `lo` get their
   // side only when they end (any side is balanced before that), so which of
   // them share a band is found, not guessed up front; the others get theirs
   // when they start, as a subset of the starters matching what ends below.
-  struct Sides {
-    const std::vector<int32_t>* s = nullptr;
-    int32_t lo = 0, hi = 0;
-    int64_t base = 0, height = 0;
+  struct Sides : Region {
     // By moment (ascending, inside (lo, hi)): local items ending there; the
     // starters in classes of equal size and end (interchangeable until they
     // end), in SmallerThenLonger order; and the size of the classes from
@@ -432,12 +436,7 @@ class GuillotinePacker {
   // for the next one the sweep finds.
   bool SplitBySides(const std::vector<int32_t>& s, int32_t lo, int32_t hi, int64_t base,
                     int64_t height) {
-    Sides sd;
-    sd.s = &s;
-    sd.lo = lo;
-    sd.hi = hi;
-    sd.base = base;
-    sd.height = height;
+    Sides sd{{&s, lo, hi, base, height}};
     // The moments inside (lo, hi) where something starts or ends, numbered.
     std::vector<int32_t> moment(static_cast<size_t>(hi - lo) + 1, -1);
     for (int32_t i : s) {
@@ -567,21 +566,29 @@ class GuillotinePacker {
     return false;
   }
 
-  // Both sides decided: pack the one with the pivot below, the rest above.
+  // Both sides decided: pack the one with the pivot below, the rest (with
+  // any item still undecided, which lives over all of [lo, hi)) above.
   bool PackSides(const Sides& sd) {
-    std::vector<int32_t> below, above;
+    return StackTwo(sd, [&](size_t k) { return sd.side[k] == 0; });
+  }
+
+  // Packs the items of `r` that `below` picks (by local index) under the
+  // others; both must be balanced, and neither empty.
+  template <typename Below>
+  bool StackTwo(const Region& r, Below below) {
+    std::vector<int32_t> under, over;
     int64_t h = 0;
-    for (size_t k = 0; k < sd.s->size(); ++k) {
-      const int32_t i = (*sd.s)[k];
-      if (sd.side[k] == 0) {
-        below.push_back(i);
-        if (item(i).section_begin == sd.lo) h += item(i).size;
+    for (size_t k = 0; k < r.s->size(); ++k) {
+      const int32_t i = (*r.s)[k];
+      if (below(k)) {
+        under.push_back(i);
+        if (item(i).section_begin == r.lo) h += item(i).size;
       } else {
-        above.push_back(i);  // undecided: lives over all of [lo, hi)
+        over.push_back(i);
       }
     }
-    return h > 0 && h < sd.height && Solve(below, sd.lo, sd.hi, sd.base, h) &&
-           Solve(above, sd.lo, sd.hi, sd.base + h, sd.height - h);
+    return h > 0 && h < r.height && Solve(under, r.lo, r.hi, r.base, h) &&
+           Solve(over, r.lo, r.hi, r.base + h, r.height - h);
   }
 
   // Packs `s` by skyline search within a share of the node budget.
@@ -695,10 +702,7 @@ class GuillotinePacker {
   }
 
   // The state of one enumeration of balanced subsets of `s`.
-  struct Split {
-    const std::vector<int32_t>* s = nullptr;
-    int32_t lo = 0, hi = 0;
-    int64_t base = 0, height = 0;
+  struct Split : Region {
     // By moment t - lo: local items starting / ending there.
     std::vector<std::vector<int32_t>> starts, ends;
     // By moment: sizes of chosen items ending there minus those starting.
@@ -712,12 +716,7 @@ class GuillotinePacker {
 
   bool SplitInAddress(const std::vector<int32_t>& s, int32_t lo, int32_t hi, int64_t base,
                       int64_t height) {
-    Split sp;
-    sp.s = &s;
-    sp.lo = lo;
-    sp.hi = hi;
-    sp.base = base;
-    sp.height = height;
+    Split sp{{&s, lo, hi, base, height}};
     const size_t width = static_cast<size_t>(hi - lo);
     sp.starts.resize(width + 1);
     sp.ends.resize(width + 1);
@@ -817,19 +816,7 @@ class GuillotinePacker {
 
   // A balanced proper subset: pack it below, the rest above.
   bool Recurse(const Split& sp) {
-    std::vector<int32_t> below, above;
-    int64_t h = 0;
-    for (size_t k = 0; k < sp.s->size(); ++k) {
-      const int32_t i = (*sp.s)[k];
-      if (sp.chosen[k]) {
-        below.push_back(i);
-        if (item(i).section_begin == sp.lo) h += item(i).size;
-      } else {
-        above.push_back(i);
-      }
-    }
-    return h > 0 && h < sp.height && Solve(below, sp.lo, sp.hi, sp.base, h) &&
-           Solve(above, sp.lo, sp.hi, sp.base + h, sp.height - h);
+    return StackTwo(sp, [&](size_t k) { return sp.chosen[k] != 0; });
   }
 
   static constexpr uint64_t kBandAttempts = 8;
