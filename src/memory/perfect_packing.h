@@ -13,7 +13,10 @@
 // starting there that balance each other (SeamGroups in the .cc). Joins that
 // must hold are propagated; at ambiguous moments one join is guessed, looking
 // one step ahead, and other guesses are tried when the stack does not pack.
-// Small sets that no seam splits fall back to enumerating balanced subsets.
+// A set that no seam splits goes to a skyline search (skyline_packing.h),
+// then to a sweep in time that gives every item a side, below or above, each
+// side balanced at every moment (items live from the set's start get theirs
+// when they end), and, when small, to enumerating balanced subsets.
 // It finds packings that the canonical branch and bound (exact_solver.h)
 // reaches only by luck, and proves nothing when it fails: the caller falls
 // back to that search.
