@@ -33,7 +33,7 @@ import time
 
 sys.setrecursionlimit(1000000)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pq_tree import Fail, clone, is_leaf, leaf, leaves, normalize, reduce, replace, substitute  # noqa: E402
+from pq_tree import Fail, clone, is_leaf, leaf, leaves, normalize, reduce, substitute  # noqa: E402
 
 UNIT = 1024  # the shared instances use multiples of 1 KiB in time and size
 

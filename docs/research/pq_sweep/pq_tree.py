@@ -131,14 +131,11 @@ def reduce(root, S):
             # full part must reach the end (b == last) and a partial only at a
             if b!=len(sts)-1: return None
             if sts[b]=='Pa' and b!=a: return None
-            if sts[b]=='Pa' and a==b:
-                pass
         seq=[]
         for i,(s,c) in enumerate(items):
             if s=='Pa':
                 ch=c  # list ordered empty..full
                 if i==b and i!=a: ch=list(reversed(ch))   # right end: full..empty
-                elif i==a==b and not is_root: ch=list(ch)
                 seq+=ch
             else: seq.append(c)
         return seq
