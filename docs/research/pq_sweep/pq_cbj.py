@@ -18,7 +18,6 @@ it passed. With that rule the constraints rebuild exactly the sweep's tree
 Usage: pq_cbj.py INSTANCE.csv [NODE_BUDGET] [-v]
 """
 import collections
-import itertools
 import math
 import os
 import sys
@@ -143,19 +142,7 @@ class BackjumpingSweep(Sweep):
             self.last_junctions = chosen
             yield root, cons
             return
-        e = max(enders, key=lambda x: (self.size[x], x))
-        others = sorted(enders - {e})
-        if len(others) <= 10:
-            groups = [frozenset(c) | {e} for r in range(len(others), -1, -1)
-                      for c in itertools.combinations(others, r)]
-        else:
-            groups = [frozenset(enders), frozenset([e])]
-        reach = 1
-        for k in keys:
-            for _ in range(avail[k]): reach |= reach << k[0]
-        for G in groups:
-            total = sum(self.size[x] for x in G)
-            if not (reach >> total) & 1: continue
+        for G, total in self.ender_groups(enders, avail, keys):
             try:
                 reduced, block, c2 = self.hreduce(clone(root), cons, G, bit)
             except Fail as f:

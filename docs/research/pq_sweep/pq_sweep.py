@@ -165,6 +165,25 @@ class Sweep:
         yield from self.junctions(root, enders, {c: len(cls[c]) for c in keys}, keys, cls, t,
                                   frozenset(), frozenset(), ())
 
+    def ender_groups(self, enders, avail, keys):
+        """(group, total) for the junction of the largest ender: coarse first,
+        the largest groups with it first; only totals the starters reach."""
+        e = max(enders, key=lambda x: (self.size[x], x))
+        others = sorted(enders - {e})
+        if len(others) <= 10:
+            groups = [frozenset(c) | {e} for r in range(len(others), -1, -1)
+                      for c in itertools.combinations(others, r)]
+        else:
+            groups = [frozenset(enders), frozenset([e])]
+        reach = 1
+        for k in keys:
+            for _ in range(avail[k]):
+                reach |= reach << k[0]
+        for G in groups:
+            total = sum(self.size[x] for x in G)
+            if (reach >> total) & 1:
+                yield G, total
+
     def junctions(self, root, enders, avail, keys, cls, t, done, placed, chosen):
         if not enders:
             for F in self.eager.get(t, ()):
@@ -177,21 +196,7 @@ class Sweep:
             self.last_junctions = chosen
             yield root
             return
-        e = max(enders, key=lambda x: (self.size[x], x))
-        others = sorted(enders - {e})
-        if len(others) <= 10:  # coarse first: the largest groups with e first
-            groups = [frozenset(c) | {e} for r in range(len(others), -1, -1)
-                      for c in itertools.combinations(others, r)]
-        else:
-            groups = [frozenset(enders), frozenset([e])]
-        reach = 1
-        for k in keys:
-            for _ in range(avail[k]):
-                reach |= reach << k[0]
-        for G in groups:
-            total = sum(self.size[x] for x in G)
-            if not (reach >> total) & 1:
-                continue
+        for G, total in self.ender_groups(enders, avail, keys):
             try:
                 reduced, block = reduce(clone(root), set(G))
             except Fail:
