@@ -123,8 +123,10 @@ class WitnessSweep(BackjumpingSweep):
             for k in self.starts.get(t, []): self.start_level[k] = ki
         return super().run(node_budget, **kw)
 
+
 if __name__ == '__main__':
-    items = load(sys.argv[1]); budget = int(sys.argv[2])
+    items = load(sys.argv[1])
+    budget = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else 20000
     sw = WitnessSweep(items)
     t0 = time.time()
     r = sw.run(budget, verbose='-v' in sys.argv)
