@@ -17,7 +17,6 @@ it passed. With that rule the constraints rebuild exactly the sweep's tree
 
 Usage: pq_cbj.py INSTANCE.csv [NODE_BUDGET] [-v]
 """
-import collections
 import math
 import os
 import sys
@@ -25,7 +24,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pq_tree import Fail, clone, leaf, leaves, reduce  # noqa: E402
-from pq_sweep import Sweep, check, extract, load, substitute_copy  # noqa: E402
+from pq_sweep import Sweep, check, extract, load  # noqa: E402
 
 
 def maxbit(t): return t.bit_length() - 1
@@ -88,7 +87,7 @@ class BackjumpingSweep(Sweep):
         self.coresz.append(len(core))
         return t
 
-    def junction_cons(self, cons, G, pick, bit, live_after):
+    def carry(self, cons, G, pick, bit, live_after):
         """The constraints after enders G are replaced by starters `pick`."""
         out = {}
         pickset = frozenset(pick)
@@ -109,7 +108,7 @@ class BackjumpingSweep(Sweep):
                 out[pickset] = bit
         return list(out.items())
 
-    def hreduce(self, root, cons, X, xtag):
+    def reduce_tracked(self, root, cons, X, xtag):
         """reduce(), recording X as a constraint; a Fail carries .expl."""
         try:
             root, blk = reduce(root, set(X))
@@ -121,51 +120,8 @@ class BackjumpingSweep(Sweep):
             cons = cons + [(X, xtag)]
         return root, blk, cons
 
-    def step2(self, root, cons, t, level):
-        enders = {x for x in leaves(root) if self.end[x] == t}
-        cls = collections.defaultdict(list)
-        for k in self.starts.get(t, []):
-            cls[(self.size[k], self.end[k])].append(k)
-        keys = sorted(cls, key=lambda c: (-c[0], c[1]))
-        yield from self.junc(root, cons, enders, {c: len(cls[c]) for c in keys}, keys, cls, t, level,
-                             frozenset(), frozenset(), ())
-
-    def junc(self, root, cons, enders, avail, keys, cls, t, level, done, placed, chosen):
-        bit = 1 << level
-        if not enders:
-            for F in self.eager.get(t, ()):
-                if F in done: continue
-                try:
-                    root, _, cons = self.hreduce(root, cons, F, 0)
-                except Fail as f:
-                    self.expl |= f.expl; return
-            self.last_junctions = chosen
-            yield root, cons
-            return
-        for G, total in self.ender_groups(enders, avail, keys):
-            try:
-                reduced, block, c2 = self.hreduce(clone(root), cons, G, bit)
-            except Fail as f:
-                self.expl |= f.expl; continue
-            for pick, left in self.starter_sets(total, avail, keys, cls):
-                new = leaf(pick[0]) if len(pick) == 1 else ['P', [leaf(p) for p in pick]]
-                tree = substitute_copy(reduced, block, set(G), new)
-                nlive = len(leaves(tree))
-                c3 = self.junction_cons(c2, G, pick, bit, nlive)
-                now_placed = placed | set(pick)
-                now_done = set(done)
-                ok = True
-                for F in self.eager.get(t, ()):
-                    if F in now_done or not all(self.items[x][1] != t or x in now_placed for x in F):
-                        continue
-                    try:
-                        tree, _, c3 = self.hreduce(tree, c3, F, 0)
-                    except Fail as f:
-                        self.expl |= f.expl; ok = False; break
-                    now_done.add(F)
-                if ok:
-                    yield from self.junc(tree, c3, enders - G, left, keys, cls, t, level, frozenset(now_done),
-                                         frozenset(now_placed), chosen + ((frozenset(G), tuple(pick)),))
+    def failed(self, fail):
+        self.expl |= fail.expl
 
     def run(self, node_budget, max_sets=50, verbose=False, check_orders=False):
         self.max_sets = max_sets
@@ -175,7 +131,7 @@ class BackjumpingSweep(Sweep):
         cons = []
         self.expl = 0; self.nexpl = 0; self.coarse = 0; self.coresz = []
         for F in self.eager.get(times[0], ()):
-            root, _, cons = self.hreduce(root, cons, F, 0)
+            root, _, cons = self.reduce_tracked(root, cons, F, 0)
         self.nodes = 0; self.deepest = 0; self.trail = {}; self.jumps = 0; self.jumpdist = 0
         t0 = time.time()
 
@@ -191,7 +147,7 @@ class BackjumpingSweep(Sweep):
             conf = 0
             self.expl = 0
             bit = 1 << ki
-            for new, c in self.step2(root, cons, times[ki], ki):
+            for new, c in self.step(root, times[ki], cons, ki):
                 if self.check_orders and num_orders(new) != num_orders(build(leaves(new), c)):
                     raise AssertionError(f'moment {ki}: the constraints lose orders of the tree')
                 conf |= self.expl; self.expl = 0

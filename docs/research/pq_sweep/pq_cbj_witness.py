@@ -80,7 +80,7 @@ class WitnessSweep(BackjumpingSweep):
         self.coresz.append(len(W))
         return t
 
-    def junction_cons(self, cons, G, pick, bit, live_after):
+    def carry(self, cons, G, pick, bit, live_after):
         out = {}
         P = frozenset(pick)
         def emit(S, base, mt, nt):
@@ -107,7 +107,7 @@ class WitnessSweep(BackjumpingSweep):
             out[P] = (P, bit, {}, {})
         return list(out.values())
 
-    def hreduce(self, root, cons, X, xtag):
+    def reduce_tracked(self, root, cons, X, xtag):
         try:
             root, blk = reduce(root, set(X))
         except Fail:

@@ -156,14 +156,29 @@ class Sweep:
                 left[k] -= c
             yield pick, left
 
-    def step(self, root, t):
+    def step(self, root, t, state=None, level=0):
+        """(tree, state) after each way to choose the junctions at t."""
         enders = {x for x in leaves(root) if self.end[x] == t}
         cls = collections.defaultdict(list)
         for k in self.starts.get(t, []):
             cls[(self.size[k], self.end[k])].append(k)
         keys = sorted(cls, key=lambda c: (-c[0], c[1]))
-        yield from self.junctions(root, enders, {c: len(cls[c]) for c in keys}, keys, cls, t,
-                                  frozenset(), frozenset(), ())
+        yield from self.junctions(root, state, enders, {c: len(cls[c]) for c in keys}, keys, cls, t,
+                                  level, frozenset(), frozenset(), ())
+
+    # Hooks for sweeps that keep more than the tree (pq_cbj.py). `tag` is
+    # 1 << level for a junction chosen at that level, 0 for an eager set.
+    def reduce_tracked(self, root, state, X, tag):
+        """reduce(root, X) and the state after it; raises Fail."""
+        root, block = reduce(root, set(X))
+        return root, block, state
+
+    def carry(self, state, G, pick, tag, live_after):
+        """The state after enders G are replaced by starters `pick`."""
+        return state
+
+    def failed(self, fail):
+        """Called with each Fail met while choosing junctions."""
 
     def ender_groups(self, enders, avail, keys):
         """(group, total) for the junction of the largest ender: coarse first,
@@ -184,26 +199,29 @@ class Sweep:
             if (reach >> total) & 1:
                 yield G, total
 
-    def junctions(self, root, enders, avail, keys, cls, t, done, placed, chosen):
+    def junctions(self, root, state, enders, avail, keys, cls, t, level, done, placed, chosen):
         if not enders:
             for F in self.eager.get(t, ()):
                 if F in done:
                     continue
                 try:
-                    root, _ = reduce(root, set(F))
-                except Fail:
+                    root, _, state = self.reduce_tracked(root, state, F, 0)
+                except Fail as f:
+                    self.failed(f)
                     return
             self.last_junctions = chosen
-            yield root
+            yield root, state
             return
         for G, total in self.ender_groups(enders, avail, keys):
             try:
-                reduced, block = reduce(clone(root), set(G))
-            except Fail:
+                reduced, block, after = self.reduce_tracked(clone(root), state, G, 1 << level)
+            except Fail as f:
+                self.failed(f)
                 continue
             for pick, left in self.starter_sets(total, avail, keys, cls):
                 new = leaf(pick[0]) if len(pick) == 1 else ['P', [leaf(p) for p in pick]]
                 tree = substitute_copy(reduced, block, set(G), new)
+                carried = self.carry(after, G, pick, 1 << level, len(leaves(tree)))
                 now_placed = placed | set(pick)
                 now_done = set(done)
                 ok = True
@@ -211,14 +229,16 @@ class Sweep:
                     if F in now_done or not all(self.items[x][1] != t or x in now_placed for x in F):
                         continue
                     try:
-                        tree, _ = reduce(tree, set(F))
-                    except Fail:
+                        tree, _, carried = self.reduce_tracked(tree, carried, F, 0)
+                    except Fail as f:
+                        self.failed(f)
                         ok = False
                         break
                     now_done.add(F)
                 if ok:
-                    yield from self.junctions(tree, enders - G, left, keys, cls, t, frozenset(now_done),
-                                              frozenset(now_placed), chosen + ((frozenset(G), tuple(pick)),))
+                    yield from self.junctions(tree, carried, enders - G, left, keys, cls, t, level,
+                                              frozenset(now_done), frozenset(now_placed),
+                                              chosen + ((frozenset(G), tuple(pick)),))
 
     def run(self, node_budget, max_sets=50):
         """Depth-first over the moments, chronological backtracking."""
@@ -240,7 +260,7 @@ class Sweep:
                 self.final = root
                 return True
             before = clone(root)
-            for new in self.step(root, times[ki]):
+            for new, _ in self.step(root, times[ki]):
                 self.trail[ki] = (before, self.last_junctions)
                 if dfs(ki + 1, new):
                     return True
