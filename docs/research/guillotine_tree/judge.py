@@ -16,6 +16,9 @@ the generator's tree (truth.py). Research only.
                                   replaces each largest subtree of at most K
                                   buffers by one buffer (its bounding box),
                                   or only a random FRACTION of them
+  judge.py generate N COUNT DIR   writes COUNT instances of about N buffers,
+                                  made like the shared ones with other seeds
+                                  (seed i: 7919 * i + N), as DIR/gN_i.1048576.csv
   judge.py drop-bands INSTANCE PART HEIGHTS OUT_PREFIX
                                   writes PART without its bands of the given
                                   heights (comma-separated), capacity in name
@@ -139,6 +142,19 @@ def collapse(tree, k, out, fraction=1.0, seed=1):
     print(f"{len(items)} buffers: {out}")
 
 
+def generate(n, count, folder):
+    for i in range(1, count + 1):
+        rng = random.Random(7919 * i + n)
+        rects = truth.partition(rng, 0, truth.SPAN, 0, truth.CAPACITY, n, "")
+        rng.shuffle(rects)
+        path = f"{folder}/g{n}_{i}.{truth.CAPACITY}.csv"
+        with open(path, "w") as out:
+            out.write("id,lower,upper,size\n")
+            for j, ((x0, x1, y0, y1), _) in enumerate(rects):
+                out.write(f"b{j},{x0},{x1},{y1 - y0}\n")
+        print(path)
+
+
 def drop_bands(tree, part, heights, prefix):
     by_band = defaultdict(list)
     for k, (r, p) in tree.items():
@@ -158,6 +174,11 @@ def drop_bands(tree, part, heights, prefix):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    if sys.argv[1] == "generate":
+        generate(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+        sys.exit(0)
     cmd, inst = sys.argv[1], sys.argv[2]
     tree = truth.load(inst)
     if cmd == "anchors":
