@@ -148,10 +148,8 @@ def generate(n, count, folder):
         rects = truth.partition(rng, 0, truth.SPAN, 0, truth.CAPACITY, n, "")
         rng.shuffle(rects)
         path = f"{folder}/g{n}_{i}.{truth.CAPACITY}.csv"
-        with open(path, "w") as out:
-            out.write("id,lower,upper,size\n")
-            for j, ((x0, x1, y0, y1), _) in enumerate(rects):
-                out.write(f"b{j},{x0},{x1},{y1 - y0}\n")
+        write(path, {f"b{j}": (x0 // truth.UNIT, x1 // truth.UNIT, (y1 - y0) // truth.UNIT)
+                     for j, ((x0, x1, y0, y1), _) in enumerate(rects)})
         print(path)
 
 
