@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "ops/spatial_plan.h"
 #include "ops/tensor_internal.h"
 
 namespace tessel::ops::tensor_internal {
@@ -14,14 +15,6 @@ const ir::Value& In(const ir::Node& node, size_t i) { return *node.input(i); }
 
 // ---------------------------------------------------------------------------
 // Pad
-
-enum class PadMode { kConstant, kReflect, kEdge, kWrap };
-
-struct PadPlan {
-  PadMode mode = PadMode::kConstant;
-  std::vector<int64_t> begin;  // per input dim; negative crops
-  Shape out;
-};
 
 // pads (2 * n values: all begins, then all ends) and the optional axes they
 // apply to (opset 18; default every dim). Opset < 11 takes pads from the
@@ -474,16 +467,6 @@ double CubicWeight(double t, double a) {
   return 0;
 }
 
-// How one output coordinate of an axis reads the input: `taps` input indices
-// (clamped to the axis, which is the spec's edge padding) with weights, or
-// the extrapolation value when tf_crop_and_resize samples outside the input.
-struct AxisSampling {
-  int taps = 1;
-  std::vector<int64_t> index;  // taps per output coordinate
-  std::vector<double> weight;
-  std::vector<bool> outside;
-};
-
 AxisSampling SampleAxis(const ResizePlan& plan, size_t d, int64_t in_len, double roi_start,
                         double roi_end) {
   AxisSampling s;
@@ -709,3 +692,79 @@ void RegisterTensorSpatialOps(OpRegistry& r) {
 }
 
 }  // namespace tessel::ops::tensor_internal
+
+namespace tessel::ops {
+
+using tensor_internal::ConstantInts;
+
+StatusOr<PadPlan> PlanPadNode(const ir::Node& node, int opset) {
+  std::vector<int64_t> pads;
+  std::optional<std::vector<int64_t>> axes;
+  if (opset >= 11) {
+    TESSEL_ASSIGN_OR_RETURN(pads, ConstantInts(node, 1, "pads"));
+    if (node.input(3)) {
+      TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> a, ConstantInts(node, 3, "axes"));
+      axes = std::move(a);
+    }
+  } else {
+    pads = node.attrs.Ints("pads");
+  }
+  const ir::Value& x = *node.input(0);
+  TESSEL_ASSIGN_OR_RETURN(PadPlan plan, tensor_internal::PlanPad(node, x.shape, pads, axes));
+  Tensor fill(x.dtype, {});
+  if (opset >= 11) {
+    const ir::Value* value = node.input(2);
+    if (value && NumElements(value->shape) == 1) {
+      if (!value->is_constant()) {
+        return tensor_internal::NodeUnsupported(node, "constant_value must be known at compile time");
+      }
+      std::memcpy(fill.raw_data(), value->constant.raw_data(), DTypeSize(x.dtype));
+    }
+  } else {
+    tensor_internal::StoreDouble(fill, 0, node.attrs.Float("value", 0.0f));
+  }
+  const auto* bytes = static_cast<const uint8_t*>(fill.raw_data());
+  plan.fill.assign(bytes, bytes + DTypeSize(x.dtype));
+  return plan;
+}
+
+StatusOr<ResizeSampling> PlanResizeNode(const ir::Node& node, int opset) {
+  using namespace tensor_internal;  // NOLINT: the planning helpers above
+  const Shape& in = node.input(0)->shape;
+  ResizePlan plan;
+  const Tensor* roi = nullptr;
+  if (node.op_type == "Upsample") {
+    const Tensor* scales = nullptr;
+    if (opset >= 9) {
+      TESSEL_ASSIGN_OR_RETURN(scales, RequireConstantInput(node, 1, "scales"));
+    }
+    TESSEL_ASSIGN_OR_RETURN(plan, PlanUpsample(node, opset, in, scales));
+  } else {
+    const size_t scales_at = opset >= 11 ? 2 : 1;
+    const Tensor* scales = nullptr;
+    const Tensor* sizes = nullptr;
+    if (node.input(scales_at)) {
+      TESSEL_ASSIGN_OR_RETURN(scales, RequireConstantInput(node, scales_at, "scales"));
+    }
+    if (opset >= 11 && node.input(3)) {
+      TESSEL_ASSIGN_OR_RETURN(sizes, RequireConstantInput(node, 3, "sizes"));
+    }
+    if (opset >= 11 && node.input(1)) {
+      TESSEL_ASSIGN_OR_RETURN(roi, RequireConstantInput(node, 1, "roi"));
+    }
+    TESSEL_ASSIGN_OR_RETURN(plan, PlanResize(node, opset, in, scales, sizes));
+  }
+  ResizeSampling sampling;
+  sampling.nearest = plan.mode == ResizeMode::kNearest;
+  sampling.extrapolation_value = plan.extrapolation_value;
+  sampling.out = plan.out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    const auto [start, end] = AxisRoi(roi, d, in.size());
+    sampling.axes.push_back(SampleAxis(plan, d, in[d], start, end));
+    sampling.axes.back().identity = plan.coord != CoordMode::kTfCropAndResize &&
+                                    in[d] == plan.out[d] && plan.scales[d] == 1.0;
+  }
+  return sampling;
+}
+
+}  // namespace tessel::ops

@@ -39,10 +39,10 @@ int64_t ChannelSliceStart(const ir::Node& slice, int opset, const ir::Value& shu
 Status FuseChannelShuffle(ir::Graph& graph) {
   const int opset = graph.opset_version();
   const Readers readers(graph);
-  std::unordered_set<const ir::Node*> removed;
+  ChainFusion fusion;
   for (const auto& owned : graph.nodes()) {
     ir::Node* concat = owned.get();
-    if (!IsOp(concat, "Concat") || concat->inputs.size() < 2) continue;
+    if (!IsOp(concat, "Concat") || concat->inputs.size() < 2 || fusion.Taken(concat)) continue;
     ir::Value* y = concat->outputs[0];
     const Shape& x = concat->inputs[0]->shape;
     const auto groups = static_cast<int64_t>(concat->inputs.size());
@@ -97,13 +97,15 @@ Status FuseChannelShuffle(ir::Graph& graph) {
       }
     }
 
-    FuseChain(chain, concat, "ChannelShuffle", concat->name, AttributeMap(), concat->inputs,
-              removed);
+    bool free = true;
+    for (const ir::Node* n : chain) free = free && !fusion.Taken(n);
+    if (!free) continue;
+    fusion.Fuse(chain, concat, "ChannelShuffle", concat->name, AttributeMap(), concat->inputs);
     concat->outputs = outputs;
     y->producer = nullptr;
     for (ir::Value* v : outputs) v->producer = concat;
   }
-  graph.RemoveNodes([&](const ir::Node& n) { return removed.count(&n) != 0; });
+  fusion.Finish(graph);
   return Status::Ok();
 }
 

@@ -38,10 +38,10 @@ bool ClipBounds(const ir::Node& clip, int opset, float* lo, float* hi) {
 Status FuseConvActivation(ir::Graph& graph) {
   const int opset = graph.opset_version();
   const Readers readers(graph);
-  std::unordered_set<const ir::Node*> removed;
+  ChainFusion fusion;
   for (const auto& owned : graph.nodes()) {
     ir::Node* conv = owned.get();
-    if (conv->op_type != "Conv" || !conv->domain.empty() || removed.count(conv)) continue;
+    if (conv->op_type != "Conv" || !conv->domain.empty() || fusion.Taken(conv)) continue;
     if (conv->outputs.size() != 1 || !IsFloat32(conv->outputs[0]) || !IsFloat32(conv->input(0)))
       continue;
     ir::Value* y = conv->outputs[0];
@@ -50,6 +50,7 @@ Status FuseConvActivation(ir::Graph& graph) {
     float lo = 0, hi = 0;
     std::vector<ir::Node*> chain = {conv};
     ir::Node* next = readers.Sole(y);
+    if (next && fusion.Taken(next)) next = nullptr;
     if (next && next->op_type == "Add" && next->domain.empty() && next->inputs.size() == 2 &&
         next->outputs.size() == 1) {
       ir::Value* other = next->inputs[0] == y ? next->inputs[1] : next->inputs[0];
@@ -59,6 +60,7 @@ Status FuseConvActivation(ir::Graph& graph) {
         chain.push_back(next);
         y = next->outputs[0];
         next = readers.Sole(y);
+        if (next && fusion.Taken(next)) next = nullptr;
       }
     }
     if (next && next->domain.empty() && next->outputs.size() == 1 && next->inputs[0] == y) {
@@ -81,9 +83,9 @@ Status FuseConvActivation(ir::Graph& graph) {
     std::vector<ir::Value*> inputs = {conv->input(0), conv->input(1), conv->input(2)};
     if (residual) inputs.push_back(residual);
     while (inputs.back() == nullptr) inputs.pop_back();
-    FuseChain(chain, host, "FusedConv", conv->name, std::move(attrs), std::move(inputs), removed);
+    fusion.Fuse(chain, host, "FusedConv", conv->name, std::move(attrs), std::move(inputs));
   }
-  graph.RemoveNodes([&](const ir::Node& n) { return removed.count(&n) != 0; });
+  fusion.Finish(graph);
   return Status::Ok();
 }
 

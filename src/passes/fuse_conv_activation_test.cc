@@ -8,6 +8,7 @@
 
 #include "ops/op_registry.h"
 #include "ops/op_test_util.h"
+#include "ir/verifier.h"
 #include "passes/infer_shapes.h"
 
 namespace tessel::passes {
@@ -95,6 +96,52 @@ TEST(FuseConvActivation, Keeps_an_add_that_broadcasts) {
   ASSERT_TRUE(FuseConvActivation(g).ok());
   ASSERT_EQ(g.nodes().size(), 3u);
   EXPECT_EQ(g.nodes()[0]->op_type, "Conv");
+}
+
+// ResNet's projection shortcut: two convolutions of one input meet at the
+// residual Add, then a Relu. Both see the Add as their sole reader; only one
+// may take it, and the graph must stay valid whichever comes first.
+TEST(FuseConvActivation, Two_convolutions_meeting_at_one_add_fuse_once) {
+  for (const bool shortcut_first : {true, false}) {
+    ir::Graph g;
+    g.set_opset_version(13);
+    ir::Value* x = g.AddValue("x", DType::kFloat32, {1, 4, 6, 6}, true);
+    g.inputs() = {x};
+    ir::Value* main_out = g.AddValue("main");
+    ir::Value* shortcut_out = g.AddValue("shortcut");
+    ir::Value* s = g.AddValue("s");
+    ir::Value* y = g.AddValue("y");
+    auto add_main = [&] {
+      g.AddNode("Conv", "main_conv", {x, g.AddConstant("w1", RandomFloats({8, 4, 3, 3}, 1))},
+                {main_out})
+          ->attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    };
+    auto add_shortcut = [&] {
+      g.AddNode("Conv", "shortcut_conv", {x, g.AddConstant("w2", RandomFloats({8, 4, 1, 1}, 2))},
+                {shortcut_out});
+    };
+    if (shortcut_first) {
+      add_shortcut();
+      add_main();
+    } else {
+      add_main();
+      add_shortcut();
+    }
+    g.AddNode("Add", "add", {main_out, shortcut_out}, {s});
+    g.AddNode("Relu", "relu", {s}, {y});
+    g.outputs() = {y};
+    ASSERT_TRUE(InferShapes(g).ok());
+    const std::vector<Tensor> inputs = {RandomFloats({1, 4, 6, 6}, 3)};
+    const std::vector<Tensor> before = EvaluateGraph(g, inputs);
+    ASSERT_TRUE(FuseConvActivation(g).ok());
+    const Status valid = ir::VerifyGraph(g);
+    ASSERT_TRUE(valid.ok()) << valid.message();
+    ASSERT_EQ(g.nodes().size(), 2u);
+    EXPECT_EQ(g.nodes()[0]->op_type, "Conv");
+    EXPECT_EQ(g.nodes()[1]->op_type, "FusedConv");
+    EXPECT_EQ(g.nodes()[1]->attrs.String("activation", ""), "Relu");
+    ExpectAllNear(before, EvaluateGraph(g, inputs), 1e-5f);
+  }
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ bool IsBiasRow(const ir::Value* bias, int64_t n) {
 
 Status FuseMatMulBias(ir::Graph& graph) {
   const Readers readers(graph);
-  std::unordered_set<const ir::Node*> removed;
+  ChainFusion fusion;
   for (const auto& owned : graph.nodes()) {
     ir::Node* matmul = owned.get();
     if (matmul->op_type != "MatMul" || !matmul->domain.empty() || matmul->outputs.size() != 1)
@@ -47,24 +47,24 @@ Status FuseMatMulBias(ir::Graph& graph) {
       continue;
     }
     ir::Node* add = readers.Sole(y);
-    if (!IsAdd(add) || add->outputs[0]->shape != y->shape) continue;
+    if (!IsAdd(add) || fusion.Taken(add) || add->outputs[0]->shape != y->shape) continue;
     ir::Value* bias = Other(*add, y);
     if (!IsBiasRow(bias, w->shape[1])) continue;
     std::vector<ir::Node*> chain = {matmul, add};
     std::vector<ir::Value*> inputs = {matmul->inputs[0], w, bias};
     ir::Value* out = add->outputs[0];
     ir::Node* residual = readers.Sole(out);
-    if (IsAdd(residual) && residual->outputs[0]->shape == y->shape) {
+    if (IsAdd(residual) && !fusion.Taken(residual) && residual->outputs[0]->shape == y->shape) {
       ir::Value* z = Other(*residual, out);
       if (IsFloat32(z) && z->shape == y->shape) {
         inputs.push_back(z);
         chain.push_back(residual);
       }
     }
-    FuseChain(chain, chain.back(), "FusedMatMul", matmul->name, AttributeMap(), std::move(inputs),
-              removed);
+    fusion.Fuse(chain, chain.back(), "FusedMatMul", matmul->name, AttributeMap(),
+                std::move(inputs));
   }
-  graph.RemoveNodes([&](const ir::Node& n) { return removed.count(&n) != 0; });
+  fusion.Finish(graph);
   return Status::Ok();
 }
 

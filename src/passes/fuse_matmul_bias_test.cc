@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/op_test_util.h"
+#include "ir/verifier.h"
 #include "passes/infer_shapes.h"
 
 namespace tessel::passes {
@@ -78,6 +79,39 @@ TEST(FuseMatMulBias, Leaves_weights_computed_at_run_time) {
   t.g.inputs().push_back(t.w);
   ASSERT_TRUE(FuseMatMulBias(t.g).ok());
   EXPECT_EQ(t.g.nodes().size(), 3u);
+}
+
+// Two linear layers summed, (x W1 + b1) + (x W2 + b2): both biased sums see
+// the final Add as their sole reader; only one may take it as its residual.
+TEST(FuseMatMulBias, Two_linear_layers_meeting_at_one_add_fuse_validly) {
+  ir::Graph g;
+  g.set_opset_version(13);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {2, 3, 4}, true);
+  g.inputs() = {x};
+  ir::Value* y = g.AddValue("y");
+  std::vector<ir::Value*> sums;
+  for (int k = 0; k < 2; ++k) {
+    const std::string id = std::to_string(k);
+    ir::Value* m = g.AddValue("m" + id);
+    sums.push_back(g.AddValue("s" + id));
+    g.AddNode("MatMul", "matmul" + id, {x, g.AddConstant("w" + id, RandomFloats({4, 5}, 1 + k))},
+              {m});
+    g.AddNode("Add", "bias" + id, {m, g.AddConstant("b" + id, RandomFloats({5}, 3 + k))},
+              {sums.back()});
+  }
+  g.AddNode("Add", "sum", {sums[0], sums[1]}, {y});
+  g.outputs() = {y};
+  ASSERT_TRUE(InferShapes(g).ok());
+  const std::vector<Tensor> inputs = {RandomFloats({2, 3, 4}, 5)};
+  const std::vector<Tensor> before = EvaluateGraph(g, inputs);
+  ASSERT_TRUE(FuseMatMulBias(g).ok());
+  const Status valid = ir::VerifyGraph(g);
+  ASSERT_TRUE(valid.ok()) << valid.message();
+  ASSERT_EQ(g.nodes().size(), 2u);
+  EXPECT_EQ(g.nodes()[0]->op_type, "FusedMatMul");
+  EXPECT_EQ(g.nodes()[1]->op_type, "FusedMatMul");
+  EXPECT_EQ(g.nodes()[0]->inputs.size() + g.nodes()[1]->inputs.size(), 7u);  // one residual
+  ExpectAllNear(before, EvaluateGraph(g, inputs), 1e-5f);
 }
 
 }  // namespace

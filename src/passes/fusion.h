@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/check.h"
 #include "ir/graph.h"
 
 namespace tessel::passes {
@@ -32,20 +33,43 @@ class Readers {
   std::unordered_set<const ir::Value*> outputs_;
 };
 
-// Turns `host`, a node of `chain`, into the tessel node `op_type` named
-// `name` that does the whole chain, and marks the chain's other nodes in
-// `removed` (for Graph::RemoveNodes). The host keeps its outputs.
-inline void FuseChain(const std::vector<ir::Node*>& chain, ir::Node* host, std::string op_type,
-                      std::string name, AttributeMap attrs, std::vector<ir::Value*> inputs,
-                      std::unordered_set<const ir::Node*>& removed) {
-  host->op_type = std::move(op_type);
-  host->domain = "tessel";
-  host->name = std::move(name);
-  host->attrs = std::move(attrs);
-  host->inputs = std::move(inputs);
-  for (ir::Node* n : chain) {
-    if (n != host) removed.insert(n);
+// Rewrites chains of nodes into one tessel node each. A pass looks its
+// readers up once, before its first rewrite, so they go stale as it rewrites:
+// a node already absorbed into a fused node, or turned into one, must not
+// join a second chain (two convolutions meeting at one residual Add, as in a
+// projection shortcut, both see that Add as their sole reader), or the
+// second rewrite would read a value the first one removed.
+class ChainFusion {
+ public:
+  // Whether `node` is part of a chain fused before.
+  bool Taken(const ir::Node* node) const { return taken_.count(node) != 0; }
+
+  // Turns `host`, a node of `chain`, into the tessel node `op_type` named
+  // `name` that does the whole chain; the chain's other nodes go at Finish.
+  // The host keeps its outputs. No node of `chain` may be Taken.
+  void Fuse(const std::vector<ir::Node*>& chain, ir::Node* host, std::string op_type,
+            std::string name, AttributeMap attrs, std::vector<ir::Value*> inputs) {
+    for (ir::Node* n : chain) TESSEL_CHECK_MSG(!Taken(n), "a node joins two fused chains");
+    host->op_type = std::move(op_type);
+    host->domain = "tessel";
+    host->name = std::move(name);
+    host->attrs = std::move(attrs);
+    host->inputs = std::move(inputs);
+    for (ir::Node* n : chain) taken_.insert(n);
+    taken_.insert(host);
+    for (ir::Node* n : chain) {
+      if (n != host) removed_.insert(n);
+    }
   }
-}
+
+  // Removes the nodes the fused ones absorbed.
+  void Finish(ir::Graph& graph) const {
+    graph.RemoveNodes([&](const ir::Node& n) { return removed_.count(&n) != 0; });
+  }
+
+ private:
+  std::unordered_set<const ir::Node*> taken_;
+  std::unordered_set<const ir::Node*> removed_;
+};
 
 }  // namespace tessel::passes

@@ -446,6 +446,94 @@ TEST_F(OpenClTest, Unfused_elementwise_ops_run_as_one_op_snippets) {
   for (const std::string& k : kernel_names_) EXPECT_NE(k.find("__opencl"), std::string::npos) << k;
 }
 
+TEST_F(OpenClTest, Cast_expand_and_a_gather_of_bools) {
+  ModelBuilder b(13);
+  b.Input("ids", DType::kInt64, {2, 6});
+  b.Input("x", DType::kFloat32, {3, 1});
+  Tensor flags(DType::kBool, {6});
+  for (int64_t i = 0; i < 6; ++i) flags.data<bool>()[i] = i % 3 == 1;
+  b.Initializer("flags", flags);
+  b.Node("Gather", {"flags", "ids"}, {"picked"});  // bool elements: the b8 kernels
+  auto& to_float = b.Node("Cast", {"picked"}, {"picked_f"});
+  ModelBuilder::SetAttr(to_float, "to", int64_t{1});
+  auto& ids_f = b.Node("Cast", {"ids"}, {"ids_f"});
+  ModelBuilder::SetAttr(ids_f, "to", int64_t{1});
+  auto& ids_b = b.Node("Cast", {"ids"}, {"ids_b"});
+  ModelBuilder::SetAttr(ids_b, "to", int64_t{9});
+  auto& x_i = b.Node("Cast", {"x"}, {"x_i"});  // truncates toward zero
+  ModelBuilder::SetAttr(x_i, "to", int64_t{6});
+  auto& x_l = b.Node("Cast", {"x"}, {"x_l"});
+  ModelBuilder::SetAttr(x_l, "to", int64_t{7});
+  b.Initializer("shape", Tensor::FromVector<int64_t>({2, 3, 4}, {3}));
+  b.Node("Expand", {"x", "shape"}, {"e"});
+  for (const char* out : {"picked_f", "ids_f", "ids_b", "x_i", "x_l", "e"}) b.Output(out);
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("b8_gather_i64"));
+  EXPECT_TRUE(Used("i64_cast_f32"));
+  EXPECT_TRUE(Used("i64_cast_bool"));
+  EXPECT_TRUE(Used("f32_cast_i32"));
+  EXPECT_TRUE(Used("b32_strided_copy"));
+}
+
+TEST_F(OpenClTest, Pad_constant_reflect_edge_and_crop) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {2, 3, 5, 4});
+  b.Initializer("pads", Tensor::FromVector<int64_t>({0, 1, 2, -1, 0, 0, 3, 2}, {8}));
+  b.Initializer("value", Tensor::FromVector<float>({0.5f}, {}));
+  auto& c = b.Node("Pad", {"x", "pads", "value"}, {"constant"});
+  ModelBuilder::SetAttr(c, "mode", std::string("constant"));
+  for (const char* mode : {"reflect", "edge"}) {
+    b.Initializer(std::string("pads_") + mode,
+                  Tensor::FromVector<int64_t>({0, 0, 3, 1, 0, 0, 4, 2}, {8}));
+    auto& n = b.Node("Pad", {"x", std::string("pads_") + mode}, {mode});
+    ModelBuilder::SetAttr(n, "mode", std::string(mode));
+    b.Output(mode);
+  }
+  b.Output("constant");
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_pad"));
+}
+
+TEST_F(OpenClTest, Resize_linear_nearest_and_cubic) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {1, 3, 5, 7});
+  b.Initializer("scales", Tensor::FromVector<float>({1, 1, 2, 1.5f}, {4}));
+  auto& linear = b.Node("Resize", {"x", "", "scales"}, {"linear"});
+  ModelBuilder::SetAttr(linear, "mode", std::string("linear"));
+  b.Initializer("sizes", Tensor::FromVector<int64_t>({1, 3, 9, 4}, {4}));
+  auto& nearest = b.Node("Resize", {"x", "", "", "sizes"}, {"nearest"});
+  ModelBuilder::SetAttr(nearest, "mode", std::string("nearest"));
+  ModelBuilder::SetAttr(nearest, "coordinate_transformation_mode", std::string("asymmetric"));
+  ModelBuilder::SetAttr(nearest, "nearest_mode", std::string("floor"));
+  b.Initializer("down", Tensor::FromVector<int64_t>({1, 3, 3, 4}, {4}));
+  auto& cubic = b.Node("Resize", {"x", "", "", "down"}, {"cubic"});
+  ModelBuilder::SetAttr(cubic, "mode", std::string("cubic"));
+  ModelBuilder::SetAttr(cubic, "coordinate_transformation_mode", std::string("align_corners"));
+  for (const char* out : {"linear", "nearest", "cubic"}) b.Output(out);
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_resize2d"));
+}
+
+TEST_F(OpenClTest, Resize_of_the_channels_is_unsupported_naming_the_axis) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {1, 3, 4, 4});
+  b.Initializer("scales", Tensor::FromVector<float>({1, 2, 1, 1}, {4}));
+  b.Node("Resize", {"x", "", "scales"}, {"y"}, "channel_resize");
+  b.Output("y");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("tessel_opencl_resize_" + std::to_string(::getpid()) + ".onnx");
+  ASSERT_TRUE(b.Save(path).ok());
+  StatusOr<CompiledModel> model = Compile(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto exec = OpenClExecutor::Create(*model->graph, model->memory, *runtime_);
+  ASSERT_FALSE(exec.ok());
+  EXPECT_EQ(exec.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(exec.status().message().find("channel_resize"), std::string::npos)
+      << exec.status().message();
+  EXPECT_NE(exec.status().message().find("axis 1"), std::string::npos) << exec.status().message();
+}
+
 TEST_F(OpenClTest, Unsupported_op_rejects_naming_the_node) {
   ModelBuilder b(13);
   b.Input("x", DType::kFloat32, {4});

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "ops/nn_internal.h"
+#include "ops/spatial_plan.h"
 
 namespace tessel::opencl {
 
@@ -44,13 +45,15 @@ Dims6 Strides6(const Shape& s) {
   return st;
 }
 
-// Element size of the moves: 4 or 8 bytes; others are not supported.
+// Element size of the moves: 1, 2, 4 or 8 bytes.
 StatusOr<const char*> MovePrefix(const ir::Node& node, DType dtype) {
   const size_t size = DTypeSize(dtype);
+  if (size == 1) return "b8";
+  if (size == 2) return "b16";
   if (size == 4) return "b32";
   if (size == 8) return "b64";
-  return Unsupported(node,
-                     std::string("moves only 4- and 8-byte elements, not ") + DTypeName(dtype));
+  return Unsupported(node, std::string("moves only 1- to 8-byte elements, not ") +
+                               DTypeName(dtype));
 }
 
 LaunchGeometry Linear(int64_t n) {
@@ -256,6 +259,143 @@ Status Gather(const NodeContext& c, std::vector<PendingLaunch>* launches) {
       .Int(data->shape[static_cast<size_t>(axis)]);
   l.geometry = Linear(n);
   l.bytes = 2 * Bytes(out) + Bytes(idx);
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+// Expand: a strided copy that reads a broadcast axis with stride 0.
+Status Expand(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* in = c.node.input(0);
+  const ir::Value* out = c.node.output(0);
+  const size_t r = out->shape.size();
+  if (r > 6) return Unsupported(c.node, "expands to at most 6 dims");
+  const Dims6 in_strides = Strides6(in->shape);
+  Dims6 xs{0, 0, 0, 0, 0, 0, 0, 0};
+  for (size_t k = 0; k < in->shape.size(); ++k) {
+    const size_t d = 6 - in->shape.size() + k;
+    xs[d] = in->shape[k] == 1 ? 0 : in_strides[d];
+  }
+  return StridedCopy(c, in, out, Pad6(out->shape), xs, Strides6(out->shape), 0, 0, launches);
+}
+
+// The kernel-name prefix of a dtype Cast takes; null for others.
+const char* CastName(DType t) {
+  switch (t) {
+    case DType::kFloat32:
+      return "f32";
+    case DType::kInt32:
+      return "i32";
+    case DType::kInt64:
+      return "i64";
+    case DType::kUInt8:
+      return "u8";
+    case DType::kBool:
+      return "bool";
+    default:
+      return nullptr;
+  }
+}
+
+Status Cast(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* in = c.node.input(0);
+  const ir::Value* out = c.node.output(0);
+  const char* from = CastName(in->dtype);
+  const char* to = CastName(out->dtype);
+  if (!from || !to) {
+    return Unsupported(c.node, std::string("casts between float32, int32, int64, uint8 and bool "
+                                           "only, not ") +
+                                   DTypeName(in->dtype) + " to " + DTypeName(out->dtype));
+  }
+  const int64_t n = NumElements(out->shape);
+  if (n == 0) return Status::Ok();
+  PendingLaunch l;
+  l.kernel_name = std::string(from) + "_cast_" + to;
+  l.args.Tensor(c.ref(in)).Tensor(c.ref(out)).Int(n);
+  l.geometry = Linear(n);
+  l.bytes = Bytes(in) + Bytes(out);
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+Status Pad(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* in = c.node.input(0);
+  const ir::Value* out = c.node.output(0);
+  const size_t r = in->shape.size();
+  if (r > 6) return Unsupported(c.node, "pads at most 6 dims");
+  TESSEL_ASSIGN_OR_RETURN(ops::PadPlan plan, ops::PlanPadNode(c.node, c.opset));
+  const size_t size = DTypeSize(in->dtype);
+  if (size != 4 && size != 8) {
+    return Unsupported(c.node, std::string("pads 4- and 8-byte elements only, not ") +
+                                   DTypeName(in->dtype));
+  }
+  const int64_t n = NumElements(out->shape);
+  if (n == 0) return Status::Ok();
+  Dims6 begin{0, 0, 0, 0, 0, 0, 0, 0};
+  for (size_t d = 0; d < r; ++d) begin[6 - r + d] = plan.begin[d];
+  const int mode = plan.mode == ops::PadMode::kConstant  ? 0
+                   : plan.mode == ops::PadMode::kReflect ? 1
+                   : plan.mode == ops::PadMode::kEdge    ? 2
+                                                         : 3;
+  PendingLaunch l;
+  l.kernel_name = in->dtype == DType::kFloat32 ? "f32_pad" : size == 4 ? "b32_pad" : "b64_pad";
+  l.args.Tensor(c.ref(in)).Tensor(c.ref(out)).Int(n).Ints(Pad6(out->shape)).Ints(Pad6(in->shape));
+  l.args.Ints(begin).Int(mode).Raw(plan.fill.data(), size);
+  l.geometry = Linear(n);
+  l.bytes = Bytes(in) + Bytes(out);
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+// Resize and Upsample of float32 on the two innermost axes (the others keep
+// their length), through tap tables planned as the reference plans them.
+Status Resize(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* in = c.node.input(0);
+  const ir::Value* out = c.node.output(0);
+  if (in->dtype != DType::kFloat32) return Unsupported(c.node, "resizes float32 only");
+  TESSEL_ASSIGN_OR_RETURN(ops::ResizeSampling s, ops::PlanResizeNode(c.node, c.opset));
+  const size_t r = in->shape.size();
+  if (r < 2) return Unsupported(c.node, "resizes tensors of rank 2 or more only");
+  for (size_t d = 0; d + 2 < r; ++d) {
+    if (!s.axes[d].identity) {
+      return Unsupported(c.node, "resizes the two innermost axes only; axis " + std::to_string(d) +
+                                     " changes");
+    }
+  }
+  const ops::AxisSampling& rows = s.axes[r - 2];
+  const ops::AxisSampling& cols = s.axes[r - 1];
+  const int64_t OH = out->shape[r - 2], OW = out->shape[r - 1];
+  const int64_t n = NumElements(out->shape);
+  if (n == 0) return Status::Ok();
+  std::vector<int32_t> index;
+  std::vector<float> weight;
+  for (const ops::AxisSampling* a : {&rows, &cols}) {
+    const size_t coords = a->outside.size();
+    for (size_t x = 0; x < coords; ++x) {
+      for (int k = 0; k < a->taps; ++k) {
+        const size_t t = x * static_cast<size_t>(a->taps) + static_cast<size_t>(k);
+        index.push_back(a->outside[x] ? -1 : static_cast<int32_t>(a->index[t]));
+        weight.push_back(static_cast<float>(a->weight[t]));
+      }
+    }
+  }
+  auto bytes = [](const auto& v) {
+    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+    return std::vector<unsigned char>(p, p + v.size() * sizeof(v[0]));
+  };
+  PendingLaunch l;
+  l.kernel_name = "f32_resize2d";
+  l.args.Tensor(c.ref(in)).Tensor(c.ref(out)).Table(bytes(index)).Table(bytes(weight));
+  l.args.Int(Product(in->shape, 0, r - 2))
+      .Int(in->shape[r - 2])
+      .Int(in->shape[r - 1])
+      .Int(OH)
+      .Int(OW)
+      .Int(rows.taps)
+      .Int(cols.taps)
+      .Float(static_cast<float>(s.extrapolation_value));
+  l.geometry = Grid(OW, OH, Product(in->shape, 0, r - 2));
+  l.bytes = Bytes(in) + Bytes(out);
+  l.flops = 2 * n * rows.taps * cols.taps;
   launches->push_back(std::move(l));
   return Status::Ok();
 }
@@ -733,6 +873,10 @@ Status BuildNodeLaunches(const NodeContext& c, std::vector<PendingLaunch>* out) 
   if (op == "Transpose") return Transpose(c, out);
   if (op == "Slice") return Slice(c, out);
   if (op == "Gather") return Gather(c, out);
+  if (op == "Expand") return Expand(c, out);
+  if (op == "Cast") return Cast(c, out);
+  if (op == "Pad") return Pad(c, out);
+  if (op == "Resize" || op == "Upsample") return Resize(c, out);
   if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
       op == "Identity" || (op == "Dropout" && !c.node.output(1)))
     return Copy(c, out);

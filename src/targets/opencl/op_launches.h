@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -36,6 +37,16 @@ class KernelArgs {
     return Add(&x, sizeof x);
   }
   KernelArgs& Float(float v) { return Add(&v, sizeof v); }
+  // An argument of `size` bytes copied from `p` (a scalar of the kernel's
+  // element type: Pad's fill value).
+  KernelArgs& Raw(const void* p, size_t size) { return Add(p, size); }
+  // A read-only table the kernel reads (Resize's taps), passed like a
+  // tensor at offset 0: the executor uploads it once, into a buffer of its
+  // own, when it binds the arguments.
+  KernelArgs& Table(std::vector<unsigned char> bytes) {
+    tables_.emplace_back(args_.size(), std::move(bytes));
+    return Tensor(TensorRef{});
+  }
   template <size_t N>
   KernelArgs& Ints(const std::array<int64_t, N>& v) {  // int8 or int16
     static_assert(N == 8 || N == 16);
@@ -44,6 +55,12 @@ class KernelArgs {
     return Add(x, sizeof x);
   }
   const std::vector<std::vector<unsigned char>>& args() const { return args_; }
+  // (argument index, bytes) of every Table, in order.
+  const std::vector<std::pair<size_t, std::vector<unsigned char>>>& tables() const {
+    return tables_;
+  }
+  // Binds argument `index` (a Table's) to `mem`.
+  void SetBuffer(size_t index, cl_mem mem) { std::memcpy(args_[index].data(), &mem, sizeof mem); }
 
  private:
   KernelArgs& Add(const void* p, size_t size) {
@@ -53,6 +70,7 @@ class KernelArgs {
     return *this;
   }
   std::vector<std::vector<unsigned char>> args_;
+  std::vector<std::pair<size_t, std::vector<unsigned char>>> tables_;
 };
 
 struct PendingLaunch {
