@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build demo test test-sanitize clean
+.PHONY: all deps build demo test test-avx2 test-sanitize zoo clean
 
 all: build
 
@@ -30,6 +30,18 @@ demo: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The same tests with every kernel held to AVX2, as on a laptop without
+# AVX-512: oneDNN's dispatch (DNNL_MAX_CPU_ISA; ONEDNN_MAX_CPU_ISA in 3.x)
+# and the snippets JIT (TESSEL_JIT). On an AVX2 machine this is `make test`.
+test-avx2: build
+	@cd $(BUILD) && DNNL_MAX_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 TESSEL_JIT=avx2 ctest --output-on-failure -j$(JOBS)
+
+# The model zoo: export every model of tests/zoo/zoo.py (PyPI's torch into
+# build/zoo-venv), check it on every target, time it against ONNX Runtime
+# and OpenVINO, and rewrite docs/zoo.md.
+zoo: build
+	@bash tests/zoo/make_zoo.sh
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 test-sanitize: deps

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "compiler/model_file.h"
@@ -143,6 +144,72 @@ TEST_F(CompileTest, Compile_rejects_out_of_range_attribute_naming_the_node) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("Softmax 'soft'"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("5"), std::string::npos) << r.status().message();
+}
+
+// A ResNet basic block with a projection shortcut, in the node order
+// PyTorch exports it: conv1 -> bn -> relu -> conv2 -> bn, then the
+// shortcut's conv -> bn, then Add -> Relu. Both batch-normed convolutions
+// read the Add; the fused graph must stay valid (every stage is verified)
+// and compute what the unfused one does.
+TEST_F(CompileTest, Projection_shortcut_block_compiles_and_matches_without_fusion) {
+  ModelBuilder b(17);
+  b.Input("x", DType::kFloat32, {1, 8, 10, 10});
+  uint32_t seed = 1;
+  auto random = [&seed](const Shape& shape, float lo, float hi) {
+    Tensor t(DType::kFloat32, shape);
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      seed = seed * 1664525u + 1013904223u;
+      t.data<float>()[i] = lo + (hi - lo) * static_cast<float>(seed >> 8) / 16777216.0f;
+    }
+    return t;
+  };
+  auto conv_bn = [&](const std::string& name, const std::string& in, int64_t cin, int64_t cout,
+                     int64_t k, int64_t stride) {
+    b.Initializer(name + ".w", random({cout, cin, k, k}, -0.3f, 0.3f));
+    auto& conv = b.Node("Conv", {in, name + ".w"}, {name + ".c"}, name);
+    ModelBuilder::SetAttr(conv, "strides", std::vector<int64_t>{stride, stride});
+    ModelBuilder::SetAttr(conv, "pads", std::vector<int64_t>(4, k / 2));
+    b.Initializer(name + ".s", random({cout}, 0.5f, 1.5f));
+    b.Initializer(name + ".b", random({cout}, -0.1f, 0.1f));
+    b.Initializer(name + ".m", random({cout}, -0.1f, 0.1f));
+    b.Initializer(name + ".v", random({cout}, 0.5f, 1.5f));
+    b.Node("BatchNormalization",
+           {name + ".c", name + ".s", name + ".b", name + ".m", name + ".v"}, {name + ".y"});
+    return name + ".y";
+  };
+  b.Node("Relu", {conv_bn("conv1", "x", 8, 16, 3, 2)}, {"h"});
+  const std::string main = conv_bn("conv2", "h", 16, 16, 3, 1);
+  const std::string shortcut = conv_bn("downsample", "x", 8, 16, 1, 2);
+  b.Node("Add", {main, shortcut}, {"sum"});
+  b.Node("Relu", {"sum"}, {"y"});
+  b.Output("y");
+  const fs::path path = dir_ / "block.onnx";
+  ASSERT_TRUE(b.Save(path).ok());
+
+  auto fused = Compile(path);
+  ASSERT_TRUE(fused.ok()) << fused.status().message();
+  CompileOptions plain_options;
+  plain_options.fusion = false;
+  auto plain = Compile(path, plain_options);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  int fused_convs = 0;
+  for (const auto& n : fused->graph->nodes()) fused_convs += n->op_type == "FusedConv";
+  EXPECT_EQ(fused_convs, 2) << "conv1 + Relu, and one of the two convolutions + Add + Relu";
+  EXPECT_EQ(fused->graph->nodes().size(), 3u);
+
+  const Tensor x = random({1, 8, 10, 10}, -1, 1);
+  cpu::CpuExecutor a(*fused->graph), r(*plain->graph);
+  auto ya = a.Run({x});
+  auto yr = r.Run({x});
+  ASSERT_TRUE(ya.ok() && yr.ok());
+  const std::vector<float> got = (*ya)[0].ToFloatVector(), want = (*yr)[0].ToFloatVector();
+  ASSERT_EQ(got.size(), want.size());
+  int positive = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 1e-4f * (1 + std::fabs(want[i]))) << i;
+    positive += want[i] > 0;
+  }
+  EXPECT_GT(positive, static_cast<int>(want.size() / 4));  // the Relu does not zero everything
 }
 
 }  // namespace

@@ -716,7 +716,8 @@ StatusOr<PadPlan> PlanPadNode(const ir::Node& node, int opset) {
     const ir::Value* value = node.input(2);
     if (value && NumElements(value->shape) == 1) {
       if (!value->is_constant()) {
-        return tensor_internal::NodeUnsupported(node, "constant_value must be known at compile time");
+        return tensor_internal::NodeUnsupported(node,
+                                                "constant_value must be known at compile time");
       }
       std::memcpy(fill.raw_data(), value->constant.raw_data(), DTypeSize(x.dtype));
     }

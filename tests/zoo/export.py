@@ -16,10 +16,11 @@ Random weights are made to prove something:
     torchvision initialises to a constant (zero classifier heads, ConvNeXt's
     1e-6 layer scale) gets random values instead, so no branch of the model
     is silently multiplied by zero.
-A model directory that already holds a model.onnx and its data is kept
-unless --force.
+A model directory exported by the same export.py, zoo.py and pinned
+packages (its .stamp says so) is kept unless --force.
 """
 import argparse
+import hashlib
 import os
 import sys
 import time
@@ -37,6 +38,16 @@ warnings.filterwarnings("ignore")
 torch.set_grad_enabled(False)
 
 MAX_MODEL_BYTES = 120 * 2**20
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def stamp(name):
+    """What a model's export depends on: this script, the zoo, the packages."""
+    h = hashlib.sha256(name.encode())
+    for f in ("export.py", "zoo.py", "requirements.txt"):
+        with open(os.path.join(HERE, f), "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()
 
 
 # ---------------------------------------------------------------------------
@@ -96,7 +107,8 @@ def export_one(name, out_dir, force):
     d = os.path.join(out_dir, name)
     model_path = os.path.join(d, "model.onnx")
     data = os.path.join(d, "test_data_set_0")
-    if not force and os.path.exists(os.path.join(data, "output_0.pb")):
+    stamp_path = os.path.join(d, ".stamp")
+    if not force and os.path.exists(stamp_path) and open(stamp_path).read() == stamp(name):
         return "kept"
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1)
@@ -124,6 +136,8 @@ def export_one(name, out_dir, force):
             raise RuntimeError(f"{name}: ONNX Runtime's output '{o.name}' is not finite")
         write_tensor(os.path.join(data, f"output_{i}.pb"), v, o.name)
     os.replace(tmp, model_path)
+    with open(stamp_path, "w") as f:
+        f.write(stamp(name))
     return f"{size / 2**20:.1f} MiB, opset {opset}, {len(proto.graph.node)} nodes"
 
 

@@ -172,7 +172,7 @@ def markdown(results, args, started):
                 if c and c["status"] != "pass"]
     out.append("## Models that do not pass\n")
     if not failures:
-        out.append("None: every model passes on every target above.\n")
+        out.append("None: every model passes on every target above.")
     for name, t, c in failures:
         why = c.get("reason") or (f"{c['mismatches']} elements off, max abs error "
                                   f"{c['max_abs_error']:.2e}")

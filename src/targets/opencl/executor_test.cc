@@ -514,7 +514,7 @@ TEST_F(OpenClTest, Resize_linear_nearest_and_cubic) {
   EXPECT_TRUE(Used("f32_resize2d"));
 }
 
-TEST_F(OpenClTest, Resize_of_the_channels_is_unsupported_naming_the_axis) {
+TEST_F(OpenClTest, Resize_rejects_resizing_the_channels_naming_the_axis) {
   ModelBuilder b(13);
   b.Input("x", DType::kFloat32, {1, 3, 4, 4});
   b.Initializer("scales", Tensor::FromVector<float>({1, 2, 1, 1}, {4}));
