@@ -2,11 +2,13 @@
 // initializer a constant, and every graph input of static shape.
 //
 // What the importer guarantees to the passes after it:
-//   - the model parsed, passed the ONNX checker, and has a default-domain
-//     opset in [kMinOpset, kMaxOpset];
-//   - every node's op is registered in ops::OpRegistry, in a form tessel
-//     implements at the model's opset (otherwise ONE message lists every
-//     unsupported op type and the nodes that use it);
+//   - the model parsed, has a default-domain opset in [kMinOpset, kMaxOpset]
+//     and passed tessel's validation (onnx/validate.h: graph structure, every
+//     node's arity and attribute types against its ONNX schema), and the
+//     libonnx checker where it can judge (IR version <= 8, opset <= 17);
+//   - every node's op is registered in ops::OpRegistry, in a form and a
+//     version tessel implements at the model's opset (otherwise ONE message
+//     lists every unsupported op type and the nodes that use it);
 //   - graph inputs have dtype and static shape (symbolic dims come from
 //     ImportOptions::input_shapes or are an error naming the input);
 //   - graph inputs named in ImportOptions::constant_inputs are constants, not
@@ -27,7 +29,10 @@
 namespace tessel::onnx_io {
 
 inline constexpr int kMinOpset = 1;
-inline constexpr int kMaxOpset = 17;
+// The newest opset of the ONNX release whose schemas tessel validates
+// against (onnx_schemas.inc). Each op implements its versions up to its own
+// ops::OpSchema::max_opset; newer versions that only add types run too.
+inline constexpr int kMaxOpset = 28;
 
 struct ImportOptions {
   // Shapes for graph inputs with symbolic or unknown dims, by input name.

@@ -736,7 +736,12 @@ constexpr OnnxType kOnnxTypes[] = {{1, DType::kFloat32, "FLOAT"},
                                    {20, DType::kUndefined, "FLOAT8E5M2FNUZ"},
                                    {21, DType::kUndefined, "UINT4"},
                                    {22, DType::kUndefined, "INT4"},
-                                   {23, DType::kUndefined, "FLOAT4E2M1"}};
+                                   {23, DType::kUndefined, "FLOAT4E2M1"},
+                                   {24, DType::kUndefined, "FLOAT8E8M0"},
+                                   {25, DType::kUndefined, "UINT2"},
+                                   {26, DType::kUndefined, "INT2"},
+                                   {27, DType::kUndefined, "FLOAT6E2M3"},
+                                   {28, DType::kUndefined, "FLOAT6E3M2"}};
 
 // Cast-1 (opsets 1-5) names the target type ("FLOAT"); later opsets give its
 // code.

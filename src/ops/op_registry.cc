@@ -17,6 +17,47 @@ const char* OpClassName(OpClass c) {
   return "?";
 }
 
+namespace {
+
+// Ops whose versions after opset 17 tessel implements (OpSchema::max_opset:
+// the default is 17). Versions that only add element types need no entry.
+void SetNewerVersions(OpRegistry& r) {
+  struct Newer {
+    const char* op_type;
+    int max_opset;  // why the versions up to it behave as implemented
+  };
+  static constexpr Newer kNewer[] = {
+      // Cast-19's `saturate` and Cast-24's `round_mode` only concern float8
+      // and float4 results, dtypes tessel rejects at import.
+      {"Cast", 28},
+      {"CastLike", 28},
+      // Opset 18 moved `axes` to an input and added noop_with_empty_axes.
+      {"ReduceL1", 18},
+      {"ReduceL2", 18},
+      {"ReduceLogSum", 18},
+      {"ReduceLogSumExp", 18},
+      {"ReduceMax", 18},
+      {"ReduceMean", 18},
+      {"ReduceMin", 18},
+      {"ReduceProd", 18},
+      {"ReduceSumSquare", 18},
+      {"Split", 18},            // num_outputs
+      {"Pad", 19},              // 18: axes; 19: mode 'wrap'
+      {"AveragePool", 19},      // dilations
+      {"LpPool", 18},           // ceil_mode, dilations
+      {"ScatterElements", 18},  // reductions max and min
+      {"ScatterND", 18},
+      {"Mish", 18},  // new at 18
+      // 18: antialias, axes and keep_aspect_ratio_policy; 19: the
+      // half_pixel_symmetric mode. Resize rejects what it does not implement
+      // of these as unsupported, naming the attribute or mode.
+      {"Resize", 19},
+  };
+  for (const Newer& n : kNewer) r.SetMaxOpset(n.op_type, n.max_opset);
+}
+
+}  // namespace
+
 const OpRegistry& OpRegistry::Global() {
   static const OpRegistry* registry = [] {
     auto* r = new OpRegistry();
@@ -36,9 +77,16 @@ const OpRegistry& OpRegistry::Global() {
     RegisterReorderOps(*r);
     RegisterTextOps(*r);
     RegisterRnnOps(*r);
+    SetNewerVersions(*r);
     return r;
   }();
   return *registry;
+}
+
+void OpRegistry::SetMaxOpset(std::string_view op_type, int max_opset) {
+  auto it = schemas_.find(std::make_pair(std::string(op_type), std::string()));
+  TESSEL_CHECK_MSG(it != schemas_.end(), std::string(op_type).c_str());
+  it->second.max_opset = max_opset;
 }
 
 void OpRegistry::Register(OpSchema schema) {

@@ -88,6 +88,12 @@ struct OpSchema {
   bool foldable = true;
   // Scratch buffers the kernel needs; none when null.
   ScratchFn scratch = nullptr;
+  // The newest opset whose version of the op infer and run implement. A
+  // model of a later opset runs the op only when every version in between
+  // merely added element types (onnx_io::OnlyTypesChangeBetween); otherwise
+  // the importer rejects it as unsupported, naming the version, rather than
+  // guess at a behaviour written after the kernel. Default-domain ops only.
+  int max_opset = 17;
 };
 
 class OpRegistry {
@@ -96,6 +102,8 @@ class OpRegistry {
   static const OpRegistry& Global();
 
   void Register(OpSchema schema);
+  // Sets the max_opset of the default-domain op `op_type`, registered before.
+  void SetMaxOpset(std::string_view op_type, int max_opset);
   const OpSchema* Find(std::string_view op_type, std::string_view domain = "") const;
   std::vector<const OpSchema*> All() const;
 

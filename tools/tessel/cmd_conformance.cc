@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -80,8 +82,17 @@ struct TestResult {
 
 // Node tests are grouped by the op they test; the model-level suites
 // (pytorch-*, simple) test no single op, so their suite is their group.
+bool IsNodeSuite(const std::string& suite) { return suite.rfind("node", 0) == 0; }
+
+// The release a suite comes from: "node-1.23" (written from the onnx wheel's
+// case definitions by tests/conformance/generate_node_tests.py) is 1.23; the
+// Debian package's folders (node, pytorch-*, simple) are its own release.
+std::string ReleaseOf(const std::string& suite) {
+  return suite.rfind("node-", 0) == 0 ? "onnx " + suite.substr(5) : "libonnx-testdata";
+}
+
 std::string OpOf(const TestCase& test) {
-  if (test.suite != "node") return test.suite;
+  if (!IsNodeSuite(test.suite)) return test.suite;
   auto ops = onnx_io::ReadNodeOpTypes(test.dir / "model.onnx");
   if (!ops.ok() || ops->empty()) return "(unreadable)";
   for (const std::string& op : *ops) {
@@ -352,6 +363,8 @@ struct Counts {
 
 struct Summary {
   std::map<std::string, Counts> by_op;
+  std::map<std::string, std::map<std::string, Counts>> by_op_release;  // op -> release
+  std::set<std::string> releases;
   std::map<std::string, Counts> by_suite;
   Counts total;
   int bound = 0;
@@ -361,6 +374,8 @@ Summary Tally(const std::vector<TestResult>& results) {
   Summary s;
   for (const TestResult& r : results) {
     s.by_op[r.op].Add(r.outcome);
+    s.by_op_release[r.op][ReleaseOf(r.test.suite)].Add(r.outcome);
+    s.releases.insert(ReleaseOf(r.test.suite));
     s.by_suite[r.test.suite].Add(r.outcome);
     s.total.Add(r.outcome);
     s.bound += r.outcome == Outcome::kPassed && !r.bound_inputs.empty();
@@ -439,12 +454,31 @@ Status WriteJson(const std::string& path, const ConformanceArgs& args,
   return onnx_io::WriteFileAtomically(path, j.dump(2) + "\n");
 }
 
+// A skip reason with what varies from test to test (quoted names and
+// paths, numbers) blanked, so the same reason groups.
+std::string GroupingKey(const std::string& reason) {
+  std::string key;
+  bool quoted = false;
+  for (char c : reason) {
+    if (c == '\'') {
+      quoted = !quoted;
+      key += c;
+    } else if (!quoted) {
+      key += std::isdigit(static_cast<unsigned char>(c)) ? '#' : c;
+    }
+  }
+  return key;
+}
+
 Status WriteMarkdown(const std::string& path, const ConformanceArgs& args,
                      const std::vector<TestResult>& results, const Summary& s) {
   std::ostringstream md;
   md << "# ONNX conformance\n\n"
-     << "Outcome of every test of the ONNX backend test suite (Debian package\n"
-     << "`libonnx-testdata`) through import and the reference executor.\n"
+     << "Outcome of every test of the ONNX backend test suites through import and the\n"
+     << "reference executor: Debian's package `libonnx-testdata` (ONNX 1.12: node,\n"
+     << "pytorch-converted, pytorch-operator, simple) and, as suite `node-1.23`, the\n"
+     << "node tests of the onnx 1.23 wheel, written to disk by\n"
+     << "`tests/conformance/generate_node_tests.py`.\n"
      << "Generated on " << TodayUtc() << " by `scripts/conformance-report.sh`, which runs:\n\n"
      << "```sh\n"
      << CommandLine(args) << "\n```\n\n"
@@ -463,10 +497,48 @@ Status WriteMarkdown(const std::string& path, const ConformanceArgs& args,
   }
   md << "| **all** | **" << s.total.passed << "** | **" << s.total.failed << "** | **"
      << s.total.skipped << "** |\n\n"
-     << "## Per op\n\nNode tests are grouped by the op they test; the model suites by suite.\n\n"
-     << "| op | passed | failed | skipped |\n|---|---:|---:|---:|\n";
-  for (const auto& [op, c] : s.by_op) {
-    md << "| " << op << " | " << c.passed << " | " << c.failed << " | " << c.skipped << " |\n";
+     << "## Per op\n\nNode tests are grouped by the op they test; the model suites by suite.\n"
+     << "Each release's suite: passed / failed / skipped.\n\n| op |";
+  for (const std::string& release : s.releases) md << " " << release << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < s.releases.size(); ++i) md << "---:|";
+  md << "\n";
+  for (const auto& [op, by_release] : s.by_op_release) {
+    md << "| " << op << " |";
+    for (const std::string& release : s.releases) {
+      const auto it = by_release.find(release);
+      if (it == by_release.end()) {
+        md << " |";
+      } else {
+        md << " " << it->second.passed << " / " << it->second.failed << " / "
+           << it->second.skipped << " |";
+      }
+    }
+    md << "\n";
+  }
+  // Every skip with its reason, grouped: names and paths in the reason vary
+  // per test, so they are left out of the grouping key.
+  std::map<std::string, std::vector<const TestResult*>> skips;
+  for (const TestResult& r : results) {
+    if (r.outcome != Outcome::kSkipped || r.reason.rfind("fault in the suite's test", 0) == 0) {
+      continue;
+    }
+    skips[GroupingKey(r.reason)].push_back(&r);
+  }
+  if (!skips.empty()) {
+    md << "\n## Skipped, by reason\n\nWhat tessel does not support, with how many tests each "
+          "reason skips and the tests.\n\n";
+    std::vector<std::pair<std::string, std::vector<const TestResult*>>> sorted(skips.begin(),
+                                                                                skips.end());
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+    for (const auto& [key, tests] : sorted) {
+      std::string reason = tests.front()->reason;
+      std::replace(reason.begin(), reason.end(), '|', '/');
+      md << "- " << tests.size() << " × " << reason << ":";
+      for (const TestResult* t : tests) md << " `" << t->test.id() << "`";
+      md << "\n";
+    }
   }
   bool any_fault = false;
   for (const TestResult& r : results) {

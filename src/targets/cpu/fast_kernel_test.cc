@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -97,6 +98,7 @@ void ExpectMatchesReference(OneNode& t) {
   const float* a = out.data<float>();
   const float* b = expected.data<float>();
   for (int64_t i = 0; i < out.num_elements(); ++i) {
+    if (a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))) continue;  // infinities too
     ASSERT_NEAR(a[i], b[i], 1e-4f * (1.f + std::fabs(b[i])))
         << k->Describe() << " element " << i << " of " << ShapeToString(out.shape());
   }
@@ -656,17 +658,39 @@ TEST(FastKernels, Channel_shuffle_of_graph_inputs_copies_planes) {
   ExpectExecutorMatchesReference(fast, g, inputs);
 }
 
-TEST(FastReduce, Mean_over_spatial_axes_without_keepdims_and_max_over_all) {
+TEST(FastReduce, Mean_over_spatial_axes_without_keepdims_and_sum_over_all) {
   REQUIRE_ONEDNN();
   AttributeMap mean;
   mean.Set("axes", std::vector<int64_t>{2, -1});
   mean.Set("keepdims", int64_t{0});
   OneNode m("ReduceMean", "", {{2, 5, 7, 3}}, {false}, mean, /*opset=*/13);
   ExpectMatchesReference(m);
-  OneNode all("ReduceMax", "", {{3, 4, 5}}, {false}, {}, /*opset=*/13);
+  OneNode all("ReduceSum", "", {{3, 4, 5}}, {false}, {}, /*opset=*/13);
   ExpectMatchesReference(all);
   OneNode global("GlobalAveragePool", "", {{2, 9, 6, 5}}, {false}, {}, /*opset=*/13);
   ExpectMatchesReference(global);
+}
+
+// A masked attention row is all -inf: its maximum is -inf, not the lowest
+// finite float, and a NaN anywhere makes the maximum NaN (as in numpy).
+TEST(FastReduce, Max_keeps_infinities_and_nan) {
+  REQUIRE_ONEDNN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> rows = {-inf, -inf, -inf, -inf, 1, nan, 2, 3, -inf, 5, -inf, 0};
+  AttributeMap last;
+  last.Set("axes", std::vector<int64_t>{-1});
+  OneNode max("ReduceMax", "", {{3, 4}}, {false}, last, /*opset=*/13);
+  std::copy(rows.begin(), rows.end(), max.inputs[0].data<float>());
+  if (SelectFastKernel(*max.node, 13)) ExpectMatchesReference(max);
+  OneNode global("GlobalMaxPool", "", {{1, 3, 2, 2}}, {false}, {}, /*opset=*/13);
+  std::copy(rows.begin(), rows.end(), global.inputs[0].data<float>());
+  if (SelectFastKernel(*global.node, 13)) ExpectMatchesReference(global);
+  AttributeMap window;
+  window.Set("kernel_shape", std::vector<int64_t>{2, 2});
+  OneNode pool("MaxPool", "", {{1, 3, 2, 2}}, {false}, window, /*opset=*/13);
+  std::copy(rows.begin(), rows.end(), pool.inputs[0].data<float>());
+  if (SelectFastKernel(*pool.node, 13)) ExpectMatchesReference(pool);
 }
 
 TEST(FastKernels, Run_on_two_threads_like_on_one) {

@@ -1134,11 +1134,12 @@ std::unique_ptr<FastKernel> MakeOneDnnReduce(const ir::Node& node, int opset) {
   const ir::Value* x = node.input(0);
   const ir::Value* y = node.output(0);
   if (!IsFloat32(x) || !IsFloat32(y) || x->shape.empty() || NumElements(y->shape) == 0) return nullptr;
+  // oneDNN's max reduction drops NaN and, in some of its implementations,
+  // turns a row of -inf (a fully masked attention row) into the lowest
+  // finite float; ReduceMax and GlobalMaxPool keep the reference kernel.
+  if (node.op_type == "ReduceMax" || node.op_type == "GlobalMaxPool") return nullptr;
   const bool sum = node.op_type == "ReduceSum";
-  const auto alg = sum ? dnnl::algorithm::reduction_sum
-                   : node.op_type == "ReduceMax" || node.op_type == "GlobalMaxPool"
-                       ? dnnl::algorithm::reduction_max
-                                                 : dnnl::algorithm::reduction_mean;
+  const auto alg = sum ? dnnl::algorithm::reduction_sum : dnnl::algorithm::reduction_mean;
   std::vector<int64_t> axes;
   if (node.op_type == "GlobalAveragePool" || node.op_type == "GlobalMaxPool") {
     if (x->shape.size() < 3) return nullptr;
