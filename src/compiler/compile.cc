@@ -6,6 +6,7 @@
 
 #include "compiler/model_file.h"
 #include "ir/verifier.h"
+#include "passes/decompose_activations.h"
 #include "passes/eliminate_dead_nodes.h"
 #include "passes/fold_batch_norm.h"
 #include "passes/fuse_channel_shuffle.h"
@@ -18,7 +19,7 @@ namespace tessel {
 
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {"import", "infer-shapes",
-                                                 "eliminate-dead-nodes", "fold-batchnorm", "fuse-conv",
+                                                 "eliminate-dead-nodes", "decompose", "fold-batchnorm", "fuse-conv",
                                                  "fuse-matmul", "fuse-shuffle", "tokenize-snippets",
                                                  "plan-memory"};
   return names;
@@ -48,6 +49,11 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   // 3. Drop folded and unused nodes: what remains is the schedule.
   passes::EliminateDeadNodes(*model.graph);
   TESSEL_RETURN_IF_ERROR(finish_stage("eliminate-dead-nodes", true));
+
+  // 3b. Gelu and Swish -> the elementwise ops they are made of, which the
+  // snippets fuse and every target runs.
+  TESSEL_RETURN_IF_ERROR(passes::DecomposeActivations(*model.graph));
+  TESSEL_RETURN_IF_ERROR(finish_stage("decompose", true));
 
   // 4. Conv -> BatchNormalization (inference) -> one Conv with the
   // normalization folded into its weights and bias.

@@ -215,12 +215,13 @@ struct Fn : OpBase<Ts, kPred>, F {
 
 struct ModOp : OpBase<NumericTs> {
   explicit ModOp(const ir::Node& node) : fmod(node.attrs.Int("fmod", 0) != 0) {}
-  static Status Check(const ir::Node& node, int) {
+  static Status Check(const ir::Node& node, int opset) {
     const int64_t f = node.attrs.Int("fmod", 0);
     if (f != 0 && f != 1) {
       return InvalidArgument(node.Describe() + ": fmod=" + std::to_string(f) + " must be 0 or 1");
     }
-    if (f == 0 && IsFloat(node.input(0)->dtype)) {
+    // Mod-28 defines fmod=0 for floats: A - floor(A / B) * B.
+    if (f == 0 && IsFloat(node.input(0)->dtype) && opset < 28) {
       return InvalidArgument(node.Describe() + ": fmod=0 is not defined for dtype " +
                              DTypeName(node.input(0)->dtype) + "; float inputs need fmod=1");
     }
@@ -229,7 +230,13 @@ struct ModOp : OpBase<NumericTs> {
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_floating_point_v<C>) {
-      return std::fmod(a, b);
+      C r = std::fmod(a, b);
+      if (fmod) return r;
+      // Floored: the sign of the divisor (a zero takes it too); an infinite
+      // divisor gives a when the signs agree, else b, as r + b does.
+      if (r == 0) return std::copysign(C{0}, b);
+      if ((r < 0) != (b < 0)) r += b;
+      return r;
     } else {
       if (b == 0) return 0;
       if constexpr (std::is_signed_v<C>) {
@@ -359,6 +366,18 @@ constexpr MathFn kMathFns[] = {
     Math("Softplus", [](auto x, auto, auto) { return Softplus(x); }),
     Math("Softsign", [](auto x, auto, auto) { return x / (1 + std::abs(x)); }),
     Math("Mish", [](auto x, auto, auto) { return x * std::tanh(Softplus(x)); }),
+    // Gelu-20: `a` is 1 for approximate="tanh", 0 for "none" (MathOp reads it).
+    Math("Gelu",
+         [](auto x, auto a, auto) {
+           using F = decltype(x);
+           if (a != 0) {
+             const F k = static_cast<F>(0.7978845608028654);  // sqrt(2 / pi)
+             return F{0.5} * x * (1 + std::tanh(k * (x + static_cast<F>(0.044715) * x * x * x)));
+           }
+           return F{0.5} * x * (1 + std::erf(x * static_cast<F>(0.7071067811865476)));
+         }),
+    Math(
+        "Swish", [](auto x, auto a, auto) { return x / (1 + std::exp(-a * x)); }, "alpha", 1.0f),
     Math(
         "LeakyRelu", [](auto x, auto a, auto) { return x < 0 ? a * x : x; }, "alpha", 0.01f),
     Math(
@@ -386,6 +405,15 @@ struct MathOp : OpBase<FloatTs> {
     }
     a = node.attrs.Float(fn->attr_a, default_a);
     b = node.attrs.Float(fn->attr_b, default_b);
+    if (node.op_type == "Gelu") a = node.attrs.String("approximate", "none") == "tanh" ? 1 : 0;
+  }
+  static Status Check(const ir::Node& node, int) {
+    const std::string approximate = node.attrs.String("approximate", "none");
+    if (node.op_type == "Gelu" && approximate != "none" && approximate != "tanh") {
+      return InvalidArgument(node.Describe() + ": approximate '" + approximate +
+                             "' must be none or tanh");
+    }
+    return Status::Ok();
   }
   float operator()(float x) const { return fn->f32(x, a, b); }
   double operator()(double x) const { return fn->f64(x, a, b); }

@@ -34,8 +34,8 @@ void SetNewerVersions(OpRegistry& r) {
       // Opset 18 moved `axes` to an input and added noop_with_empty_axes.
       {"ReduceL1", 18},
       {"ReduceL2", 18},
-      {"ReduceLogSum", 18},
-      {"ReduceLogSumExp", 18},
+      {"ReduceLogSum", 28},
+      {"ReduceLogSumExp", 28},
       {"ReduceMax", 18},
       {"ReduceMean", 18},
       {"ReduceMin", 18},
@@ -48,6 +48,13 @@ void SetNewerVersions(OpRegistry& r) {
       {"ScatterElements", 18},  // reductions max and min
       {"ScatterND", 18},
       {"Mish", 18},  // new at 18
+      {"Mod", 28},   // fmod=0 defined for floats (floored)
+      {"Gelu", 28},  // new at 20
+      {"Swish", 28},  // new at 24
+      // Version 28 gave DepthToSpace an expansion as a function, took the
+      // integer types from ReduceLogSum(Exp), and gave SpaceToDepth `mode`.
+      {"DepthToSpace", 28},
+      {"SpaceToDepth", 28},
       // 18: antialias, axes and keep_aspect_ratio_policy; 19: the
       // half_pixel_symmetric mode. Resize rejects what it does not implement
       // of these as unsupported, naming the attribute or mode.
@@ -77,6 +84,7 @@ const OpRegistry& OpRegistry::Global() {
     RegisterReorderOps(*r);
     RegisterTextOps(*r);
     RegisterRnnOps(*r);
+    RegisterAttentionOps(*r);
     SetNewerVersions(*r);
     return r;
   }();

@@ -224,17 +224,27 @@ Status InferSpaceToDepth(ir::Node& node, int opset) {
     return NodeError(node, "height and width of input shape " + ShapeToString(s) +
                                " are not multiples of blocksize " + std::to_string(b));
   }
+  // Mode (opset 28): DCR puts the block offset before the channel, CRD after.
+  const std::string mode = node.attrs.String("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") {
+    return NodeError(node, "mode '" + mode + "' must be DCR or CRD");
+  }
   SetOutput(node, 0, In(node, 0).dtype, {s[0], s[1] * b * b, s[2] / b, s[3] / b});
   return Status::Ok();
 }
 
 Status RunSpaceToDepth(KernelContext& ctx) {
-  // Output N x b x b x C x H' x W' reads input N x C x H' x b x W' x b.
+  // DCR: output N x b x b x C x H' x W' reads input N x C x H' x b x W' x b;
+  // CRD: output N x C x b x b x H' x W' reads the same.
   const Tensor& in = ctx.in(0);
   const int64_t b = ctx.node.attrs.Int("blocksize", 1);
   const int64_t n = in.dim(0), c = in.dim(1), h = in.dim(2) / b, w = in.dim(3) / b;
   const std::vector<int64_t> s = StridesOf({n, c, h, b, w, b});
-  CopyStrided(in, 0, {n, b, b, c, h, w}, {s[0], s[3], s[5], s[1], s[2], s[4]}, ctx.out(0));
+  if (ctx.node.attrs.String("mode", "DCR") == "CRD") {
+    CopyStrided(in, 0, {n, c, b, b, h, w}, {s[0], s[1], s[3], s[5], s[2], s[4]}, ctx.out(0));
+  } else {
+    CopyStrided(in, 0, {n, b, b, c, h, w}, {s[0], s[3], s[5], s[1], s[2], s[4]}, ctx.out(0));
+  }
   return Status::Ok();
 }
 

@@ -475,6 +475,20 @@ TEST_F(OpenClTest, Cast_expand_and_a_gather_of_bools) {
   EXPECT_TRUE(Used("b32_strided_copy"));
 }
 
+TEST_F(OpenClTest, GatherND_with_batch_dims_and_negative_indices) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {2, 3, 4, 5});
+  b.Initializer("pick", Tensor::FromVector<int64_t>({0, -1, 1, 1, -2, 0}, {3, 2}));
+  b.Node("GatherND", {"x", "pick"}, {"rows"});  // 3 rows of 5 picked by (i, j) from a 2x3 grid
+  b.Initializer("per_batch", Tensor::FromVector<int64_t>({2, 0, 1, 1}, {2, 2, 1}));
+  auto& nd = b.Node("GatherND", {"x", "per_batch"}, {"batched"});
+  ModelBuilder::SetAttr(nd, "batch_dims", int64_t{1});
+  b.Output("rows");
+  b.Output("batched");
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("b32_gather_nd"));
+}
+
 TEST_F(OpenClTest, Pad_constant_reflect_edge_and_crop) {
   ModelBuilder b(13);
   b.Input("x", DType::kFloat32, {2, 3, 5, 4});

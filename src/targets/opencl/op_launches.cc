@@ -400,6 +400,41 @@ Status Resize(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   return Status::Ok();
 }
 
+// GatherND with batch_dims b and k = the indices' last dim (at most 8).
+Status GatherND(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* data = c.node.input(0);
+  const ir::Value* idx = c.node.input(1);
+  const ir::Value* out = c.node.output(0);
+  TESSEL_ASSIGN_OR_RETURN(const char* prefix, MovePrefix(c.node, data->dtype));
+  if (idx->dtype != DType::kInt64 || idx->shape.empty()) {
+    return Unsupported(c.node, "takes int64 indices of rank 1 or more only");
+  }
+  const auto b = static_cast<size_t>(c.node.attrs.Int("batch_dims", 0));
+  const auto k = static_cast<size_t>(idx->shape.back());
+  if (k > 8 || b + k > data->shape.size()) {
+    return Unsupported(c.node, "indexes at most 8 data dims at once");
+  }
+  const int64_t n = NumElements(out->shape);
+  if (n == 0) return Status::Ok();
+  const int64_t inner = Product(data->shape, b + k, data->shape.size());
+  const int64_t rows_per_batch = Product(idx->shape, b, idx->shape.size() - 1);
+  const int64_t batch_stride = Product(data->shape, b, data->shape.size());
+  Dims6 dims{1, 1, 1, 1, 1, 1, 1, 1}, strides{0, 0, 0, 0, 0, 0, 0, 0};
+  for (size_t t = 0; t < k; ++t) {
+    dims[t] = data->shape[b + t];
+    strides[t] = Product(data->shape, b + t + 1, data->shape.size());
+  }
+  PendingLaunch l;
+  l.kernel_name = std::string(prefix) + "_gather_nd";
+  l.args.Tensor(c.ref(data)).Tensor(c.ref(idx)).Tensor(c.ref(out)).Int(n).Int(inner);
+  l.args.Int(static_cast<int64_t>(k)).Int(std::max<int64_t>(rows_per_batch, 1)).Int(batch_stride);
+  l.args.Ints(dims).Ints(strides);
+  l.geometry = Linear(n);
+  l.bytes = 2 * Bytes(out) + Bytes(idx);
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
 // y[bt] = alpha * A[bt] B[bt] + beta * C through f32_gemm_tiled.
 struct GemmArgs {
   const ir::Value *a, *b, *c, *y;
@@ -874,6 +909,7 @@ Status BuildNodeLaunches(const NodeContext& c, std::vector<PendingLaunch>* out) 
   if (op == "Slice") return Slice(c, out);
   if (op == "Gather") return Gather(c, out);
   if (op == "Expand") return Expand(c, out);
+  if (op == "GatherND") return GatherND(c, out);
   if (op == "Cast") return Cast(c, out);
   if (op == "Pad") return Pad(c, out);
   if (op == "Resize" || op == "Upsample") return Resize(c, out);
