@@ -164,6 +164,60 @@ Status RunInstanceNormT(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// ---- GroupNormalization ----------------------------------------------------
+
+// Scale and bias: one per group at opset 18, one per channel from 21.
+Status InferGroupNorm(ir::Node& node, int opset) {
+  for (size_t i = 0; i < 3; ++i) TESSEL_RETURN_IF_ERROR(RequireDType(node, i, kFloatTypes));
+  TESSEL_RETURN_IF_ERROR(RequireEpsilon(node, node.attrs.Float("epsilon", 1e-5f)));
+  TESSEL_RETURN_IF_ERROR(RequireMinRank(node, 0, 2, "N x C x D1 ..."));
+  const Shape& x = node.input(0)->shape;
+  const int64_t groups = node.attrs.Int("num_groups", 0);
+  if (groups <= 0 || x[1] % groups != 0) {
+    return InvalidArgument(node.Describe() + ": num_groups " + std::to_string(groups) +
+                           " must divide the " + std::to_string(x[1]) + " channels of X");
+  }
+  if (node.attrs.Int("stash_type", 1) != 1) {
+    return Unsupported(node.Describe() + ": stash_type other than 1 (float) is not supported");
+  }
+  const bool per_channel = opset >= 21;
+  const Shape params = {per_channel ? x[1] : groups};
+  const char* what = per_channel ? "one per channel of X" : "one per group (opset 18)";
+  TESSEL_RETURN_IF_ERROR(RequireShape(node, 1, "scale", params, what));
+  TESSEL_RETURN_IF_ERROR(RequireShape(node, 2, "bias", params, what));
+  SetOutput(node, 0, node.input(0)->dtype, x);
+  return Status::Ok();
+}
+
+template <typename T>
+Status RunGroupNormT(KernelContext& ctx) {
+  const Shape& xs = ctx.in(0).shape();
+  const double eps = ctx.node.attrs.Float("epsilon", 1e-5f);
+  const std::vector<double> scale = ReadParams(ctx.in(1)), bias = ReadParams(ctx.in(2));
+  const bool per_channel = ctx.opset >= 21;
+  const int64_t channels = xs[1];
+  const int64_t groups = ctx.node.attrs.Int("num_groups", 1);
+  const int64_t per_group = channels / groups;
+  const int64_t size = NumElements(Shape(xs.begin() + 2, xs.end()));
+  const T* x = ctx.in(0).data<T>();
+  T* y = ctx.out(0).data<T>();
+  for (int64_t ng = 0; ng < xs[0] * groups; ++ng) {
+    const int64_t g = ng % groups;
+    const int64_t base = ng * per_group * size;
+    double mean = 0, var = 0;
+    MeanVar(x + base, per_group * size, 1, &mean, &var);
+    const double inv_std = 1.0 / std::sqrt(var + eps);
+    for (int64_t k = 0; k < per_group; ++k) {
+      const int64_t p = per_channel ? g * per_group + k : g;
+      for (int64_t i = 0; i < size; ++i) {
+        const int64_t at = base + k * size + i;
+        y[at] = static_cast<T>((static_cast<double>(x[at]) - mean) * inv_std * scale[p] + bias[p]);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 // ---- LayerNormalization ----------------------------------------------------
 
 // Scale and B must broadcast (numpy, right-aligned) to the normalized shape.
@@ -430,6 +484,9 @@ Status RunBatchNorm(KernelContext& ctx) {
 Status RunInstanceNorm(KernelContext& ctx) {
   return RunFloatKernel(ctx, RunInstanceNormT<float>, RunInstanceNormT<double>);
 }
+Status RunGroupNorm(KernelContext& ctx) {
+  return RunFloatKernel(ctx, RunGroupNormT<float>, RunGroupNormT<double>);
+}
 Status RunLayerNorm(KernelContext& ctx) {
   return RunFloatKernel(ctx, RunLayerNormT<float>, RunLayerNormT<double>);
 }
@@ -453,6 +510,7 @@ void RegisterNormOps(OpRegistry& r) {
       // rejects them with a clearer message than a count mismatch would.
       {"BatchNormalization", 5, 5, 5, InferBatchNorm, RunBatchNorm},
       {"InstanceNormalization", 3, 3, 1, InferInstanceNorm, RunInstanceNorm},
+      {"GroupNormalization", 3, 3, 1, InferGroupNorm, RunGroupNorm},
       {"LayerNormalization", 2, 3, 3, InferLayerNorm, RunLayerNorm},
       {"LpNormalization", 1, 1, 1, InferLpNorm, RunLpNorm},
       {"MeanVarianceNormalization", 1, 1, 1, InferMvn, RunMvn},

@@ -51,6 +51,9 @@ void SetNewerVersions(OpRegistry& r) {
       {"Mod", 28},   // fmod=0 defined for floats (floored)
       {"Gelu", 28},  // new at 20
       {"Swish", 28},  // new at 24
+      {"GroupNormalization", 28},  // new at 18; 21 made scale and bias per channel
+      {"CenterCropPad", 28},       // new at 18
+      {"Col2Im", 28},              // new at 18
       // Version 28 gave DepthToSpace an expansion as a function, took the
       // integer types from ReduceLogSum(Exp), and gave SpaceToDepth `mode`.
       {"DepthToSpace", 28},

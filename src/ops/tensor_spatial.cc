@@ -258,6 +258,7 @@ enum class CoordMode {
   kAlignCorners,
   kAsymmetric,
   kTfHalfPixel,
+  kHalfPixelSymmetric,
   kTfCropAndResize,
 };
 // kSimple: Upsample and Resize-10 (truncate when enlarging, ceil when
@@ -277,6 +278,8 @@ struct ResizePlan {
   // output size is floored, so it need not be an integer.
   std::vector<double> lengths;
   Shape out;
+  // Resize-18's `axes`: the axes scales, sizes and roi list (all when empty).
+  std::vector<int64_t> axes;
 };
 
 // The interpolation attributes of Resize (opset >= 11) or, for Upsample
@@ -296,12 +299,10 @@ Status ReadResizeModes(const ir::Node& node, bool legacy, ResizePlan& plan) {
     plan.nearest = NearestMode::kSimple;
     return Status::Ok();
   }
-  // Opset 18 additions, beyond the opsets tessel targets.
-  if (node.attrs.Has("axes") || node.attrs.Int("antialias", 0) != 0 ||
-      node.attrs.String("keep_aspect_ratio_policy", "stretch") != "stretch") {
-    return NodeUnsupported(node,
-                           "attributes axes, antialias and keep_aspect_ratio_policy are "
-                           "not supported");
+  // Opset 18's antialias filters downsampling over a wider window; not
+  // implemented (axes and keep_aspect_ratio_policy are, in PlanResize).
+  if (node.attrs.Int("antialias", 0) != 0) {
+    return NodeUnsupported(node, "antialias=1 is not supported");
   }
   plan.cubic_a = node.attrs.Float("cubic_coeff_a", -0.75f);
   plan.exclude_outside = node.attrs.Int("exclude_outside", 0) != 0;
@@ -319,11 +320,13 @@ Status ReadResizeModes(const ir::Node& node, bool legacy, ResizePlan& plan) {
     plan.coord = CoordMode::kTfHalfPixel;
   } else if (coord == "tf_crop_and_resize") {
     plan.coord = CoordMode::kTfCropAndResize;
+  } else if (coord == "half_pixel_symmetric") {
+    plan.coord = CoordMode::kHalfPixelSymmetric;
   } else {
     return NodeUnsupported(node, "coordinate_transformation_mode '" + coord +
                                      "' is not supported (half_pixel, pytorch_half_pixel, "
                                      "align_corners, asymmetric, tf_half_pixel_for_nn, "
-                                     "tf_crop_and_resize)");
+                                     "tf_crop_and_resize, half_pixel_symmetric)");
   }
   const std::string nearest = node.attrs.String("nearest_mode", "round_prefer_floor");
   if (nearest == "round_prefer_floor") {
@@ -403,8 +406,55 @@ StatusOr<ResizePlan> PlanResize(const ir::Node& node, int opset, const Shape& in
   const bool has_sizes = sizes_t && sizes_t->num_elements() > 0;
   if (has_scales) scales = scales_t->ToFloatVector();
   if (has_sizes) sizes = sizes_t->ToInt64Vector();
+  // Resize-18: scales and sizes list only `axes`; the others keep theirs.
+  const int64_t rank = static_cast<int64_t>(in.size());
+  if (node.attrs.Has("axes")) {
+    for (int64_t a : node.attrs.Ints("axes")) {
+      TESSEL_ASSIGN_OR_RETURN(int64_t n, NormalizeAxis(node, a, rank));
+      plan.axes.push_back(n);
+    }
+    const size_t given = has_scales ? scales.size() : sizes.size();
+    if ((has_scales || has_sizes) && given != plan.axes.size()) {
+      return NodeError(node, std::string(has_scales ? "scales" : "sizes") + " have " +
+                                 std::to_string(given) + " values for " +
+                                 std::to_string(plan.axes.size()) + " axes");
+    }
+    std::vector<float> all_scales(in.size(), 1.0f);
+    std::vector<int64_t> all_sizes(in.begin(), in.end());
+    for (size_t i = 0; i < plan.axes.size(); ++i) {
+      if (has_scales) all_scales[plan.axes[i]] = scales[i];
+      if (has_sizes) all_sizes[plan.axes[i]] = sizes[i];
+    }
+    scales = std::move(all_scales);
+    sizes = std::move(all_sizes);
+  }
   TESSEL_RETURN_IF_ERROR(
       ResizeShape(node, in, has_scales ? &scales : nullptr, has_sizes ? &sizes : nullptr, plan));
+  // keep_aspect_ratio_policy (sizes only): one scale for every listed axis,
+  // the largest that fits (not_larger) or the smallest that covers
+  // (not_smaller); lengths round half up.
+  const std::string policy = node.attrs.String("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && has_sizes) {
+    if (policy != "not_larger" && policy != "not_smaller") {
+      return NodeError(node, "keep_aspect_ratio_policy '" + policy +
+                                 "' must be stretch, not_larger or not_smaller");
+    }
+    std::vector<int64_t> axes = plan.axes;
+    if (axes.empty()) {
+      for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+    }
+    double scale = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+    for (int64_t a : axes) {
+      scale = policy == "not_larger" ? std::min(scale, plan.scales[a])
+                                     : std::max(scale, plan.scales[a]);
+    }
+    for (int64_t a : axes) {
+      plan.scales[a] = scale;
+      plan.lengths[a] = scale * static_cast<double>(in[a]);
+      plan.out[a] = static_cast<int64_t>(plan.lengths[a] + 0.5);
+    }
+    TESSEL_RETURN_IF_ERROR(CheckShape(node, plan.out, "output shape"));
+  }
   return plan;
 }
 
@@ -436,6 +486,12 @@ double SourceCoord(const ResizePlan& plan, size_t d, double x, int64_t in_len, d
       return x / scale;
     case CoordMode::kTfHalfPixel:
       return (x + 0.5) / scale;
+    case CoordMode::kHalfPixelSymmetric: {
+      // Centres the sampled window when the output length was rounded.
+      const double adjustment = static_cast<double>(plan.out[d]) / length;
+      const double offset = static_cast<double>(in_len) / 2 * (1 - adjustment);
+      return offset + (x + 0.5) / scale - 0.5;
+    }
     case CoordMode::kTfCropAndResize: {
       // The crop window is in normalized coordinates; the output samples it
       // with corners aligned, on the integer output length.
@@ -519,7 +575,19 @@ AxisSampling SampleAxis(const ResizePlan& plan, size_t d, int64_t in_len, double
 }
 
 // roi of axis d as (start, end), normalized; (0, 1) when there is none.
-std::pair<double, double> AxisRoi(const Tensor* roi, size_t d, size_t rank) {
+// With Resize-18's axes, roi lists those axes only.
+std::pair<double, double> AxisRoi(const ResizePlan& plan, const Tensor* roi, size_t d,
+                                  size_t rank) {
+  if (!plan.axes.empty()) {
+    const size_t n = plan.axes.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (plan.axes[i] != static_cast<int64_t>(d)) continue;
+      if (!roi || roi->num_elements() != static_cast<int64_t>(2 * n)) return {0.0, 1.0};
+      return {roi->GetAsDouble(static_cast<int64_t>(i)),
+              roi->GetAsDouble(static_cast<int64_t>(i + n))};
+    }
+    return {0.0, 1.0};
+  }
   if (!roi || roi->num_elements() != static_cast<int64_t>(2 * rank)) return {0.0, 1.0};
   return {roi->GetAsDouble(static_cast<int64_t>(d)),
           roi->GetAsDouble(static_cast<int64_t>(d + rank))};
@@ -531,7 +599,7 @@ Status RunResizeNearest(const ResizePlan& plan, const Tensor& in, const Tensor* 
   const std::vector<int64_t> strides = StridesOf(shape);
   std::vector<AxisSampling> axes;
   for (size_t d = 0; d < rank; ++d) {
-    const auto [start, end] = AxisRoi(roi, d, rank);
+    const auto [start, end] = AxisRoi(plan, roi, d, rank);
     axes.push_back(SampleAxis(plan, d, shape[d], start, end));
   }
   // Nearest copies elements as bytes, so every dtype is exact.
@@ -562,7 +630,7 @@ Status RunResizeInterpolated(const ResizePlan& plan, const Tensor& in, const Ten
   for (int64_t i = 0; i < in.num_elements(); ++i) cur[i] = in.GetAsDouble(i);
   for (size_t d = 0; d < shape.size(); ++d) {
     const int64_t in_len = shape[d], out_len = plan.out[d];
-    const auto [start, end] = AxisRoi(roi, d, shape.size());
+    const auto [start, end] = AxisRoi(plan, roi, d, shape.size());
     const bool identity =
         plan.coord != CoordMode::kTfCropAndResize && in_len == out_len && plan.scales[d] == 1.0;
     if (identity) continue;
@@ -603,7 +671,7 @@ Status RunResizePlan(const ResizePlan& plan, const Tensor& in, const Tensor* roi
 // one pair per input dimension.
 Status CheckRoi(const ir::Node& node, const ResizePlan& plan) {
   if (plan.coord != CoordMode::kTfCropAndResize) return Status::Ok();
-  const size_t rank = In(node, 0).shape.size();
+  const size_t rank = plan.axes.empty() ? In(node, 0).shape.size() : plan.axes.size();
   const ir::Value* roi = node.input(1);
   if (!roi || NumElements(roi->shape) != static_cast<int64_t>(2 * rank)) {
     return NodeError(node, "tf_crop_and_resize needs input roi with " + std::to_string(2 * rank) +
@@ -666,6 +734,173 @@ Status RunUpsample(KernelContext& ctx) {
   return RunResizePlan(plan, ctx.in(0), nullptr, ctx.out(0));
 }
 
+// ---------------------------------------------------------------------------
+// CenterCropPad, Col2Im
+
+// CenterCropPad: each listed axis cropped or zero-padded to its new length,
+// centred (an odd difference puts the extra element at the end).
+struct CropPadPlan {
+  Shape out;
+  std::vector<int64_t> shift;  // input index = output index + shift (per dim)
+};
+
+StatusOr<CropPadPlan> PlanCenterCropPad(const ir::Node& node, const Shape& in) {
+  TESSEL_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantInts(node, 1, "shape"));
+  const int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> axes;
+  if (node.attrs.Has("axes")) {
+    for (int64_t a : node.attrs.Ints("axes")) {
+      TESSEL_ASSIGN_OR_RETURN(int64_t n, NormalizeAxis(node, a, rank));
+      axes.push_back(n);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  if (shape.size() != axes.size()) {
+    return NodeError(node, "shape " + ListToString(shape) + " has " +
+                               std::to_string(shape.size()) + " values for " +
+                               std::to_string(axes.size()) + " axes");
+  }
+  CropPadPlan p{in, std::vector<int64_t>(in.size(), 0)};
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t dim = in[axes[i]], want = shape[i];
+    if (want < 0) return NodeError(node, "shape " + ListToString(shape) + " has a negative size");
+    p.out[axes[i]] = want;
+    p.shift[axes[i]] = want < dim ? (dim - want) / 2 : -((want - dim) / 2);
+  }
+  TESSEL_RETURN_IF_ERROR(CheckShape(node, p.out, "output shape"));
+  return p;
+}
+
+Status InferCenterCropPad(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(RequireDType(node, 1, {DType::kInt32, DType::kInt64}));
+  TESSEL_ASSIGN_OR_RETURN(CropPadPlan p, PlanCenterCropPad(node, In(node, 0).shape));
+  SetOutput(node, 0, In(node, 0).dtype, p.out);
+  return Status::Ok();
+}
+
+Status RunCenterCropPad(KernelContext& ctx) {
+  const Tensor& in = ctx.in(0);
+  TESSEL_ASSIGN_OR_RETURN(CropPadPlan p, PlanCenterCropPad(ctx.node, in.shape()));
+  const size_t es = ElemSize(in);
+  const std::vector<int64_t> strides = StridesOf(in.shape());
+  Tensor& out = ctx.out(0);
+  std::vector<int64_t> pos(p.out.size(), 0);
+  for (int64_t j = 0; j < out.num_elements(); ++j, NextIndex(pos, p.out)) {
+    int64_t offset = 0;
+    bool inside = true;
+    for (size_t d = 0; d < pos.size() && inside; ++d) {
+      const int64_t s = pos[d] + p.shift[d];
+      inside = s >= 0 && s < in.dim(static_cast<int64_t>(d));
+      offset += s * strides[d];
+    }
+    if (inside) std::memcpy(Bytes(out) + j * es, Bytes(in) + offset * es, es);
+  }
+  return Status::Ok();
+}
+
+// Col2Im: input N x (C * prod(block)) x L, the columns im2col made of an
+// image of image_shape; output N x C x image_shape, every column element
+// added back where it came from.
+struct Col2ImPlan {
+  Shape image, block, blocks;
+  std::vector<int64_t> strides, dilations, pads;  // pads: begins, then ends
+  int64_t channels = 0;
+};
+
+StatusOr<Col2ImPlan> PlanCol2Im(const ir::Node& node, const Shape& x) {
+  Col2ImPlan p;
+  TESSEL_ASSIGN_OR_RETURN(p.image, ConstantInts(node, 1, "image_shape"));
+  TESSEL_ASSIGN_OR_RETURN(p.block, ConstantInts(node, 2, "block_shape"));
+  const size_t n = p.image.size();
+  if (x.size() != 3 || n == 0 || p.block.size() != n) {
+    return NodeError(node, "input " + ShapeToString(x) + ", image_shape " +
+                               ListToString(p.image) + " and block_shape " +
+                               ListToString(p.block) +
+                               " must be N x (C * prod(block)) x L and two lists of one length");
+  }
+  const auto ints = [&](const char* name, int64_t fill, size_t count) {
+    std::vector<int64_t> v = node.attrs.Ints(name);
+    if (v.empty()) v.assign(count, fill);
+    return v;
+  };
+  p.strides = ints("strides", 1, n);
+  p.dilations = ints("dilations", 1, n);
+  p.pads = ints("pads", 0, 2 * n);
+  if (p.strides.size() != n || p.dilations.size() != n || p.pads.size() != 2 * n) {
+    return NodeError(node, "strides, dilations and pads must have one (pads: two) value per "
+                           "spatial axis");
+  }
+  int64_t kernel = 1, count = 1;
+  for (size_t d = 0; d < n; ++d) {
+    if (p.block[d] < 1 || p.strides[d] < 1 || p.dilations[d] < 1 || p.image[d] < 0) {
+      return NodeError(node, "block_shape, strides and dilations must be positive");
+    }
+    kernel *= p.block[d];
+    const int64_t span = p.dilations[d] * (p.block[d] - 1) + 1;
+    const int64_t b = (p.image[d] + p.pads[d] + p.pads[d + n] - span) / p.strides[d] + 1;
+    if (b < 1) return NodeError(node, "the blocks do not fit image_shape " + ListToString(p.image));
+    p.blocks.push_back(b);
+    count *= b;
+  }
+  if (x[1] % kernel != 0 || x[2] != count) {
+    return NodeError(node, "input " + ShapeToString(x) + " must be N x (C * " +
+                               std::to_string(kernel) + ") x " + std::to_string(count) +
+                               " for these blocks");
+  }
+  p.channels = x[1] / kernel;
+  return p;
+}
+
+Status InferCol2Im(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(RequireDType(node, 1, {DType::kInt64}));
+  TESSEL_RETURN_IF_ERROR(RequireDType(node, 2, {DType::kInt64}));
+  TESSEL_ASSIGN_OR_RETURN(Col2ImPlan p, PlanCol2Im(node, In(node, 0).shape));
+  Shape out = {In(node, 0).shape[0], p.channels};
+  out.insert(out.end(), p.image.begin(), p.image.end());
+  TESSEL_RETURN_IF_ERROR(CheckShape(node, out, "output shape"));
+  SetOutput(node, 0, In(node, 0).dtype, out);
+  return Status::Ok();
+}
+
+Status RunCol2Im(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  TESSEL_ASSIGN_OR_RETURN(Col2ImPlan p, PlanCol2Im(ctx.node, x.shape()));
+  Tensor& y = ctx.out(0);
+  const size_t n = p.image.size();
+  const int64_t kernel = NumElements(p.block), count = NumElements(p.blocks);
+  const int64_t plane = NumElements(p.image);
+  std::vector<double> acc(static_cast<size_t>(y.num_elements()), 0.0);
+  std::vector<int64_t> k(n), b(n);
+  for (int64_t batch = 0; batch < x.dim(0); ++batch) {
+    for (int64_t c = 0; c < p.channels; ++c) {
+      for (int64_t kk = 0; kk < kernel; ++kk) {
+        for (int64_t r = kk, d = static_cast<int64_t>(n) - 1; d >= 0; --d) {
+          k[d] = r % p.block[d];
+          r /= p.block[d];
+        }
+        const int64_t row = (batch * p.channels + c) * kernel + kk;
+        for (int64_t col = 0; col < count; ++col) {
+          int64_t at = 0;
+          bool inside = true;
+          for (int64_t r = col, d = static_cast<int64_t>(n) - 1; d >= 0; --d) {
+            b[d] = r % p.blocks[d];
+            r /= p.blocks[d];
+          }
+          for (size_t d = 0; d < n && inside; ++d) {
+            const int64_t i = b[d] * p.strides[d] - p.pads[d] + k[d] * p.dilations[d];
+            inside = i >= 0 && i < p.image[d];
+            at = at * p.image[d] + i;
+          }
+          if (inside) acc[(batch * p.channels + c) * plane + at] += x.GetAsDouble(row * count + col);
+        }
+      }
+    }
+  }
+  for (int64_t i = 0; i < y.num_elements(); ++i) StoreDouble(y, i, acc[i]);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void RegisterTensorSpatialOps(OpRegistry& r) {
@@ -687,6 +922,20 @@ void RegisterTensorSpatialOps(OpRegistry& r) {
               .op_class = kInj,
               .infer = InferSpaceToDepth,
               .run = RunSpaceToDepth});
+  r.Register({.op_type = "CenterCropPad",
+              .domain = "",
+              .op_class = kInj,
+              .min_inputs = 2,
+              .max_inputs = 2,
+              .infer = InferCenterCropPad,
+              .run = RunCenterCropPad});
+  r.Register({.op_type = "Col2Im",
+              .domain = "",
+              .op_class = kOpq,
+              .min_inputs = 3,
+              .max_inputs = 3,
+              .infer = InferCol2Im,
+              .run = RunCol2Im});
   r.Register({.op_type = "Resize",
               .domain = "",
               .op_class = kOpq,
@@ -770,7 +1019,7 @@ StatusOr<ResizeSampling> PlanResizeNode(const ir::Node& node, int opset) {
   sampling.extrapolation_value = plan.extrapolation_value;
   sampling.out = plan.out;
   for (size_t d = 0; d < in.size(); ++d) {
-    const auto [start, end] = AxisRoi(roi, d, in.size());
+    const auto [start, end] = AxisRoi(plan, roi, d, in.size());
     sampling.axes.push_back(SampleAxis(plan, d, in[d], start, end));
     sampling.axes.back().identity = plan.coord != CoordMode::kTfCropAndResize &&
                                     in[d] == plan.out[d] && plan.scales[d] == 1.0;

@@ -3,9 +3,11 @@
 
 Usage: export.py OUT_DIR [--only NAME,...] [--list] [--force]
 
-Every entry of ZOO becomes OUT_DIR/NAME/ with model.onnx and
-test_data_set_0/{input_N,output_N}.pb; the expected outputs are ONNX
-Runtime's on the exported model. Nothing is downloaded: architectures come
+Every entry of ZOO becomes OUT_DIR/NAME/ (the TorchScript exporter, at the
+entry's opset) and, for each architecture once, OUT_DIR/NAME.dynamo/ (the
+default exporter of today's PyTorch, torch.export, at its default opset),
+each with model.onnx and test_data_set_0/{input_N,output_N}.pb; the
+expected outputs are ONNX Runtime's on the exported model. Nothing is downloaded: architectures come
 from torchvision and transformers, weights are seeded random ones.
 
 Random weights are made to prove something:
@@ -32,7 +34,7 @@ import onnxruntime as ort
 import torch
 from onnx import numpy_helper
 
-from zoo import ZOO
+from zoo import ZOO, all_names, base_name, exporter_of
 
 warnings.filterwarnings("ignore")
 torch.set_grad_enabled(False)
@@ -103,7 +105,9 @@ def write_tensor(path, array, name):
 
 
 def export_one(name, out_dir, force):
-    builder, opset = ZOO[name].build, ZOO[name].opset
+    entry = ZOO[base_name(name)]
+    builder, opset = entry.build, entry.opset
+    dynamo = exporter_of(name) == "dynamo"
     d = os.path.join(out_dir, name)
     model_path = os.path.join(d, "model.onnx")
     data = os.path.join(d, "test_data_set_0")
@@ -118,8 +122,14 @@ def export_one(name, out_dir, force):
     calibrate_batch_norm(model, inputs, gen)
     os.makedirs(data, exist_ok=True)
     tmp = model_path + ".tmp"
-    torch.onnx.export(model, tuple(inputs.values()), tmp, input_names=list(inputs.keys()),
-                      opset_version=opset, dynamo=False, do_constant_folding=True)
+    if dynamo:
+        # Today's default exporter (torch.export), at its own default opset.
+        program = torch.onnx.export(model, tuple(inputs.values()),
+                                     input_names=list(inputs.keys()), dynamo=True)
+        program.save(tmp)
+    else:
+        torch.onnx.export(model, tuple(inputs.values()), tmp, input_names=list(inputs.keys()),
+                          opset_version=opset, dynamo=False, do_constant_folding=True)
     size = os.path.getsize(tmp)
     if size > MAX_MODEL_BYTES:
         os.remove(tmp)
@@ -138,7 +148,9 @@ def export_one(name, out_dir, force):
     os.replace(tmp, model_path)
     with open(stamp_path, "w") as f:
         f.write(stamp(name))
-    return f"{size / 2**20:.1f} MiB, opset {opset}, {len(proto.graph.node)} nodes"
+    opset = next(o.version for o in proto.opset_import if o.domain in ("", "ai.onnx"))
+    return (f"{size / 2**20:.1f} MiB, IR {proto.ir_version}, opset {opset}, "
+            f"{len(proto.graph.node)} nodes")
 
 
 def main():
@@ -149,11 +161,13 @@ def main():
     p.add_argument("--force", action="store_true", help="export again even if present")
     a = p.parse_args()
     if a.list:
-        for name, m in ZOO.items():
-            print(f"{name}\topset {m.opset}\t{m.what}")
+        for name in all_names():
+            m = ZOO[base_name(name)]
+            opset = "default" if exporter_of(name) == "dynamo" else m.opset
+            print(f"{name}\t{exporter_of(name)}\topset {opset}\t{m.what}")
         return 0
-    names = [n for n in a.only.split(",") if n] or list(ZOO)
-    unknown = [n for n in names if n not in ZOO]
+    names = [n for n in a.only.split(",") if n] or all_names()
+    unknown = [n for n in names if n not in all_names()]
     if unknown:
         print(f"export.py: unknown model(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
