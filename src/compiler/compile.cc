@@ -18,10 +18,9 @@
 namespace tessel {
 
 const std::vector<std::string>& StageNames() {
-  static const std::vector<std::string> names = {"import", "infer-shapes",
-                                                 "eliminate-dead-nodes", "decompose", "fold-batchnorm", "fuse-conv",
-                                                 "fuse-matmul", "fuse-shuffle", "tokenize-snippets",
-                                                 "plan-memory"};
+  static const std::vector<std::string> names = {
+      "import",    "infer-shapes", "eliminate-dead-nodes", "decompose",         "fold-batchnorm",
+      "fuse-conv", "fuse-matmul",  "fuse-shuffle",         "tokenize-snippets", "plan-memory"};
   return names;
 }
 

@@ -173,8 +173,8 @@ TEST_F(CompileTest, Projection_shortcut_block_compiles_and_matches_without_fusio
     b.Initializer(name + ".b", random({cout}, -0.1f, 0.1f));
     b.Initializer(name + ".m", random({cout}, -0.1f, 0.1f));
     b.Initializer(name + ".v", random({cout}, 0.5f, 1.5f));
-    b.Node("BatchNormalization",
-           {name + ".c", name + ".s", name + ".b", name + ".m", name + ".v"}, {name + ".y"});
+    b.Node("BatchNormalization", {name + ".c", name + ".s", name + ".b", name + ".m", name + ".v"},
+           {name + ".y"});
     return name + ".y";
   };
   b.Node("Relu", {conv_bn("conv1", "x", 8, 16, 3, 2)}, {"h"});

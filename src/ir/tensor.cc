@@ -99,6 +99,13 @@ double Tensor::GetAsDouble(int64_t i) const {
   });
 }
 
+void Tensor::SetFromDouble(int64_t i, double v) {
+  DispatchDType(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    static_cast<T*>(data_)[i] = FromDouble<T>(v);
+  });
+}
+
 int64_t Tensor::GetAsInt64(int64_t i) const {
   return DispatchDType(dtype_, [&](auto tag) -> int64_t {
     using T = decltype(tag);

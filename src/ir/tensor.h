@@ -60,6 +60,9 @@ class Tensor {
 
   // Element i converted to double / int64 (any dtype). For constants and tests.
   double GetAsDouble(int64_t i) const;
+  // Element i set to `v` converted to the dtype (static_cast semantics,
+  // round-to-nearest for 16-bit floats). For reference kernels.
+  void SetFromDouble(int64_t i, double v);
   int64_t GetAsInt64(int64_t i) const;
   // All elements as int64 (shape-like inputs: int32/int64 and friends).
   std::vector<int64_t> ToInt64Vector() const;

@@ -2,9 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <functional>
-
 #include <filesystem>
+#include <functional>
 
 #include "onnx/model_builder.h"
 #include "onnx/tensor_io.h"
@@ -266,7 +265,9 @@ TEST_F(ImporterTest, Validation_rejects_bad_nodes_of_new_models_naming_them) {
   };
   const std::vector<Case> cases = {
       {"unknown attribute",
-       [](ModelBuilder& b) { ModelBuilder::SetAttr(b.Node("Relu", {"x"}, {"y"}, "r"), "alpha", 1.0f); },
+       [](ModelBuilder& b) {
+         ModelBuilder::SetAttr(b.Node("Relu", {"x"}, {"y"}, "r"), "alpha", 1.0f);
+       },
        "Relu 'r' has attribute 'alpha', which Relu-14 does not define"},
       {"attribute of the wrong type",
        [](ModelBuilder& b) {
@@ -275,7 +276,10 @@ TEST_F(ImporterTest, Validation_rejects_bad_nodes_of_new_models_naming_them) {
        "Softmax 's' attribute 'axis' is FLOAT; Softmax-13 takes INT"},
       {"missing required attribute", [](ModelBuilder& b) { b.Node("Cast", {"x"}, {"y"}, "c"); },
        "Cast 'c' lacks attribute 'to', which Cast-21 requires"},
-      {"too many inputs", [](ModelBuilder& b) { b.Node("Relu", {"x", "x"}, {"y"}, "r"); },
+      {"too many inputs",
+       [](ModelBuilder& b) {
+         b.Node("Relu", {"x", "x"}, {"y"}, "r");
+       },
        "Relu 'r' has 2 inputs; Relu-14 takes 1"},
       {"op newer than the opset", [](ModelBuilder& b) { b.Node("Mish", {"x"}, {"y"}, "m"); },
        "Mish 'm': Mish does not exist at opset 17; it was added at opset 18", 17},

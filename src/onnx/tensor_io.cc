@@ -35,9 +35,10 @@ StatusOr<DType> DTypeFromOnnx(int32_t onnx_type, const std::string& what) {
     default: {
       // The narrow types of ONNX 1.14 and later (onnx.proto's numbering):
       // valid models, types tessel does not compute in.
-      static constexpr const char* kNarrow[] = {
-          "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4",
-          "FLOAT4E2M1",   "FLOAT8E8M0",     "UINT2",      "INT2",           "FLOAT6E2M3", "FLOAT6E3M2"};
+      static constexpr const char* kNarrow[] = {"FLOAT8E4M3FN",   "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                                "FLOAT8E5M2FNUZ", "UINT4",          "INT4",
+                                                "FLOAT4E2M1",     "FLOAT8E8M0",     "UINT2",
+                                                "INT2",           "FLOAT6E2M3",     "FLOAT6E3M2"};
       if (onnx_type >= 17 && onnx_type < 17 + static_cast<int32_t>(std::size(kNarrow))) {
         return Unsupported(what + " has dtype " + kNarrow[onnx_type - 17] +
                            "; tessel does not support it");

@@ -27,8 +27,8 @@ struct Schema {
   std::vector<AttrSchema> attrs;
 };
 
-#define TESSEL_ONNX_SCHEMA(name, since, min_in, max_in, min_out, max_out, deprecated, \
-                           types_only, ...)                                           \
+#define TESSEL_ONNX_SCHEMA(name, since, min_in, max_in, min_out, max_out, deprecated, types_only, \
+                           ...)                                                                   \
   Schema{name, since, min_in, max_in, min_out, max_out, deprecated, types_only, __VA_ARGS__},
 const std::vector<Schema>& Schemas() {
   static const std::vector<Schema> schemas = {
@@ -73,8 +73,8 @@ std::string Count(int n, const char* what) {
 }
 
 Status CheckNode(const onnx::NodeProto& n, int index, int opset, const std::string& where) {
-  const std::string node = n.op_type() + " '" + (n.name().empty() ? "#" + std::to_string(index)
-                                                                   : n.name()) + "'";
+  const std::string node =
+      n.op_type() + " '" + (n.name().empty() ? "#" + std::to_string(index) : n.name()) + "'";
   const Schema* s = Find(n.op_type(), opset);
   if (!s) {
     const auto it = ByOp().find(n.op_type());
@@ -85,23 +85,27 @@ Status CheckNode(const onnx::NodeProto& n, int index, int opset, const std::stri
   }
   const std::string schema = n.op_type() + "-" + std::to_string(s->since);
   if (s->deprecated) {
-    return InvalidArgument(where + ": " + node + ": " + n.op_type() +
-                           " is deprecated at opset " + std::to_string(opset));
+    return InvalidArgument(where + ": " + node + ": " + n.op_type() + " is deprecated at opset " +
+                           std::to_string(opset));
   }
   const int inputs = n.input_size(), outputs = n.output_size();
   if (inputs < s->min_inputs || inputs > s->max_inputs) {
-    return InvalidArgument(where + ": " + node + " has " + Count(inputs, "input") + "; " + schema +
-                           " takes " + std::to_string(s->min_inputs) +
-                           (s->max_inputs == s->min_inputs ? "" :
-                            " to " + (s->max_inputs == 2147483647 ? std::string("any number")
-                                                                   : std::to_string(s->max_inputs))));
+    return InvalidArgument(
+        where + ": " + node + " has " + Count(inputs, "input") + "; " + schema + " takes " +
+        std::to_string(s->min_inputs) +
+        (s->max_inputs == s->min_inputs
+             ? ""
+             : " to " + (s->max_inputs == 2147483647 ? std::string("any number")
+                                                     : std::to_string(s->max_inputs))));
   }
   if (outputs < s->min_outputs || outputs > s->max_outputs) {
-    return InvalidArgument(where + ": " + node + " has " + Count(outputs, "output") + "; " +
-                           schema + " gives " + std::to_string(s->min_outputs) +
-                           (s->max_outputs == s->min_outputs ? "" :
-                            " to " + (s->max_outputs == 2147483647 ? std::string("any number")
-                                                                    : std::to_string(s->max_outputs))));
+    return InvalidArgument(
+        where + ": " + node + " has " + Count(outputs, "output") + "; " + schema + " gives " +
+        std::to_string(s->min_outputs) +
+        (s->max_outputs == s->min_outputs
+             ? ""
+             : " to " + (s->max_outputs == 2147483647 ? std::string("any number")
+                                                      : std::to_string(s->max_outputs))));
   }
   std::set<std::string> seen;
   for (const auto& a : n.attribute()) {
@@ -115,8 +119,8 @@ Status CheckNode(const onnx::NodeProto& n, int index, int opset, const std::stri
     const auto it = std::find_if(s->attrs.begin(), s->attrs.end(),
                                  [&](const AttrSchema& x) { return a.name() == x.name; });
     if (it == s->attrs.end()) {
-      return InvalidArgument(where + ": " + node + " has attribute '" + a.name() +
-                             "', which " + schema + " does not define");
+      return InvalidArgument(where + ": " + node + " has attribute '" + a.name() + "', which " +
+                             schema + " does not define");
     }
     if (a.type() != it->type) {
       return InvalidArgument(where + ": " + node + " attribute '" + a.name() + "' is " +

@@ -33,21 +33,7 @@ double RoundTo(DType t, double v) {
   }
 }
 
-void Store(Tensor& t, int64_t i, double v) {
-  switch (t.dtype()) {
-    case DType::kFloat32:
-      t.data<float>()[i] = static_cast<float>(v);
-      break;
-    case DType::kFloat16:
-      t.data<Half>()[i] = FromDouble<Half>(v);
-      break;
-    case DType::kBFloat16:
-      t.data<BFloat16>()[i] = FromDouble<BFloat16>(v);
-      break;
-    default:
-      t.data<double>()[i] = v;
-  }
-}
+void Store(Tensor& t, int64_t i, double v) { t.SetFromDouble(i, v); }
 
 std::vector<double> Doubles(const Tensor& t) {
   std::vector<double> v(static_cast<size_t>(t.num_elements()));
@@ -127,7 +113,8 @@ StatusOr<AttentionDims> AttentionShapes(const ir::Node& node) {
   }
   if (const ir::Value* n = node.input(6)) {
     if (past_key) {
-      return InvalidArgument(node.Describe() + ": nonpad_kv_seqlen and past_key exclude each other");
+      return InvalidArgument(node.Describe() +
+                             ": nonpad_kv_seqlen and past_key exclude each other");
     }
     if (n->shape != Shape{d.batch}) {
       return InvalidArgument(node.Describe() + ": nonpad_kv_seqlen has shape " + S(n->shape) +
@@ -244,11 +231,12 @@ Status RunAttention(KernelContext& ctx) {
   while (mask_shape.size() < 4) mask_shape.insert(mask_shape.begin(), 1);
   const auto mask_at = [&](int64_t b, int64_t h, int64_t i, int64_t j) -> double {
     if (j >= mask_shape[3]) return kNegInf;
-    const int64_t at = (((mask_shape[0] == 1 ? 0 : b) * mask_shape[1] + (mask_shape[1] == 1 ? 0 : h)) *
-                            mask_shape[2] +
-                        (mask_shape[2] == 1 ? 0 : i)) *
-                           mask_shape[3] +
-                       j;
+    const int64_t at =
+        (((mask_shape[0] == 1 ? 0 : b) * mask_shape[1] + (mask_shape[1] == 1 ? 0 : h)) *
+             mask_shape[2] +
+         (mask_shape[2] == 1 ? 0 : i)) *
+            mask_shape[3] +
+        j;
     const double m = mask[at];
     return bool_mask ? (m != 0 ? 0.0 : kNegInf) : m;
   };
@@ -329,8 +317,9 @@ Status RunAttention(KernelContext& ctx) {
         for (int64_t j = 0; j < total; ++j) p[j] = all_masked ? 0.0 : rt(rs(p[j] / sum));
         if (ctx.has_out(3)) {
           for (int64_t j = 0; j < total; ++j) {
-            const double out = mode == 3 ? p[j] : mode == 2 ? rt(logits[j] + bias_at(b, h, i, j))
-                                                            : logits[j];
+            const double out = mode == 3   ? p[j]
+                               : mode == 2 ? rt(logits[j] + bias_at(b, h, i, j))
+                                           : logits[j];
             Store(ctx.out(3), ((b * d.q_heads + h) * d.q_len + i) * total + j, out);
           }
         }
@@ -442,8 +431,8 @@ StatusOr<RotaryDims> RotaryShapes(const ir::Node& node) {
   }
   const Shape& cos = node.input(1)->shape;
   const Shape& sin = node.input(2)->shape;
-  const Shape want = node.input(3) ? Shape{cos.empty() ? 0 : cos[0], d.dim / 2}
-                                   : Shape{d.batch, d.seq, d.dim / 2};
+  const Shape want =
+      node.input(3) ? Shape{cos.empty() ? 0 : cos[0], d.dim / 2} : Shape{d.batch, d.seq, d.dim / 2};
   if (cos != sin || cos != want) {
     return InvalidArgument(node.Describe() + ": cos_cache " + S(cos) + " and sin_cache " + S(sin) +
                            " must both be " + S(want) +
@@ -498,7 +487,8 @@ Status RunRotary(KernelContext& ctx) {
           Store(ctx.out(0), a, RoundTo(t, RoundTo(t, co * x1) - RoundTo(t, si * x2)));
           Store(ctx.out(0), c, RoundTo(t, RoundTo(t, si * x1) + RoundTo(t, co * x2)));
         }
-        for (int64_t i = d.dim; i < d.head; ++i) Store(ctx.out(0), base + i, x.GetAsDouble(base + i));
+        for (int64_t i = d.dim; i < d.head; ++i)
+          Store(ctx.out(0), base + i, x.GetAsDouble(base + i));
       }
     }
   }

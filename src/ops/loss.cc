@@ -56,12 +56,7 @@ Status InferLoss(ir::Node& node, int opset) {
   return Status::Ok();
 }
 
-void StoreDouble(Tensor& t, int64_t i, double v) {
-  DispatchDType(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    t.data<T>()[i] = FromDouble<T>(v);
-  });
-}
+void StoreDouble(Tensor& t, int64_t i, double v) { t.SetFromDouble(i, v); }
 
 // The loss of log-probabilities `logp` (N x C x D, row-major) against the
 // target classes in ctx.in(1), written to ctx.out(0).

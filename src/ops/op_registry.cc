@@ -47,10 +47,10 @@ void SetNewerVersions(OpRegistry& r) {
       {"LpPool", 18},           // ceil_mode, dilations
       {"ScatterElements", 18},  // reductions max and min
       {"ScatterND", 18},
-      {"Mish", 18},  // new at 18
-      {"Mod", 28},   // fmod=0 defined for floats (floored)
-      {"Gelu", 28},  // new at 20
-      {"Swish", 28},  // new at 24
+      {"Mish", 18},                // new at 18
+      {"Mod", 28},                 // fmod=0 defined for floats (floored)
+      {"Gelu", 28},                // new at 20
+      {"Swish", 28},               // new at 24
       {"GroupNormalization", 28},  // new at 18; 21 made scale and bias per channel
       {"CenterCropPad", 28},       // new at 18
       {"Col2Im", 28},              // new at 18

@@ -48,12 +48,7 @@ StatusOr<DType> OutputDType(const ir::Node& node) {
   return *t;
 }
 
-void StoreDouble(Tensor& t, int64_t i, double v) {
-  DispatchDType(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    t.data<T>()[i] = FromDouble<T>(v);
-  });
-}
+void StoreDouble(Tensor& t, int64_t i, double v) { t.SetFromDouble(i, v); }
 
 // A scalar (or one-element) integer input that must be known at compile time.
 StatusOr<int64_t> ConstantScalarInt(const ir::Node& node, size_t i, const char* what) {

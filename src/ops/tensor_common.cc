@@ -119,12 +119,7 @@ void NextIndex(std::vector<int64_t>& index, const Shape& shape) {
   }
 }
 
-void StoreDouble(Tensor& t, int64_t i, double v) {
-  DispatchDType(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    static_cast<T*>(t.raw_data())[i] = FromDouble<T>(v);
-  });
-}
+void StoreDouble(Tensor& t, int64_t i, double v) { t.SetFromDouble(i, v); }
 
 void FillBytes(Tensor& out, const void* value, size_t size) {
   uint8_t* dst = Bytes(out);

@@ -280,6 +280,7 @@ struct ResizePlan {
   Shape out;
   // Resize-18's `axes`: the axes scales, sizes and roi list (all when empty).
   std::vector<int64_t> axes;
+  bool antialias = false;  // Resize-18: stretch linear and cubic filters when shrinking
 };
 
 // The interpolation attributes of Resize (opset >= 11) or, for Upsample
@@ -299,11 +300,9 @@ Status ReadResizeModes(const ir::Node& node, bool legacy, ResizePlan& plan) {
     plan.nearest = NearestMode::kSimple;
     return Status::Ok();
   }
-  // Opset 18's antialias filters downsampling over a wider window; not
-  // implemented (axes and keep_aspect_ratio_policy are, in PlanResize).
-  if (node.attrs.Int("antialias", 0) != 0) {
-    return NodeUnsupported(node, "antialias=1 is not supported");
-  }
+  // Opset 18's antialias (no effect on nearest); axes and
+  // keep_aspect_ratio_policy are read in PlanResize.
+  plan.antialias = node.attrs.Int("antialias", 0) != 0;
   plan.cubic_a = node.attrs.Float("cubic_coeff_a", -0.75f);
   plan.exclude_outside = node.attrs.Int("exclude_outside", 0) != 0;
   plan.extrapolation_value = node.attrs.Float("extrapolation_value", 0.0f);
@@ -536,7 +535,16 @@ double CubicWeight(double t, double a) {
 AxisSampling SampleAxis(const ResizePlan& plan, size_t d, int64_t in_len, double roi_start,
                         double roi_end) {
   AxisSampling s;
-  s.taps = plan.mode == ResizeMode::kCubic ? 4 : plan.mode == ResizeMode::kLinear ? 2 : 1;
+  // Antialias (Resize-18) stretches the linear or cubic filter by 1 / scale
+  // when the axis shrinks: more taps, each weight taken at distance * scale,
+  // normalized to sum to 1.
+  const bool stretch = plan.antialias && plan.mode != ResizeMode::kNearest && plan.scales[d] < 1;
+  const double squeeze = stretch ? plan.scales[d] : 1.0;
+  const double reach = plan.mode == ResizeMode::kCubic ? 2.0 : 1.0;  // the filter's support
+  s.taps = plan.mode == ResizeMode::kNearest
+               ? 1
+               : stretch ? static_cast<int>(2 - 2 * (std::floor(-reach / squeeze) + 1))
+                         : static_cast<int>(2 * reach);
   const int64_t out_len = plan.out[d];
   const double in_last = static_cast<double>(in_len - 1);
   for (int64_t x = 0; x < out_len; ++x) {
@@ -560,7 +568,7 @@ AxisSampling SampleAxis(const ResizePlan& plan, size_t d, int64_t in_len, double
     std::vector<int64_t> idx(s.taps);
     for (int k = 0; k < s.taps; ++k) {
       const double i = base - s.taps / 2 + 1 + k;
-      const double t = std::fabs(c - i);
+      const double t = std::fabs(c - i) * squeeze;
       w[k] = plan.mode == ResizeMode::kCubic ? CubicWeight(t, plan.cubic_a) : std::max(0.0, 1 - t);
       if (plan.exclude_outside && (i < 0 || i > in_last)) w[k] = 0;
       sum += w[k];
@@ -568,7 +576,7 @@ AxisSampling SampleAxis(const ResizePlan& plan, size_t d, int64_t in_len, double
     }
     for (int k = 0; k < s.taps; ++k) {
       s.index.push_back(idx[k]);
-      s.weight.push_back(plan.exclude_outside && sum != 0 ? w[k] / sum : w[k]);
+      s.weight.push_back((plan.exclude_outside || stretch) && sum != 0 ? w[k] / sum : w[k]);
     }
   }
   return s;
@@ -757,9 +765,8 @@ StatusOr<CropPadPlan> PlanCenterCropPad(const ir::Node& node, const Shape& in) {
     for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
   }
   if (shape.size() != axes.size()) {
-    return NodeError(node, "shape " + ListToString(shape) + " has " +
-                               std::to_string(shape.size()) + " values for " +
-                               std::to_string(axes.size()) + " axes");
+    return NodeError(node, "shape " + ListToString(shape) + " has " + std::to_string(shape.size()) +
+                               " values for " + std::to_string(axes.size()) + " axes");
   }
   CropPadPlan p{in, std::vector<int64_t>(in.size(), 0)};
   for (size_t i = 0; i < axes.size(); ++i) {
@@ -814,9 +821,8 @@ StatusOr<Col2ImPlan> PlanCol2Im(const ir::Node& node, const Shape& x) {
   TESSEL_ASSIGN_OR_RETURN(p.block, ConstantInts(node, 2, "block_shape"));
   const size_t n = p.image.size();
   if (x.size() != 3 || n == 0 || p.block.size() != n) {
-    return NodeError(node, "input " + ShapeToString(x) + ", image_shape " +
-                               ListToString(p.image) + " and block_shape " +
-                               ListToString(p.block) +
+    return NodeError(node, "input " + ShapeToString(x) + ", image_shape " + ListToString(p.image) +
+                               " and block_shape " + ListToString(p.block) +
                                " must be N x (C * prod(block)) x L and two lists of one length");
   }
   const auto ints = [&](const char* name, int64_t fill, size_t count) {
@@ -828,8 +834,9 @@ StatusOr<Col2ImPlan> PlanCol2Im(const ir::Node& node, const Shape& x) {
   p.dilations = ints("dilations", 1, n);
   p.pads = ints("pads", 0, 2 * n);
   if (p.strides.size() != n || p.dilations.size() != n || p.pads.size() != 2 * n) {
-    return NodeError(node, "strides, dilations and pads must have one (pads: two) value per "
-                           "spatial axis");
+    return NodeError(node,
+                     "strides, dilations and pads must have one (pads: two) value per "
+                     "spatial axis");
   }
   int64_t kernel = 1, count = 1;
   for (size_t d = 0; d < n; ++d) {
@@ -892,7 +899,8 @@ Status RunCol2Im(KernelContext& ctx) {
             inside = i >= 0 && i < p.image[d];
             at = at * p.image[d] + i;
           }
-          if (inside) acc[(batch * p.channels + c) * plane + at] += x.GetAsDouble(row * count + col);
+          if (inside)
+            acc[(batch * p.channels + c) * plane + at] += x.GetAsDouble(row * count + col);
         }
       }
     }
@@ -1021,8 +1029,8 @@ StatusOr<ResizeSampling> PlanResizeNode(const ir::Node& node, int opset) {
   for (size_t d = 0; d < in.size(); ++d) {
     const auto [start, end] = AxisRoi(plan, roi, d, in.size());
     sampling.axes.push_back(SampleAxis(plan, d, in[d], start, end));
-    sampling.axes.back().identity = plan.coord != CoordMode::kTfCropAndResize &&
-                                    in[d] == plan.out[d] && plan.scales[d] == 1.0;
+    sampling.axes.back().identity =
+        plan.coord != CoordMode::kTfCropAndResize && in[d] == plan.out[d] && plan.scales[d] == 1.0;
   }
   return sampling;
 }

@@ -138,17 +138,17 @@ TEST(ResizeCrop, Resize_rejects_crop_without_a_full_roi) {
             "got shape 3");
 }
 
-TEST(ResizeCubic, Resize_rejects_unknown_modes_and_opset_18_attributes) {
+TEST(ResizeCubic, Resize_rejects_unknown_modes) {
   Status s = RunError("Resize", Attrs({{"mode", std::string("quadratic")}}),
                       {F32({1, 2}, {2}), Tensor(), Vec<float>({2})});
   EXPECT_EQ(s.message(), "Resize 'node': mode 'quadratic' must be nearest, linear or cubic");
   s = RunError("Upsample", Attrs({{"mode", std::string("cubic")}}),
                {F32({1, 2}, {2}), Vec<float>({2})}, 1, 9);
   EXPECT_EQ(s.message(), "Upsample 'node': mode 'cubic' must be nearest or linear");
-  s = RunError("Resize", Attrs({{"antialias", int64_t{1}}}),
-               {F32({1, 2}, {2}), Tensor(), Vec<float>({2})});
+  s = RunError("Resize", Attrs({{"coordinate_transformation_mode", std::string("centred")}}),
+               {F32({1, 2}, {2}), Tensor(), Vec<float>({2})}, 1, 19);
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_THAT(s.message(), HasSubstr("antialias"));
+  EXPECT_THAT(s.message(), HasSubstr("half_pixel_symmetric"));
 }
 
 }  // namespace

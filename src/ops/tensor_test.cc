@@ -840,10 +840,27 @@ TEST(Resize, Integer_and_float16_data) {
   EXPECT_THAT(Floats(h), ElementsAre(1.5f, 1.5f, -2, -2));
 }
 
-TEST(Resize, Resize_rejects_antialias_and_both_scales_and_sizes) {
-  Status s = RunError("Resize", Attrs({{"antialias", int64_t{1}}}),
-                      {Square(), Tensor(), Scales({1, 1, 2, 2})});
-  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+// Resize-18's antialias stretches the linear filter by 1 / scale when
+// shrinking: 8 -> 3 averages over about three inputs per output (the values
+// are the ONNX reference implementation's).
+TEST(Resize, Antialias_widens_the_filter_when_shrinking) {
+  Tensor x(DType::kFloat32, {1, 8});
+  for (int i = 0; i < 8; ++i) x.data<float>()[i] = static_cast<float>(i + 1);
+  Tensor y = Run1("Resize", Attrs({{"mode", std::string("linear")}, {"antialias", int64_t{1}}}),
+                  {x, Tensor(), Tensor(), I64s({1, 3})}, 18);
+  EXPECT_THAT(Floats(y), ElementsAre(FloatNear(1.97674419f, 1e-5f), FloatNear(4.5f, 1e-5f),
+                                     FloatNear(7.02325581f, 1e-5f)));
+  Tensor plain = Run1("Resize", Attrs({{"mode", std::string("linear")}}),
+                      {x, Tensor(), Tensor(), I64s({1, 3})}, 18);
+  EXPECT_NE(Floats(plain)[0], Floats(y)[0]);
+}
+
+TEST(Resize, Resize_rejects_a_bad_aspect_policy_and_both_scales_and_sizes) {
+  Status s = RunError("Resize", Attrs({{"keep_aspect_ratio_policy", std::string("squash")}}),
+                      {Square(), Tensor(), Tensor(), I64s({1, 1, 4, 4})}, 1, 18);
+  EXPECT_EQ(s.message(),
+            "Resize 'node': keep_aspect_ratio_policy 'squash' must be stretch, not_larger or "
+            "not_smaller");
   s = RunError("Resize", {}, {Square(), Tensor(), Scales({1, 1, 2, 2}), I64s({1, 1, 4, 4})});
   EXPECT_EQ(s.message(), "Resize 'node': exactly one of scales and sizes must be given");
   s = RunError("Resize", {}, {Square(), Tensor(), Scales({2, 2})});

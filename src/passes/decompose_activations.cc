@@ -49,24 +49,24 @@ Status Decompose(ir::Graph& graph, ir::Node& node, ir::Value* y) {
     if (alpha != 1.0f) {
       TESSEL_ASSIGN_OR_RETURN(ax, b.Op("Mul", {x, b.Scalar(alpha)}));
     }
-    TESSEL_ASSIGN_OR_RETURN(ir::Value* s, b.Op("Sigmoid", {ax}));
+    TESSEL_ASSIGN_OR_RETURN(ir::Value * s, b.Op("Sigmoid", {ax}));
     return b.Op("Mul", {x, s}, y).status();
   }
   // Gelu
   ir::Value* inner = nullptr;
   if (node.attrs.String("approximate", "none") == "tanh") {
-    TESSEL_ASSIGN_OR_RETURN(ir::Value* x2, b.Op("Mul", {x, x}));
-    TESSEL_ASSIGN_OR_RETURN(ir::Value* x3, b.Op("Mul", {x2, x}));
-    TESSEL_ASSIGN_OR_RETURN(ir::Value* c, b.Op("Mul", {x3, b.Scalar(0.044715f)}));
-    TESSEL_ASSIGN_OR_RETURN(ir::Value* sum, b.Op("Add", {x, c}));
-    TESSEL_ASSIGN_OR_RETURN(ir::Value* arg, b.Op("Mul", {sum, b.Scalar(0.7978845608028654f)}));
+    TESSEL_ASSIGN_OR_RETURN(ir::Value * x2, b.Op("Mul", {x, x}));
+    TESSEL_ASSIGN_OR_RETURN(ir::Value * x3, b.Op("Mul", {x2, x}));
+    TESSEL_ASSIGN_OR_RETURN(ir::Value * c, b.Op("Mul", {x3, b.Scalar(0.044715f)}));
+    TESSEL_ASSIGN_OR_RETURN(ir::Value * sum, b.Op("Add", {x, c}));
+    TESSEL_ASSIGN_OR_RETURN(ir::Value * arg, b.Op("Mul", {sum, b.Scalar(0.7978845608028654f)}));
     TESSEL_ASSIGN_OR_RETURN(inner, b.Op("Tanh", {arg}));
   } else {
-    TESSEL_ASSIGN_OR_RETURN(ir::Value* arg, b.Op("Mul", {x, b.Scalar(0.7071067811865476f)}));
+    TESSEL_ASSIGN_OR_RETURN(ir::Value * arg, b.Op("Mul", {x, b.Scalar(0.7071067811865476f)}));
     TESSEL_ASSIGN_OR_RETURN(inner, b.Op("Erf", {arg}));
   }
-  TESSEL_ASSIGN_OR_RETURN(ir::Value* one_plus, b.Op("Add", {inner, b.Scalar(1.0f)}));
-  TESSEL_ASSIGN_OR_RETURN(ir::Value* half_x, b.Op("Mul", {x, b.Scalar(0.5f)}));
+  TESSEL_ASSIGN_OR_RETURN(ir::Value * one_plus, b.Op("Add", {inner, b.Scalar(1.0f)}));
+  TESSEL_ASSIGN_OR_RETURN(ir::Value * half_x, b.Op("Mul", {x, b.Scalar(0.5f)}));
   return b.Op("Mul", {half_x, one_plus}, y).status();
 }
 

@@ -6,9 +6,9 @@
 #include <map>
 #include <random>
 
+#include "ir/verifier.h"
 #include "ops/op_registry.h"
 #include "ops/op_test_util.h"
-#include "ir/verifier.h"
 #include "passes/infer_shapes.h"
 
 namespace tessel::passes {

@@ -23,9 +23,9 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "common.h"
@@ -457,14 +457,26 @@ Status WriteJson(const std::string& path, const ConformanceArgs& args,
 // A skip reason with what varies from test to test (quoted names and
 // paths, numbers) blanked, so the same reason groups.
 std::string GroupingKey(const std::string& reason) {
+  const auto alpha = [&](size_t i) {
+    return i < reason.size() && std::isalpha(static_cast<unsigned char>(reason[i]));
+  };
   std::string key;
   bool quoted = false;
-  for (char c : reason) {
+  for (size_t i = 0; i < reason.size(); ++i) {
+    const char c = reason[i];
     if (c == '\'') {
       quoted = !quoted;
       key += c;
+    } else if (!quoted && std::isdigit(static_cast<unsigned char>(c))) {
+      // A number on its own varies per test; digits within a word (a type
+      // name like FLOAT8E4M3FN) do not.
+      size_t end = i;
+      while (end < reason.size() && std::isdigit(static_cast<unsigned char>(reason[end]))) ++end;
+      const bool word = (i > 0 && alpha(i - 1)) || alpha(end);
+      key += word ? reason.substr(i, end - i) : "#";
+      i = end - 1;
     } else if (!quoted) {
-      key += std::isdigit(static_cast<unsigned char>(c)) ? '#' : c;
+      key += c;
     }
   }
   return key;
@@ -510,8 +522,8 @@ Status WriteMarkdown(const std::string& path, const ConformanceArgs& args,
       if (it == by_release.end()) {
         md << " |";
       } else {
-        md << " " << it->second.passed << " / " << it->second.failed << " / "
-           << it->second.skipped << " |";
+        md << " " << it->second.passed << " / " << it->second.failed << " / " << it->second.skipped
+           << " |";
       }
     }
     md << "\n";
@@ -529,9 +541,10 @@ Status WriteMarkdown(const std::string& path, const ConformanceArgs& args,
     md << "\n## Skipped, by reason\n\nWhat tessel does not support, with how many tests each "
           "reason skips and the tests.\n\n";
     std::vector<std::pair<std::string, std::vector<const TestResult*>>> sorted(skips.begin(),
-                                                                                skips.end());
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+                                                                               skips.end());
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      return a.second.size() > b.second.size();
+    });
     for (const auto& [key, tests] : sorted) {
       std::string reason = tests.front()->reason;
       std::replace(reason.begin(), reason.end(), '|', '/');

@@ -7,9 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
-
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <random>
@@ -609,9 +608,9 @@ TEST(FastKernels, Channel_shuffle_between_convs_runs_channels_last) {
   const std::vector<std::string> convs = KernelsOf(fast, g, "Conv");
   ASSERT_EQ(convs.size(), 4u);
   const bool channels_last = convs[0].find("avx512") != std::string::npos;
-  EXPECT_EQ(KernelsOf(fast, g, "ChannelShuffle"),
-            std::vector<std::string>{channels_last ? "channel gather, channels last"
-                                                   : "plane copy"})
+  EXPECT_EQ(
+      KernelsOf(fast, g, "ChannelShuffle"),
+      std::vector<std::string>{channels_last ? "channel gather, channels last" : "plane copy"})
       << convs[0];
   ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 8, 7, 9}, 24)});
 }

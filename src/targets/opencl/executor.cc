@@ -200,8 +200,8 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
     TESSEL_CL_RETURN_IF_ERROR(rc, "clCreateKernel '" + p.kernel_name + "'");
     exec->launches_.push_back(l);
     for (const auto& [index, bytes] : p.args.tables()) {
-      TESSEL_ASSIGN_OR_RETURN(cl_mem table, runtime.Allocate(static_cast<int64_t>(bytes.size()),
-                                                             CL_MEM_READ_ONLY));
+      TESSEL_ASSIGN_OR_RETURN(
+          cl_mem table, runtime.Allocate(static_cast<int64_t>(bytes.size()), CL_MEM_READ_ONLY));
       TESSEL_CL_RETURN_IF_ERROR(clEnqueueWriteBuffer(queue, table, CL_TRUE, 0, bytes.size(),
                                                      bytes.data(), 0, nullptr, nullptr),
                                 "clEnqueueWriteBuffer (a table of '" + p.kernel_name + "')");

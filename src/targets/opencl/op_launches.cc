@@ -52,8 +52,8 @@ StatusOr<const char*> MovePrefix(const ir::Node& node, DType dtype) {
   if (size == 2) return "b16";
   if (size == 4) return "b32";
   if (size == 8) return "b64";
-  return Unsupported(node, std::string("moves only 1- to 8-byte elements, not ") +
-                               DTypeName(dtype));
+  return Unsupported(node,
+                     std::string("moves only 1- to 8-byte elements, not ") + DTypeName(dtype));
 }
 
 LaunchGeometry Linear(int64_t n) {
@@ -325,8 +325,8 @@ Status Pad(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   TESSEL_ASSIGN_OR_RETURN(ops::PadPlan plan, ops::PlanPadNode(c.node, c.opset));
   const size_t size = DTypeSize(in->dtype);
   if (size != 4 && size != 8) {
-    return Unsupported(c.node, std::string("pads 4- and 8-byte elements only, not ") +
-                                   DTypeName(in->dtype));
+    return Unsupported(
+        c.node, std::string("pads 4- and 8-byte elements only, not ") + DTypeName(in->dtype));
   }
   const int64_t n = NumElements(out->shape);
   if (n == 0) return Status::Ok();
@@ -357,8 +357,8 @@ Status Resize(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   if (r < 2) return Unsupported(c.node, "resizes tensors of rank 2 or more only");
   for (size_t d = 0; d + 2 < r; ++d) {
     if (!s.axes[d].identity) {
-      return Unsupported(c.node, "resizes the two innermost axes only; axis " + std::to_string(d) +
-                                     " changes");
+      return Unsupported(
+          c.node, "resizes the two innermost axes only; axis " + std::to_string(d) + " changes");
     }
   }
   const ops::AxisSampling& rows = s.axes[r - 2];
