@@ -1,6 +1,7 @@
 #include "onnx/validate.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <string_view>
@@ -72,6 +73,19 @@ std::string Count(int n, const char* what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
+// "Relu 'r' has 2 inputs; Relu-14 takes 1" when `count` is outside [lo, hi].
+Status CheckCount(const std::string& where, const std::string& node, const std::string& schema,
+                  const char* what, const char* verb, int count, int lo, int hi) {
+  if (count >= lo && count <= hi) return Status::Ok();
+  std::string range = std::to_string(lo);
+  if (hi != lo) {
+    range += " to " + (hi == std::numeric_limits<int>::max() ? std::string("any number")
+                                                              : std::to_string(hi));
+  }
+  return InvalidArgument(where + ": " + node + " has " + Count(count, what) + "; " + schema + " " +
+                         verb + " " + range);
+}
+
 Status CheckNode(const onnx::NodeProto& n, int index, int opset, const std::string& where) {
   const std::string node =
       n.op_type() + " '" + (n.name().empty() ? "#" + std::to_string(index) : n.name()) + "'";
@@ -88,25 +102,10 @@ Status CheckNode(const onnx::NodeProto& n, int index, int opset, const std::stri
     return InvalidArgument(where + ": " + node + ": " + n.op_type() + " is deprecated at opset " +
                            std::to_string(opset));
   }
-  const int inputs = n.input_size(), outputs = n.output_size();
-  if (inputs < s->min_inputs || inputs > s->max_inputs) {
-    return InvalidArgument(
-        where + ": " + node + " has " + Count(inputs, "input") + "; " + schema + " takes " +
-        std::to_string(s->min_inputs) +
-        (s->max_inputs == s->min_inputs
-             ? ""
-             : " to " + (s->max_inputs == 2147483647 ? std::string("any number")
-                                                     : std::to_string(s->max_inputs))));
-  }
-  if (outputs < s->min_outputs || outputs > s->max_outputs) {
-    return InvalidArgument(
-        where + ": " + node + " has " + Count(outputs, "output") + "; " + schema + " gives " +
-        std::to_string(s->min_outputs) +
-        (s->max_outputs == s->min_outputs
-             ? ""
-             : " to " + (s->max_outputs == 2147483647 ? std::string("any number")
-                                                      : std::to_string(s->max_outputs))));
-  }
+  TESSEL_RETURN_IF_ERROR(CheckCount(where, node, schema, "input", "takes", n.input_size(),
+                                    s->min_inputs, s->max_inputs));
+  TESSEL_RETURN_IF_ERROR(CheckCount(where, node, schema, "output", "gives", n.output_size(),
+                                    s->min_outputs, s->max_outputs));
   std::set<std::string> seen;
   for (const auto& a : n.attribute()) {
     if (!seen.insert(a.name()).second) {
