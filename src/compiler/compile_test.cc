@@ -212,5 +212,33 @@ TEST_F(CompileTest, Projection_shortcut_block_compiles_and_matches_without_fusio
   EXPECT_GT(positive, static_cast<int>(want.size() / 4));  // the Relu does not zero everything
 }
 
+// What today's exporters write, IR version 11 at opset 21 (past Debian's
+// libonnx checker), compiles and runs: ReduceMean with its axes as an input
+// (opset 18), Gelu (opset 20, decomposed into fusable ops).
+TEST_F(CompileTest, Ir_version_11_opset_21_model_compiles_and_runs) {
+  ModelBuilder b(21, 11);
+  b.Input("x", DType::kFloat32, {2, 3});
+  b.Initializer("axes", Tensor::FromVector<int64_t>({1}, {1}));
+  b.Node("ReduceMean", {"x", "axes"}, {"m"});
+  b.Node("Sub", {"x", "m"}, {"c"});
+  b.Node("Gelu", {"c"}, {"y"});
+  b.Output("y");
+  const fs::path path = dir_ / "ir11.onnx";
+  ASSERT_TRUE(b.Save(path).ok());
+  auto model = Compile(path);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  cpu::CpuExecutor exec(*model->graph);
+  auto out = exec.Run({Tensor::FromVector<float>({1, 2, 3, -1, 0, 4}, {2, 3})});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  // Rows centred: [-1, 0, 1] and [-2, -1, 3]; Gelu(v) = v / 2 * (1 + erf(v / sqrt 2)).
+  const std::vector<float> centred = {-1, 0, 1, -2, -1, 3};
+  const std::vector<float> y = (*out)[0].ToFloatVector();
+  ASSERT_EQ(y.size(), centred.size());
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double v = centred[i];
+    EXPECT_NEAR(y[i], v / 2 * (1 + std::erf(v / std::sqrt(2.0))), 1e-5) << i;
+  }
+}
+
 }  // namespace
 }  // namespace tessel
