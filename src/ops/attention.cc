@@ -1,5 +1,5 @@
-// The transformer ops of opset 23 and later: Attention (23, 24, 25),
-// RMSNormalization and RotaryEmbedding (23).
+// The transformer ops of opset 23 and later: Attention (23, 24, 25) and
+// RotaryEmbedding (23). RMSNormalization sits with the norms (nn_norm.cc).
 //
 // They compute in double and round to the inputs' dtype where the ONNX
 // reference rounds (after each of its numpy steps), so 16-bit floats give
@@ -336,62 +336,6 @@ Status RunAttention(KernelContext& ctx) {
   return Status::Ok();
 }
 
-// ---- RMSNormalization ----------------------------------------------------------
-
-// Y = X / sqrt(mean(X^2 over axes [axis, rank)) + epsilon) * Scale.
-Status InferRmsNorm(ir::Node& node, int opset) {
-  TESSEL_RETURN_IF_ERROR(RequireDType(node, 0, kFloatTypes));
-  TESSEL_RETURN_IF_ERROR(RequireDType(node, 1, kFloatTypes));
-  const Shape& x = node.input(0)->shape;
-  const int64_t rank = static_cast<int64_t>(x.size());
-  TESSEL_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(node, node.attrs.Int("axis", -1), rank));
-  if (node.attrs.Int("stash_type", 1) != 1) {
-    return Unsupported(node.Describe() + ": stash_type other than 1 (float) is not supported");
-  }
-  const Shape normalized(x.begin() + axis, x.end());
-  TESSEL_ASSIGN_OR_RETURN(Shape b, BroadcastShapes(node, {normalized, node.input(1)->shape}));
-  if (b != normalized) {
-    return InvalidArgument(node.Describe() + ": scale " + S(node.input(1)->shape) +
-                           " does not broadcast to the normalized shape " + S(normalized));
-  }
-  SetOutput(node, 0, node.input(0)->dtype, x);
-  return Status::Ok();
-}
-
-Status RunRmsNorm(KernelContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  const int64_t rank = x.rank();
-  int64_t axis = ctx.node.attrs.Int("axis", -1);
-  if (axis < 0) axis += rank;
-  const Shape normalized(x.shape().begin() + axis, x.shape().end());
-  const int64_t inner = NumElements(normalized);
-  const int64_t outer = inner == 0 ? 0 : x.num_elements() / inner;
-  const double eps = ctx.node.attrs.Float("epsilon", 1e-5f);
-  const std::vector<int64_t> scale_strides = BroadcastStrides(ctx.in(1).shape(), normalized);
-  std::vector<int64_t> scale_at(static_cast<size_t>(inner));
-  for (int64_t i = 0; i < inner; ++i) {
-    int64_t rem = i, at = 0;
-    for (size_t dd = normalized.size(); dd-- > 0;) {
-      at += (rem % normalized[dd]) * scale_strides[dd];
-      rem /= normalized[dd];
-    }
-    scale_at[i] = at;
-  }
-  const std::vector<double> scale = Doubles(ctx.in(1));
-  for (int64_t r = 0; r < outer; ++r) {
-    double sq = 0;
-    for (int64_t i = 0; i < inner; ++i) {
-      const double value = x.GetAsDouble(r * inner + i);
-      sq += value * value;
-    }
-    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(inner) + eps);
-    for (int64_t i = 0; i < inner; ++i) {
-      Store(ctx.out(0), r * inner + i, x.GetAsDouble(r * inner + i) * inv * scale[scale_at[i]]);
-    }
-  }
-  return Status::Ok();
-}
-
 // ---- RotaryEmbedding -----------------------------------------------------------
 
 // Inputs: X (batch x heads x seq x head or batch x seq x hidden with
@@ -507,14 +451,6 @@ void RegisterAttentionOps(OpRegistry& r) {
               .max_outputs = 4,
               .infer = InferAttention,
               .run = RunAttention,
-              .max_opset = 28});
-  r.Register({.op_type = "RMSNormalization",
-              .domain = "",
-              .op_class = OpClass::kOpaque,
-              .min_inputs = 2,
-              .max_inputs = 2,
-              .infer = InferRmsNorm,
-              .run = RunRmsNorm,
               .max_opset = 28});
   r.Register({.op_type = "RotaryEmbedding",
               .domain = "",

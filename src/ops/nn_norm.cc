@@ -311,6 +311,53 @@ Status RunLayerNormT(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// ---- RMSNormalization (opset 23) ---------------------------------------------
+
+// Y = X / sqrt(mean(X^2 over axes [axis, rank)) + epsilon) * Scale.
+Status InferRmsNorm(ir::Node& node, int opset) {
+  for (size_t i = 0; i < 2; ++i) TESSEL_RETURN_IF_ERROR(RequireDType(node, i, kFloatTypes));
+  TESSEL_RETURN_IF_ERROR(RequireEpsilon(node, node.attrs.Float("epsilon", 1e-5f)));
+  const int64_t stash_type = node.attrs.Int("stash_type", 1);
+  if (stash_type != 1) {
+    return Unsupported(node.Describe() + ": stash_type " + std::to_string(stash_type) +
+                       " is not supported; only 1 (float32)");
+  }
+  const Shape& x = node.input(0)->shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  TESSEL_ASSIGN_OR_RETURN(const int64_t axis,
+                          NormalizeAxis(node, node.attrs.Int("axis", -1), rank));
+  TESSEL_RETURN_IF_ERROR(
+      RequireBroadcastsTo(node, 1, "scale", Shape(x.begin() + axis, x.end())));
+  SetOutput(node, 0, node.input(0)->dtype, x);
+  return Status::Ok();
+}
+
+template <typename T>
+Status RunRmsNormT(KernelContext& ctx) {
+  const Shape& xs = ctx.in(0).shape();
+  const int64_t rank = static_cast<int64_t>(xs.size());
+  const int64_t attr_axis = ctx.node.attrs.Int("axis", -1);
+  const int64_t axis = attr_axis < 0 ? attr_axis + rank : attr_axis;
+  const double eps = ctx.node.attrs.Float("epsilon", 1e-5f);
+  const Shape normalized(xs.begin() + axis, xs.end());
+  const int64_t inner = NumElements(normalized);
+  const int64_t outer = NumElements(Shape(xs.begin(), xs.begin() + axis));
+  const std::vector<double> scale = ReadParams(ctx.in(1));
+  const std::vector<int64_t> scale_at = ParamIndex(ctx.in(1).shape(), normalized);
+  const T* x = ctx.in(0).data<T>();
+  T* y = ctx.out(0).data<T>();
+  for (int64_t r = 0; r < outer; ++r) {
+    const T* in = x + r * inner;
+    double sq = 0;
+    for (int64_t i = 0; i < inner; ++i) sq += static_cast<double>(in[i]) * in[i];
+    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(inner) + eps);
+    for (int64_t i = 0; i < inner; ++i) {
+      y[r * inner + i] = static_cast<T>(static_cast<double>(in[i]) * inv * scale[scale_at[i]]);
+    }
+  }
+  return Status::Ok();
+}
+
 // ---- LpNormalization -------------------------------------------------------
 
 Status InferLpNorm(ir::Node& node, int opset) {
@@ -484,6 +531,9 @@ Status RunBatchNorm(KernelContext& ctx) {
 Status RunInstanceNorm(KernelContext& ctx) {
   return RunFloatKernel(ctx, RunInstanceNormT<float>, RunInstanceNormT<double>);
 }
+Status RunRmsNorm(KernelContext& ctx) {
+  return RunFloatKernel(ctx, RunRmsNormT<float>, RunRmsNormT<double>);
+}
 Status RunGroupNorm(KernelContext& ctx) {
   return RunFloatKernel(ctx, RunGroupNormT<float>, RunGroupNormT<double>);
 }
@@ -512,6 +562,7 @@ void RegisterNormOps(OpRegistry& r) {
       {"InstanceNormalization", 3, 3, 1, InferInstanceNorm, RunInstanceNorm},
       {"GroupNormalization", 3, 3, 1, InferGroupNorm, RunGroupNorm},
       {"LayerNormalization", 2, 3, 3, InferLayerNorm, RunLayerNorm},
+      {"RMSNormalization", 2, 2, 1, InferRmsNorm, RunRmsNorm},
       {"LpNormalization", 1, 1, 1, InferLpNorm, RunLpNorm},
       {"MeanVarianceNormalization", 1, 1, 1, InferMvn, RunMvn},
       {"LRN", 1, 1, 1, InferLrn, RunLrn},

@@ -54,6 +54,7 @@ void SetNewerVersions(OpRegistry& r) {
       {"GroupNormalization", 28},  // new at 18; 21 made scale and bias per channel
       {"CenterCropPad", 28},       // new at 18
       {"Col2Im", 28},              // new at 18
+      {"RMSNormalization", 28},    // new at 23
       // Version 28 gave DepthToSpace an expansion as a function, took the
       // integer types from ReduceLogSum(Exp), and gave SpaceToDepth `mode`.
       {"DepthToSpace", 28},

@@ -147,6 +147,6 @@ void RegisterLinalgOps(OpRegistry& r);        // Det: linalg.cc
 void RegisterReorderOps(OpRegistry& r);       // ReverseSequence, MaxUnpool: reorder.cc
 void RegisterTextOps(OpRegistry& r);          // TfIdfVectorizer: text.cc
 void RegisterRnnOps(OpRegistry& r);           // RNN, GRU, LSTM: rnn.cc
-void RegisterAttentionOps(OpRegistry& r);     // Attention, RMSNormalization, ...: attention.cc
+void RegisterAttentionOps(OpRegistry& r);     // Attention, RotaryEmbedding: attention.cc
 
 }  // namespace tessel::ops
