@@ -1,6 +1,6 @@
 // End to end for snippets: fusion on by default in compile, --dump-snippets
 // figures, the compiled file carrying Subgraph bodies, and the fallbacks
-// (--no-fusion, TESSEL_JIT=off) giving the same answers. The shared models
+// (--no-fusion, --isa generic) giving the same answers. The shared models
 // also pass `tessel check` with fusion on (models_test.cc).
 #include <gtest/gtest.h>
 
@@ -94,15 +94,8 @@ TEST_F(SnippetsEndToEnd, Compiled_file_keeps_subgraph_bodies_and_runs_identicall
 }
 
 TEST_F(SnippetsEndToEnd, Interpreter_fallback_and_unfused_graph_pass_check) {
-  const char* saved = std::getenv("TESSEL_JIT");
-  const std::string before = saved ? saved : "";
-  ::setenv("TESSEL_JIT", "off", 1);
-  CliResult off = RunTessel("check " + SharedModel("transformer_encoder").string());
-  if (saved) {
-    ::setenv("TESSEL_JIT", before.c_str(), 1);
-  } else {
-    ::unsetenv("TESSEL_JIT");
-  }
+  CliResult off =
+      RunTessel("check " + SharedModel("transformer_encoder").string() + " --isa generic");
   EXPECT_EQ(off.exit_code, 0) << off.out << off.err;
   EXPECT_NE(off.out.find("all outputs match"), std::string::npos) << off.out;
   CliResult unfused = RunTessel("check " + SharedModel("mobilenet_v2").string() + " --no-fusion");

@@ -1,15 +1,17 @@
 // planner_bench: every planning algorithm on the shared models, the shared
 // planning instances and random instances of 100 to 20,000 buffers, as
 // markdown tables of size / lower bound and planning time (docs/benchmarks.md);
-// then `optimal` alone on generated guillotine instances (zero slack: packed
-// at the capacity or not), six seeds per size.
+// then `optimal` and the opt-in `perfect` on generated guillotine instances
+// (zero slack: packed at the capacity or not), six seeds per size.
 //
-//   build/planner_bench [--shared DIR] [--time-limit SECONDS] [--sizes 100,1000,...]
-//                       [--guillotine 400,600,...]
+//   build/planner_bench [--shared DIR] [--time-limit SECONDS] [--node-limit N]
+//                       [--sizes 100,1000,...] [--guillotine 400,600,...]
 //
 // Times are wall-clock milliseconds of MakePlan (conflict graph included);
-// `optimal` and hill_climb stop at --time-limit (default 1 s). Plans are not
-// verified here (the tests do that), so the times are the algorithms' own.
+// `optimal`, `perfect` and hill_climb stop at --time-limit (default 1 s), or
+// with --node-limit after N search nodes (PlannerOptions::node_limit). Plans
+// are not verified here (the tests do that), so the times are the algorithms'
+// own.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -25,7 +27,8 @@
 #include "memory/lower_bound.h"
 #include "memory/planner.h"
 #include "memory/random_instance.h"
-#include "targets/cpu/executor.h"
+#include "targets/reference/planned_memory.h"
+#include "targets/registry.h"
 
 namespace tessel {
 namespace {
@@ -35,9 +38,21 @@ namespace fs = std::filesystem;
 struct Options {
   fs::path shared = fs::path(TESSEL_SHARED_DIR);
   double time_limit_s = 1.0;
+  int64_t node_limit = 0;
   std::vector<int32_t> sizes = {100, 1000, 5000, 20000};
   std::vector<int32_t> guillotine_sizes = {400, 600, 800, 1000, 2000, 4000};
 };
+
+// "1.0 s" or "20000 nodes": what stops the searches.
+std::string Limit(const Options& options) {
+  char text[64];
+  if (options.node_limit > 0) {
+    std::snprintf(text, sizeof text, "%lld nodes", static_cast<long long>(options.node_limit));
+  } else {
+    std::snprintf(text, sizeof text, "%.1f s", options.time_limit_s);
+  }
+  return text;
+}
 
 int64_t PeakRssKiB() {
   rusage usage{};
@@ -51,6 +66,7 @@ void Row(const std::string& name, const memory::Problem& problem, const Options&
          const std::string& extra = "") {
   memory::PlannerOptions planner;
   planner.time_limit_s = options.time_limit_s;
+  planner.node_limit = options.node_limit;
   planner.verify = false;
   std::string line = "| " + name + " | " + std::to_string(problem.buffers.size()) + " |";
   for (const std::string& algo : memory::AlgorithmNames()) {
@@ -95,20 +111,29 @@ void Models(const Options& options) {
     if (fs::exists(e.path() / "model.onnx")) models.push_back(e.path() / "model.onnx");
   }
   std::sort(models.begin(), models.end());
+  // The buffers as the CPU target's kernels need them.
+  StatusOr<std::unique_ptr<targets::Target>> cpu = targets::MakeTarget({"cpu", {}});
+  if (!cpu.ok()) {
+    std::printf("| (no cpu target: %s) |\n", cpu.status().message().c_str());
+    return;
+  }
   for (const fs::path& path : models) {
     CompileOptions copts;
     copts.memory.algorithm = "none";
-    StatusOr<CompiledModel> model = Compile(path, copts);
+    StatusOr<CompiledModel> model = Compile(path, **cpu, copts);
     if (!model.ok()) {
       std::printf("| %s | compile failed: %s |\n", path.string().c_str(),
                   model.status().message().c_str());
       continue;
     }
-    StatusOr<GraphMemoryProblem> buffers = BuildMemoryProblem(*model->graph, MemoryOptions{});
+    StatusOr<std::vector<targets::NodeKernel>> kernels = (*cpu)->SelectKernels(*model->graph);
+    if (!kernels.ok()) continue;
+    StatusOr<GraphMemoryProblem> buffers =
+        BuildMemoryProblem(*model->graph, *kernels, MemoryOptions{});
     if (!buffers.ok()) continue;
     char extra[64];
     std::snprintf(extra, sizeof extra, " %.2f MiB |",
-                  static_cast<double>(cpu::PredictPeakActivationBytes(*model->graph)) / (1 << 20));
+                  static_cast<double>(targets::PredictPeakActivationBytes(*model->graph)) / (1 << 20));
     Row(path.parent_path().filename().string(), buffers->problem, options, extra);
   }
 }
@@ -145,33 +170,37 @@ void Random(const Options& options) {
 void Guillotine(const Options& options) {
   constexpr uint64_t kSeeds = 6;
   std::printf(
-      "\n### Generated guillotine instances (`optimal`, %.1f s limit; %llu seeds each)\n\n"
-      "| buffers | packed at capacity | worst ratio | time per instance, ms (median / max) |\n"
-      "|---:|---:|---:|---:|\n",
-      options.time_limit_s, static_cast<unsigned long long>(kSeeds));
+      "\n### Generated guillotine instances (%s limit; %llu seeds each)\n\n"
+      "| algorithm | buffers | packed at capacity | worst ratio | time per instance, ms (median / "
+      "max) |\n"
+      "|---|---:|---:|---:|---:|\n",
+      Limit(options).c_str(), static_cast<unsigned long long>(kSeeds));
   memory::PlannerOptions planner;
   planner.time_limit_s = options.time_limit_s;
+  planner.node_limit = options.node_limit;
   planner.verify = false;
-  for (int32_t n : options.guillotine_sizes) {
-    int packed = 0;
-    double worst = 1.0;
-    std::vector<double> ms;
-    for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
-      const memory::GuillotineInstanceOptions g{.num_buffers = n, .seed = seed};
-      StatusOr<memory::Plan> plan =
-          memory::MakePlan(memory::GuillotineInstance(g), "optimal", planner);
-      if (!plan.ok()) continue;
-      const double ratio =
-          static_cast<double>(plan->total_used_bytes()) / static_cast<double>(g.capacity_bytes);
-      packed += plan->total_used_bytes() == g.capacity_bytes;
-      worst = std::max(worst, ratio);
-      ms.push_back(plan->planning_ms);
+  for (const char* algo : {"optimal", "perfect"}) {
+    for (int32_t n : options.guillotine_sizes) {
+      int packed = 0;
+      double worst = 1.0;
+      std::vector<double> ms;
+      for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+        const memory::GuillotineInstanceOptions g{.num_buffers = n, .seed = seed};
+        StatusOr<memory::Plan> plan =
+            memory::MakePlan(memory::GuillotineInstance(g), algo, planner);
+        if (!plan.ok()) continue;
+        const double ratio =
+            static_cast<double>(plan->total_used_bytes()) / static_cast<double>(g.capacity_bytes);
+        packed += plan->total_used_bytes() == g.capacity_bytes;
+        worst = std::max(worst, ratio);
+        ms.push_back(plan->planning_ms);
+      }
+      std::sort(ms.begin(), ms.end());
+      std::printf("| %s | %d | %d of %llu | %.4f | %.1f / %.1f |\n", algo, n, packed,
+                  static_cast<unsigned long long>(kSeeds), worst,
+                  ms.empty() ? 0.0 : ms[ms.size() / 2], ms.empty() ? 0.0 : ms.back());
+      std::fflush(stdout);
     }
-    std::sort(ms.begin(), ms.end());
-    std::printf("| %d | %d of %llu | %.4f | %.1f / %.1f |\n", n, packed,
-                static_cast<unsigned long long>(kSeeds), worst,
-                ms.empty() ? 0.0 : ms[ms.size() / 2], ms.empty() ? 0.0 : ms.back());
-    std::fflush(stdout);
   }
 }
 
@@ -187,6 +216,8 @@ int main(int argc, char** argv) {
       options.shared = argv[++i];
     } else if (arg == "--time-limit" && has_value) {
       options.time_limit_s = std::atof(argv[++i]);
+    } else if (arg == "--node-limit" && has_value) {
+      options.node_limit = std::atoll(argv[++i]);
     } else if ((arg == "--sizes" || arg == "--guillotine") && has_value) {
       std::vector<int32_t>& sizes = arg == "--sizes" ? options.sizes : options.guillotine_sizes;
       sizes.clear();
@@ -197,14 +228,17 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: planner_bench [--shared DIR] [--time-limit SECONDS] "
-                   "[--sizes N,N,...] [--guillotine N,N,...]\n");
+                   "[--node-limit N] [--sizes N,N,...] [--guillotine N,N,...]\n");
       return 2;
     }
   }
   std::printf(
-      "Cells: size / lower bound (* = proven optimal) / planning time in ms; "
-      "optimal and hill_climb limited to %.1f s.\n",
-      options.time_limit_s);
+      "Cells: size / lower bound (* = proven optimal) / planning time in ms; %s.\n",
+      options.node_limit > 0
+          ? ("auto, optimal and perfect limited to " + tessel::Limit(options) +
+             ", hill_climb to its attempts")
+                .c_str()
+          : ("optimal, perfect and hill_climb limited to " + tessel::Limit(options)).c_str());
   // Random instances first: the peak RSS column then measures planning alone.
   tessel::Random(options);
   tessel::Models(options);

@@ -20,14 +20,16 @@ namespace tessel {
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {
       "import",    "infer-shapes", "eliminate-dead-nodes", "decompose",         "fold-batchnorm",
-      "fuse-conv", "fuse-matmul",  "fuse-shuffle",         "tokenize-snippets", "plan-memory"};
+      "fuse-conv", "fuse-matmul",  "fuse-shuffle",         "tokenize-snippets", "select-kernels",
+      "plan-memory"};
   return names;
 }
 
 StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
-                                const CompileOptions& options) {
+                                const targets::Target& target, const CompileOptions& options) {
   CompiledModel model;
   model.source = onnx_path.string();
+  model.target = target.spec();
   auto finish_stage = [&](const std::string& stage, bool typed) -> Status {
     if (options.verify_each_stage) {
       Status s = ir::VerifyGraph(*model.graph, typed);
@@ -77,12 +79,22 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   if (options.fusion) TESSEL_RETURN_IF_ERROR(snippets::TokenizeSnippets(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("tokenize-snippets", true));
 
-  // 9. Every buffer (tensors between and inside nodes, constants) gets a pool
-  // and an offset, from the schedule above.
+  // 9. The target picks every node's kernel (and with it the layouts
+  // adjacent kernels exchange and the scratch each needs) and where each
+  // value is stored.
+  TESSEL_ASSIGN_OR_RETURN(std::vector<targets::NodeKernel> kernels,
+                          target.SelectKernels(*model.graph));
+  for (size_t i = 0; i < kernels.size(); ++i) model.graph->nodes()[i]->kernel = kernels[i].kernel;
+  for (const auto& v : model.graph->values()) v->scope = target.Storage(*v);
+  TESSEL_RETURN_IF_ERROR(finish_stage("select-kernels", true));
+
+  // 10. Every buffer (tensors between and inside nodes, the kernels'
+  // scratch, constants) gets a pool and an offset, from the schedule above.
   MemoryOptions memory = options.memory;
   memory.planner.verify = memory.planner.verify || options.verify_each_stage;
-  TESSEL_ASSIGN_OR_RETURN(model.memory, PlanMemory(*model.graph, memory));
+  TESSEL_ASSIGN_OR_RETURN(model.memory, PlanMemory(*model.graph, kernels, memory));
   TESSEL_RETURN_IF_ERROR(finish_stage("plan-memory", true));
+  model.planned_here = true;
 
 #if defined(__GLIBC__)
   // The ONNX protobuf and the stages' temporaries are gone; hand the freed
@@ -93,10 +105,39 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
 }
 
 StatusOr<CompiledModel> LoadOrCompile(const std::filesystem::path& path,
+                                      const targets::Target& target,
                                       const CompileOptions& options) {
   TESSEL_ASSIGN_OR_RETURN(bool compiled, IsCompiledModelFile(path));
   if (compiled) return ReadCompiledModel(path);
-  return Compile(path, options);
+  return Compile(path, target, options);
+}
+
+StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model,
+                                                       const targets::Target& target) {
+  if (!target.Accepts(model.target)) {
+    return InvalidArgument("'" + model.source + "' was compiled for target '" +
+                           model.target.ToString() + "', not '" + target.spec().ToString() +
+                           "' (compile it for this target)");
+  }
+  if (!model.planned_here || !(model.target == target.spec())) {
+    TESSEL_ASSIGN_OR_RETURN(std::vector<targets::NodeKernel> kernels,
+                            target.SelectKernels(*model.graph));
+    const auto& nodes = model.graph->nodes();
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (targets::KernelFamily(kernels[i].kernel) != targets::KernelFamily(nodes[i]->kernel)) {
+        return InvalidArgument("'" + model.source + "': " + nodes[i]->Describe() +
+                               " was compiled for kernel '" + nodes[i]->kernel +
+                               "'; this machine builds '" + kernels[i].kernel +
+                               "' (recompile the model here)");
+      }
+    }
+    Status s = CheckLayoutFitsKernels(*model.graph, model.memory, kernels);
+    if (!s.ok()) {
+      return InvalidArgument("'" + model.source + "' has a memory plan this machine's kernels do "
+                             "not fit: " + s.message());
+    }
+  }
+  return target.Prepare(model);
 }
 
 }  // namespace tessel

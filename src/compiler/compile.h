@@ -10,6 +10,7 @@
 #include "compiler/plan_memory.h"
 #include "core/status.h"
 #include "onnx/importer.h"
+#include "targets/target.h"
 
 namespace tessel {
 
@@ -26,14 +27,27 @@ struct CompileOptions {
   std::function<void(const std::string& stage, const ir::Graph&)> after_stage;
 };
 
-// Imports and compiles an ONNX model.
+// Imports and compiles an ONNX model for `target`: its kernels, their
+// scratch and the plan are the target's, and the model records target.spec().
 StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
+                                const targets::Target& target,
                                 const CompileOptions& options = {});
 
-// Loads a model for running: a compiled model file (recognized by its magic
-// bytes) or an ONNX file, compiled in memory.
+// Reads a compiled model file (recognized by its magic bytes), or compiles
+// an ONNX file in memory for `target`. A model file keeps the target it was
+// compiled for (model.target), which may not be `target`'s.
 StatusOr<CompiledModel> LoadOrCompile(const std::filesystem::path& path,
+                                      const targets::Target& target,
                                       const CompileOptions& options = {});
+
+// Binds `model` to `target`, which must accept what it was compiled for
+// (target.Accepts(model.target); else InvalidArgument saying both). A model
+// read from a file, or run with other run-time options, is checked first
+// against the kernels `target` builds on this machine: the same kernels as
+// planned, and scratch that fits where the plan put it (else
+// InvalidArgument: recompile it here).
+StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model,
+                                                       const targets::Target& target);
 
 // Names of the stages, in order, for --dump-after.
 const std::vector<std::string>& StageNames();

@@ -9,6 +9,7 @@
 #include "onnx/model_builder.h"
 #include "onnx/tensor_io.h"
 #include "targets/cpu/executor.h"
+#include "targets/testing.h"
 
 namespace tessel {
 namespace {
@@ -58,7 +59,7 @@ class CompileTest : public ::testing::Test {
 };
 
 TEST_F(CompileTest, Folds_shape_arithmetic_and_runs) {
-  auto model = Compile(WriteMlp());
+  auto model = Compile(WriteMlp(), targets::testing::Cpu());
   ASSERT_TRUE(model.ok()) << model.status().message();
   // MatMul, Add+Relu (fused into one Subgraph), Reshape remain;
   // Shape/Gather/Concat are folded.
@@ -77,11 +78,11 @@ TEST_F(CompileTest, Folds_shape_arithmetic_and_runs) {
 }
 
 TEST_F(CompileTest, Compiled_file_round_trips_to_identical_outputs) {
-  auto model = Compile(WriteMlp());
+  auto model = Compile(WriteMlp(), targets::testing::Cpu());
   ASSERT_TRUE(model.ok()) << model.status().message();
   const fs::path file = dir_ / "mlp.tsl";
   ASSERT_TRUE(WriteCompiledModel(*model, file).ok());
-  auto loaded = LoadOrCompile(file);
+  auto loaded = LoadOrCompile(file, targets::testing::Cpu());
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_EQ(SerializeCompiledModel(*loaded), SerializeCompiledModel(*model));
   const Tensor x = Tensor::FromVector<float>({0.1f, -2, 3, 4, 5, -6}, {2, 3});
@@ -93,7 +94,7 @@ TEST_F(CompileTest, Compiled_file_round_trips_to_identical_outputs) {
 }
 
 TEST_F(CompileTest, ReadCompiledModel_rejects_corrupt_truncated_and_other_versions) {
-  auto model = Compile(WriteMlp());
+  auto model = Compile(WriteMlp(), targets::testing::Cpu());
   ASSERT_TRUE(model.ok());
   const std::string bytes = SerializeCompiledModel(*model);
 
@@ -119,7 +120,7 @@ TEST_F(CompileTest, ReadCompiledModel_rejects_corrupt_truncated_and_other_versio
 }
 
 TEST_F(CompileTest, Executor_rejects_wrong_inputs) {
-  auto model = Compile(WriteMlp());
+  auto model = Compile(WriteMlp(), targets::testing::Cpu());
   ASSERT_TRUE(model.ok());
   cpu::CpuExecutor exec(*model->graph);
   auto r = exec.Run({Tensor(DType::kFloat32, {3, 2})});
@@ -140,7 +141,7 @@ TEST_F(CompileTest, Compile_rejects_out_of_range_attribute_naming_the_node) {
   b.Output("y");
   const fs::path p = dir_ / "bad_axis.onnx";
   ASSERT_TRUE(b.Save(p).ok());
-  auto r = Compile(p);
+  auto r = Compile(p, targets::testing::Cpu());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("Softmax 'soft'"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("5"), std::string::npos) << r.status().message();
@@ -186,11 +187,11 @@ TEST_F(CompileTest, Projection_shortcut_block_compiles_and_matches_without_fusio
   const fs::path path = dir_ / "block.onnx";
   ASSERT_TRUE(b.Save(path).ok());
 
-  auto fused = Compile(path);
+  auto fused = Compile(path, targets::testing::Cpu());
   ASSERT_TRUE(fused.ok()) << fused.status().message();
   CompileOptions plain_options;
   plain_options.fusion = false;
-  auto plain = Compile(path, plain_options);
+  auto plain = Compile(path, targets::testing::Cpu(), plain_options);
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   int fused_convs = 0;
   for (const auto& n : fused->graph->nodes()) fused_convs += n->op_type == "FusedConv";
@@ -225,7 +226,7 @@ TEST_F(CompileTest, Ir_version_11_opset_21_model_compiles_and_runs) {
   b.Output("y");
   const fs::path path = dir_ / "ir11.onnx";
   ASSERT_TRUE(b.Save(path).ok());
-  auto model = Compile(path);
+  auto model = Compile(path, targets::testing::Cpu());
   ASSERT_TRUE(model.ok()) << model.status().message();
   cpu::CpuExecutor exec(*model->graph);
   auto out = exec.Run({Tensor::FromVector<float>({1, 2, 3, -1, 0, 4}, {2, 3})});

@@ -1,8 +1,10 @@
 // A compiled model: what `tessel compile` saves and `tessel run` loads.
 //
-// The graph's node order is the schedule (one kernel launch per node); its
-// constants are the weights; `memory` places every buffer in a pool (empty
-// when the model was compiled without a plan).
+// The graph's node order is the schedule (one kernel launch per node), each
+// node names the kernel its target chose (ir::Node::kernel); its constants
+// are the weights; `memory` places every buffer in a pool; `target` is what
+// it was compiled for, with the options that decided the kernels and the
+// plan (targets/target.h).
 #pragma once
 
 #include <memory>
@@ -10,6 +12,7 @@
 
 #include "ir/graph.h"
 #include "ir/memory_layout.h"
+#include "targets/target.h"
 
 namespace tessel {
 
@@ -17,6 +20,10 @@ struct CompiledModel {
   std::unique_ptr<ir::Graph> graph;
   std::string source;  // the file it was compiled from, for messages
   ir::MemoryLayout memory;
+  targets::TargetSpec target;
+  // Compiled in this process for `target` (not saved): its plan was made for
+  // the very kernels Prepare builds, so they need not be checked again.
+  bool planned_here = false;
 };
 
 }  // namespace tessel

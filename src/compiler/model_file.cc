@@ -250,10 +250,11 @@ Status ReadGraph(Reader& r, int depth, std::unique_ptr<ir::Graph>* out) {
   uint32_t num_nodes;
   TESSEL_RETURN_IF_ERROR(r.Pod(&num_nodes));
   for (uint32_t i = 0; i < num_nodes; ++i) {
-    std::string nname, op_type, domain;
+    std::string nname, op_type, domain, kernel;
     TESSEL_RETURN_IF_ERROR(r.Str(&nname));
     TESSEL_RETURN_IF_ERROR(r.Str(&op_type));
     TESSEL_RETURN_IF_ERROR(r.Str(&domain));
+    TESSEL_RETURN_IF_ERROR(r.Str(&kernel));
     std::vector<ir::Value*> ins, outs;
     for (auto* list : {&ins, &outs}) {
       uint32_t n;
@@ -267,6 +268,7 @@ Status ReadGraph(Reader& r, int depth, std::unique_ptr<ir::Graph>* out) {
     }
     ir::Node* node = graph->AddNode(op_type, nname, ins, outs);
     node->domain = domain;
+    node->kernel = kernel;
     uint32_t num_attrs;
     TESSEL_RETURN_IF_ERROR(r.Pod(&num_attrs));
     for (uint32_t k = 0; k < num_attrs; ++k) {
@@ -365,7 +367,31 @@ void WriteLayout(Writer& w, const ir::MemoryLayout& layout) {
   }
 }
 
+Status ReadTarget(Reader& r, targets::TargetSpec* target) {
+  TESSEL_RETURN_IF_ERROR(r.Str(&target->name));
+  uint32_t num_options;
+  TESSEL_RETURN_IF_ERROR(r.Pod(&num_options));
+  if (num_options > 64) return Reader::Corrupt("target option count");
+  for (uint32_t i = 0; i < num_options; ++i) {
+    std::string key, value;
+    TESSEL_RETURN_IF_ERROR(r.Str(&key));
+    TESSEL_RETURN_IF_ERROR(r.Str(&value));
+    target->options[key] = value;
+  }
+  return Status::Ok();
+}
+
+void WriteTarget(Writer& w, const targets::TargetSpec& target) {
+  w.Str(target.name);
+  w.Pod<uint32_t>(static_cast<uint32_t>(target.options.size()));
+  for (const auto& [key, value] : target.options) {
+    w.Str(key);
+    w.Str(value);
+  }
+}
+
 Status ReadPayload(Reader& r, CompiledModel* model) {
+  TESSEL_RETURN_IF_ERROR(ReadTarget(r, &model->target));
   TESSEL_RETURN_IF_ERROR(ReadGraph(r, 0, &model->graph));
   TESSEL_RETURN_IF_ERROR(ReadLayout(r, *model->graph, &model->memory));
   if (!r.at_end()) return Reader::Corrupt("trailing bytes");
@@ -392,6 +418,7 @@ void WriteGraph(Writer& w, const ir::Graph& g) {
     w.Str(n->name);
     w.Str(n->op_type);
     w.Str(n->domain);
+    w.Str(n->kernel);
     w.Pod<uint32_t>(static_cast<uint32_t>(n->inputs.size()));
     for (const ir::Value* v : n->inputs) ref(v);
     w.Pod<uint32_t>(static_cast<uint32_t>(n->outputs.size()));
@@ -414,6 +441,7 @@ void WriteGraph(Writer& w, const ir::Graph& g) {
 
 std::string SerializeCompiledModel(const CompiledModel& model) {
   Writer w;
+  WriteTarget(w, model.target);
   WriteGraph(w, *model.graph);
   WriteLayout(w, model.memory);
 

@@ -5,7 +5,8 @@
 //   8       4     format version (kModelFormatVersion), little-endian
 //   12      8     payload size in bytes
 //   20      8     FNV-1a 64 checksum of the payload
-//   28      ...   payload: graph (values with constants, nodes with attributes
+//   28      ...   payload: the target (name, then option key/value pairs),
+//                 the graph (values with constants, nodes with their kernel, attributes
 //                 and, for Subgraph nodes, their body graph in the same
 //                 encoding, inputs, outputs) in node (= schedule) order,
 //                 then the memory layout (a flag; pools; a placement per
@@ -22,7 +23,7 @@
 
 namespace tessel {
 
-inline constexpr uint32_t kModelFormatVersion = 3;
+inline constexpr uint32_t kModelFormatVersion = 4;
 
 // Writes atomically (temporary file, then rename).
 Status WriteCompiledModel(const CompiledModel& model, const std::filesystem::path& path);

@@ -11,6 +11,7 @@
 #include "onnx/model_builder.h"
 #include "ops/subgraph.h"
 #include "targets/cpu/executor.h"
+#include "targets/testing.h"
 
 namespace tessel {
 namespace {
@@ -60,7 +61,7 @@ class ModelFileSnippets : public ::testing::Test {
 };
 
 TEST_F(ModelFileSnippets, Bodies_round_trip_and_fusion_changes_no_result_beyond_rounding) {
-  auto fused = Compile(path_);
+  auto fused = Compile(path_, targets::testing::Cpu());
   ASSERT_TRUE(fused.ok()) << fused.status().message();
   int subgraphs = 0;
   for (const auto& n : fused->graph->nodes()) subgraphs += ops::IsSubgraph(*n) ? 1 : 0;
@@ -74,7 +75,7 @@ TEST_F(ModelFileSnippets, Bodies_round_trip_and_fusion_changes_no_result_beyond_
 
   CompileOptions unfused_options;
   unfused_options.fusion = false;
-  auto unfused = Compile(path_, unfused_options);
+  auto unfused = Compile(path_, targets::testing::Cpu(), unfused_options);
   ASSERT_TRUE(unfused.ok());
   const auto a = Run(*fused->graph);
   const auto b = Run(*unfused->graph);
@@ -83,7 +84,7 @@ TEST_F(ModelFileSnippets, Bodies_round_trip_and_fusion_changes_no_result_beyond_
 }
 
 TEST_F(ModelFileSnippets, Load_rejects_an_inconsistent_body_naming_the_node) {
-  auto model = Compile(path_);
+  auto model = Compile(path_, targets::testing::Cpu());
   ASSERT_TRUE(model.ok());
   ir::Node* subgraph = nullptr;
   for (const auto& n : model->graph->nodes()) {

@@ -4,7 +4,6 @@
 
 #include "memory/verifier.h"
 #include "ops/subgraph.h"
-#include "targets/cpu/fast_kernel.h"
 
 namespace tessel {
 
@@ -54,7 +53,12 @@ bool MayRunInPlace(const ir::Node& node) {
 }  // namespace
 
 StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
+                                                const std::vector<targets::NodeKernel>& kernels,
                                                 const MemoryOptions& options) {
+  if (kernels.size() != graph.nodes().size()) {
+    return Internal("kernels were selected for " + std::to_string(kernels.size()) +
+                    " nodes; the graph has " + std::to_string(graph.nodes().size()));
+  }
   GraphMemoryProblem out;
   memory::Problem& problem = out.problem;
   std::vector<memory::PoolIndex> workspace, constants;
@@ -130,14 +134,10 @@ StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
                                         last_use[id], workspace, {.value_id = v->id});
     }
   }
-  const std::vector<std::vector<ops::ScratchNeed>> cpu_needs =
-      options.scratch_needs ? std::vector<std::vector<ops::ScratchNeed>>{}
-                            : cpu::GraphScratchNeeds(graph);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& node = *nodes[i];
     const auto step = static_cast<int64_t>(i);
-    const std::vector<ops::ScratchNeed> needs =
-        options.scratch_needs ? options.scratch_needs(node, graph.opset_version()) : cpu_needs[i];
+    const std::vector<ops::ScratchNeed>& needs = kernels[i].scratch;
     for (size_t k = 0; k < needs.size(); ++k) {
       const ops::ScratchNeed& need = needs[k];
       if (need.size_bytes < 0 || need.alignment < 1 || (need.alignment & (need.alignment - 1))) {
@@ -199,9 +199,32 @@ ir::MemoryLayout MakeMemoryLayout(const GraphMemoryProblem& buffers, const memor
   return layout;
 }
 
-StatusOr<ir::MemoryLayout> PlanMemory(const ir::Graph& graph, const MemoryOptions& options) {
-  if (options.algorithm == "none") return ir::MemoryLayout{};
-  TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers, BuildMemoryProblem(graph, options));
+namespace {
+
+// Algorithm "none": every buffer after the previous one in its first
+// candidate pool, so no two share a byte (no pool limit is enforced: it is
+// the unplanned baseline).
+memory::Plan PlaceUnshared(const memory::Problem& problem) {
+  memory::Plan plan;
+  plan.algorithm = "none";
+  plan.pool_used_bytes.assign(problem.pools.size(), 0);
+  for (const memory::BufferInfo& b : problem.buffers) {
+    const memory::PoolIndex pool = b.pool_candidates.front();
+    int64_t& used = plan.pool_used_bytes[static_cast<size_t>(pool)];
+    const int64_t offset = (used + b.alignment - 1) / b.alignment * b.alignment;
+    plan.placements.push_back({.pool = pool, .offset_bytes = offset});
+    used = offset + b.size_bytes;
+  }
+  return plan;
+}
+
+}  // namespace
+
+StatusOr<ir::MemoryLayout> PlanMemory(const ir::Graph& graph,
+                                      const std::vector<targets::NodeKernel>& kernels,
+                                      const MemoryOptions& options) {
+  TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers, BuildMemoryProblem(graph, kernels, options));
+  if (options.algorithm == "none") return MakeMemoryLayout(buffers, PlaceUnshared(buffers.problem));
   TESSEL_ASSIGN_OR_RETURN(memory::Plan plan,
                           memory::MakePlan(buffers.problem, options.algorithm, options.planner));
   return MakeMemoryLayout(buffers, plan);
@@ -239,7 +262,34 @@ Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout)
       return InvalidArgument("value '" + v->name + "' has no place");
     }
   }
-  // The buffers as this CPU's kernels need them, placed where the file says.
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node& node = *nodes[i];
+    const int32_t j = layout.in_place[i];
+    if (j == -1) continue;
+    const ir::Value* in = j >= 0 ? node.input(static_cast<size_t>(j)) : nullptr;
+    const ir::Value* out = node.output(0);
+    if (!in || !out || !MayRunInPlace(node) || !MayShare(node, *in, *out) ||
+        layout.values[static_cast<size_t>(in->id)].pool !=
+            layout.values[static_cast<size_t>(out->id)].pool ||
+        layout.values[static_cast<size_t>(in->id)].offset_bytes !=
+            layout.values[static_cast<size_t>(out->id)].offset_bytes) {
+      return InvalidArgument(node.Describe() + " runs in place over an input it cannot share");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckLayoutFitsKernels(const ir::Graph& graph, const ir::MemoryLayout& layout,
+                              const std::vector<targets::NodeKernel>& kernels) {
+  TESSEL_RETURN_IF_ERROR(CheckMemoryLayout(graph, layout));
+  const auto& nodes = graph.nodes();
+  auto inside = [&](const ir::BufferPlacement& p, int64_t size) -> bool {
+    if (p.pool < 0 || static_cast<size_t>(p.pool) >= layout.pools.size()) return false;
+    const ir::MemoryPool& pool = layout.pools[static_cast<size_t>(p.pool)];
+    return !pool.read_only && p.offset_bytes >= 0 && size >= 0 &&
+           p.offset_bytes <= pool.size_bytes - size;
+  };
+  // The buffers as this target's kernels need them, placed where the file says.
   MemoryOptions options;
   for (const ir::MemoryPool& pool : layout.pools) {
     options.pools.push_back(
@@ -254,41 +304,31 @@ Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout)
   }
   options.in_place = std::any_of(layout.in_place.begin(), layout.in_place.end(),
                                  [](int32_t j) { return j >= 0; });
-  TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers, BuildMemoryProblem(graph, options));
+  TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers,
+                          BuildMemoryProblem(graph, kernels, options));
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& node = *nodes[i];
     const std::vector<int32_t>& needs = buffers.scratch_buffer[i];
     if (needs.size() != layout.scratch[i].size()) {
       return InvalidArgument(node.Describe() + " has " + std::to_string(layout.scratch[i].size()) +
-                             " scratch buffers; its kernel on this CPU needs " +
+                             " scratch buffers; its kernel here needs " +
                              std::to_string(needs.size()) + " (recompile the model here)");
     }
     for (size_t k = 0; k < needs.size(); ++k) {
       const memory::BufferInfo& need = buffers.problem.buffers[static_cast<size_t>(needs[k])];
       const ir::BufferPlacement& p = layout.scratch[i][k];
-      if (!inside(p, need.size_bytes, false) || p.offset_bytes % need.alignment != 0) {
+      if (!inside(p, need.size_bytes) || p.offset_bytes % need.alignment != 0) {
         return InvalidArgument(node.Describe() + ": scratch '" + need.name +
-                               "' does not fit where it is placed (recompile the model on this CPU)");
+                               "' does not fit where it is placed (recompile the model here)");
       }
-    }
-    const int32_t j = layout.in_place[i];
-    if (j == -1) continue;
-    const ir::Value* in = j >= 0 ? node.input(static_cast<size_t>(j)) : nullptr;
-    const ir::Value* out = node.output(0);
-    if (!in || !out || !MayRunInPlace(node) || !MayShare(node, *in, *out) ||
-        layout.values[static_cast<size_t>(in->id)].pool !=
-            layout.values[static_cast<size_t>(out->id)].pool ||
-        layout.values[static_cast<size_t>(in->id)].offset_bytes !=
-            layout.values[static_cast<size_t>(out->id)].offset_bytes) {
-      return InvalidArgument(node.Describe() + " runs in place over an input it cannot share");
     }
   }
   if (buffers.in_place != layout.in_place) {
     return InvalidArgument("its in-place choices are not this compiler's (recompile the model)");
   }
-  // No two buffers live at once may share a byte at the sizes this CPU's
-  // kernels use: a scratchpad can be larger here than where the model was
-  // compiled, and a reorder buffer planned at zero bytes there may be needed.
+  // No two buffers live at once may share a byte at the sizes this
+  // machine's kernels use: a scratchpad can be larger here than where the
+  // model was compiled, and a reorder buffer planned at zero bytes there may be needed.
   memory::Plan plan;
   plan.pool_used_bytes.assign(buffers.problem.pools.size(), 0);
   for (size_t b = 0; b < buffers.problem.buffers.size(); ++b) {
@@ -305,7 +345,7 @@ Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout)
     used = std::max(used, p.offset_bytes + buffers.problem.buffers[b].size_bytes);
   }
   if (Status s = memory::VerifyPlan(buffers.problem, plan); !s.ok()) {
-    return InvalidArgument("its buffers overlap at this CPU's sizes: " + s.message() +
+    return InvalidArgument("its buffers overlap at the sizes of this machine's kernels: " + s.message() +
                            " (recompile the model here)");
   }
   return Status::Ok();

@@ -6,7 +6,7 @@
 // lifespan is the half-open [first_use, last_use)):
 //   - a value produced by node p and last read by node c: [p, c + 1); a graph
 //     output lives to the end, a value nobody reads only while p runs;
-//   - a scratch buffer of node i (cpu::GraphScratchNeeds): [i, i + 1), so it shares
+//   - a scratch buffer of node i (its kernel's, targets::NodeKernel): [i, i + 1), so it shares
 //     memory with tensors of other steps and with other nodes' scratch;
 //   - a graph input, when inputs are planned: [0, last read + 1);
 //   - a constant: the whole run, in a read-only pool.
@@ -25,12 +25,14 @@
 #include "ir/memory_layout.h"
 #include "memory/planner.h"
 #include "ops/op_registry.h"
+#include "targets/target.h"
 
 namespace tessel {
 
 struct MemoryOptions {
-  // A registered planner (memory::AlgorithmNames()), or "none": no plan, the
-  // executor allocates every tensor when it is produced.
+  // A registered planner (memory::AlgorithmNames()), or "none": every
+  // buffer at an offset of its own, shared with nothing (the baseline a plan
+  // is measured against).
   std::string algorithm = std::string(memory::kDefaultAlgorithm);
   // Pools in order of preference: read-write pools take activations and
   // scratch, read-only ones constants. Each kind defaults to one unbounded
@@ -42,9 +44,6 @@ struct MemoryOptions {
   // Let elementwise ops write over an input that dies at them.
   bool in_place = true;
   memory::PlannerOptions planner;
-  // Scratch needs of a node; the CPU target's kernels' (cpu::GraphScratchNeeds)
-  // when unset.
-  std::function<std::vector<ops::ScratchNeed>(const ir::Node& node, int opset)> scratch_needs;
 };
 
 // The graph's buffers as a planning problem, and what each buffer is.
@@ -61,13 +60,17 @@ struct GraphMemoryProblem {
   std::vector<int32_t> in_place;                     // by node: the input output 0 reuses, or -1
 };
 
+// `kernels`: the target's choice for every node (their scratch is planned).
 StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
+                                                const std::vector<targets::NodeKernel>& kernels,
                                                 const MemoryOptions& options);
 
 ir::MemoryLayout MakeMemoryLayout(const GraphMemoryProblem& buffers, const memory::Plan& plan);
 
-// The stage. An empty layout for algorithm "none".
-StatusOr<ir::MemoryLayout> PlanMemory(const ir::Graph& graph, const MemoryOptions& options);
+// The stage.
+StatusOr<ir::MemoryLayout> PlanMemory(const ir::Graph& graph,
+                                      const std::vector<targets::NodeKernel>& kernels,
+                                      const MemoryOptions& options);
 
 // Checks a layout read from a file against its graph, so that no buffer
 // reaches outside its arena: counts match, every placement lies inside its
@@ -75,5 +78,11 @@ StatusOr<ir::MemoryLayout> PlanMemory(const ir::Graph& graph, const MemoryOption
 // ones, every value a node produces has a place unless it is a graph output,
 // and in-place outputs share their input's place. Names the value or node.
 Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout);
+
+// CheckMemoryLayout, and then that the layout holds the scratch of
+// `kernels` (what a target builds on this machine) at their sizes and
+// alignments, with no two buffers live at once sharing a byte.
+Status CheckLayoutFitsKernels(const ir::Graph& graph, const ir::MemoryLayout& layout,
+                              const std::vector<targets::NodeKernel>& kernels);
 
 }  // namespace tessel

@@ -15,6 +15,7 @@
 #include "onnx/model_builder.h"
 #include "targets/cpu/executor.h"
 #include "targets/cpu/fast_kernel.h"
+#include "targets/testing.h"
 
 namespace tessel {
 namespace {
@@ -46,6 +47,9 @@ struct Chain {
   }
 };
 
+// The CPU target's kernels for `g` (what the tests plan for).
+std::vector<targets::NodeKernel> CpuKernels(const ir::Graph& g) { return cpu::SelectCpuKernels(g); }
+
 MemoryOptions Options() {
   MemoryOptions o;
   o.planner.verify = true;
@@ -60,7 +64,7 @@ TEST(BuildMemoryProblem, Lifespans_follow_the_schedule) {
   Chain c;
   MemoryOptions o = Options();
   o.in_place = false;
-  StatusOr<GraphMemoryProblem> p = BuildMemoryProblem(c.g, o);
+  StatusOr<GraphMemoryProblem> p = BuildMemoryProblem(c.g, CpuKernels(c.g), o);
   ASSERT_TRUE(p.ok()) << p.status().message();
   struct Case {
     const ir::Value* v;
@@ -85,7 +89,7 @@ TEST(BuildMemoryProblem, Lifespans_follow_the_schedule) {
 
 TEST(BuildMemoryProblem, Elementwise_ops_reuse_a_dying_input) {
   Chain c;
-  StatusOr<GraphMemoryProblem> p = BuildMemoryProblem(c.g, Options());
+  StatusOr<GraphMemoryProblem> p = BuildMemoryProblem(c.g, CpuKernels(c.g), Options());
   ASSERT_TRUE(p.ok());
   const auto buffer = [&](const ir::Value* v) {
     return p->value_buffer[static_cast<size_t>(v->id)];
@@ -102,11 +106,9 @@ TEST(BuildMemoryProblem, Elementwise_ops_reuse_a_dying_input) {
 TEST(BuildMemoryProblem, Scratch_is_live_only_while_its_node_runs) {
   Chain c;
   MemoryOptions o = Options();
-  o.scratch_needs = [](const ir::Node& n, int) {
-    return n.name == "n3" ? std::vector<ops::ScratchNeed>{{"tmp", 100, 128}}
-                          : std::vector<ops::ScratchNeed>{};
-  };
-  StatusOr<GraphMemoryProblem> p = BuildMemoryProblem(c.g, o);
+  std::vector<targets::NodeKernel> kernels(c.g.nodes().size(), {"test", {}});
+  kernels[3].scratch = {{"tmp", 100, 128}};
+  StatusOr<GraphMemoryProblem> p = BuildMemoryProblem(c.g, kernels, o);
   ASSERT_TRUE(p.ok());
   ASSERT_EQ(p->scratch_buffer[3].size(), 1u);
   const memory::BufferInfo& s = p->problem.buffers[static_cast<size_t>(p->scratch_buffer[3][0])];
@@ -115,7 +117,7 @@ TEST(BuildMemoryProblem, Scratch_is_live_only_while_its_node_runs) {
   EXPECT_EQ(s.live.last_use, 4);
   EXPECT_EQ(s.alignment, 128);
   // Planned together with the tensors: it overlaps neither c nor d.
-  StatusOr<ir::MemoryLayout> layout = PlanMemory(c.g, o);
+  StatusOr<ir::MemoryLayout> layout = PlanMemory(c.g, kernels, o);
   ASSERT_TRUE(layout.ok()) << layout.status().message();
   const ir::BufferPlacement sp = layout->scratch[3][0];
   for (const ir::Value* v : {c.c, c.d}) {
@@ -130,7 +132,7 @@ TEST(BuildMemoryProblem, Planned_io_lives_in_the_workspace) {
   Chain c;
   MemoryOptions o = Options();
   o.plan_io = true;
-  StatusOr<GraphMemoryProblem> p = BuildMemoryProblem(c.g, o);
+  StatusOr<GraphMemoryProblem> p = BuildMemoryProblem(c.g, CpuKernels(c.g), o);
   ASSERT_TRUE(p.ok());
   // The planned input dies at n0 and d at n4, so those run in place too:
   // x, a, b, c share one buffer, d and y another.
@@ -210,9 +212,9 @@ std::vector<std::vector<ops::ScratchNeed>> NeedsAlone(const ir::Graph& g) {
 
 // Plans `g` and runs it: the same bits as the allocating executor.
 void ExpectPlannedRunMatches(const ir::Graph& g) {
-  StatusOr<ir::MemoryLayout> planned = PlanMemory(g, Options());
+  StatusOr<ir::MemoryLayout> planned = PlanMemory(g, CpuKernels(g), Options());
   ASSERT_TRUE(planned.ok()) << planned.status().message();
-  const Status checked = CheckMemoryLayout(g, *planned);
+  const Status checked = CheckLayoutFitsKernels(g, *planned, CpuKernels(g));
   ASSERT_TRUE(checked.ok()) << checked.message();
   Tensor x(DType::kFloat32, {1, 8, 12, 12});
   for (int64_t i = 0; i < x.num_elements(); ++i) {
@@ -273,7 +275,7 @@ TEST(PlanMemory, Uses_the_users_pools_in_order) {
   MemoryOptions o = Options();
   o.pools = {*memory::ParsePoolSpec("name=sram,size=512"), *memory::ParsePoolSpec("name=dram"),
              *memory::ParsePoolSpec("name=flash,access=ro")};
-  StatusOr<ir::MemoryLayout> layout = PlanMemory(c.g, o);
+  StatusOr<ir::MemoryLayout> layout = PlanMemory(c.g, CpuKernels(c.g), o);
   ASSERT_TRUE(layout.ok()) << layout.status().message();
   ASSERT_EQ(layout->pools.size(), 3u);
   EXPECT_EQ(layout->pools[0].name, "sram");
@@ -287,20 +289,20 @@ TEST(PlanMemory, rejects_a_pool_too_small_naming_it) {
   Chain c;
   MemoryOptions o = Options();
   o.pools = {*memory::ParsePoolSpec("name=sram,size=300")};
-  StatusOr<ir::MemoryLayout> layout = PlanMemory(c.g, o);
+  StatusOr<ir::MemoryLayout> layout = PlanMemory(c.g, CpuKernels(c.g), o);
   ASSERT_FALSE(layout.ok());
   EXPECT_NE(layout.status().message().find(
                 "pool 'sram' is too small: limit 300 bytes, the plan needs 768 bytes"),
             std::string::npos)
       << layout.status().message();
   o.pools.push_back(o.pools[0]);
-  EXPECT_NE(PlanMemory(c.g, o).status().message().find("pool 'sram' is given twice"),
+  EXPECT_NE(PlanMemory(c.g, CpuKernels(c.g), o).status().message().find("pool 'sram' is given twice"),
             std::string::npos);
 }
 
 TEST(CheckMemoryLayout, rejects_layouts_that_do_not_fit_the_graph) {
   Chain c;
-  StatusOr<ir::MemoryLayout> good = PlanMemory(c.g, Options());
+  StatusOr<ir::MemoryLayout> good = PlanMemory(c.g, CpuKernels(c.g), Options());
   ASSERT_TRUE(good.ok());
   ASSERT_TRUE(CheckMemoryLayout(c.g, *good).ok());
   struct Case {
@@ -324,7 +326,7 @@ TEST(CheckMemoryLayout, rejects_layouts_that_do_not_fit_the_graph) {
       // c (256 bytes, a and b before it, in place) is read by the Concat
       // that writes d (512 bytes): both live at step 3. Moved over c, d
       // stays inside the 768-byte pool.
-      {"its buffers overlap at this CPU's sizes",
+      {"its buffers overlap at the sizes of this machine's kernels",
        [&](ir::MemoryLayout& l) {
          const ir::BufferPlacement& at = l.values[static_cast<size_t>(c.c->id)];
          l.values[static_cast<size_t>(c.d->id)] = {at.pool,
@@ -336,7 +338,7 @@ TEST(CheckMemoryLayout, rejects_layouts_that_do_not_fit_the_graph) {
   for (const Case& k : cases) {
     ir::MemoryLayout bad = *good;
     k.corrupt(bad);
-    Status s = CheckMemoryLayout(c.g, bad);
+    Status s = CheckLayoutFitsKernels(c.g, bad, CpuKernels(c.g));
     ASSERT_FALSE(s.ok()) << k.message;
     EXPECT_NE(s.message().find(k.message), std::string::npos) << s.message();
   }
@@ -348,9 +350,9 @@ TEST(CheckMemoryLayout, rejects_scratch_that_would_overlap_a_live_tensor_at_this
   // placement lies inside the pool but over a tensor live at the same step.
   ConvChain chain;
   const ir::Graph& g = chain.g;
-  StatusOr<ir::MemoryLayout> good = PlanMemory(g, Options());
+  StatusOr<ir::MemoryLayout> good = PlanMemory(g, CpuKernels(g), Options());
   ASSERT_TRUE(good.ok()) << good.status().message();
-  const Status checked = CheckMemoryLayout(g, *good);
+  const Status checked = CheckLayoutFitsKernels(g, *good, CpuKernels(g));
   ASSERT_TRUE(checked.ok()) << checked.message();
   // A scratch buffer of a conv that fits over the conv's input or output:
   // both are live while it runs (x and y are the caller's, not planned).
@@ -370,7 +372,7 @@ TEST(CheckMemoryLayout, rejects_scratch_that_would_overlap_a_live_tensor_at_this
     }
   }
   if (!misplaced) GTEST_SKIP() << "no convolution has scratch that fits over a tensor here";
-  Status s = CheckMemoryLayout(g, bad);
+  Status s = CheckLayoutFitsKernels(g, bad, CpuKernels(g));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("overlap at this CPU's sizes"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("recompile"), std::string::npos) << s.message();
@@ -426,7 +428,7 @@ class PlannedExecution : public ::testing::Test {
     o.memory.algorithm = planner;
     o.memory.plan_io = plan_io;
     o.memory.planner.verify = true;
-    StatusOr<CompiledModel> m = Compile(model, o);
+    StatusOr<CompiledModel> m = Compile(model, targets::testing::Cpu(), o);
     EXPECT_TRUE(m.ok()) << m.status().message();
     std::unique_ptr<cpu::CpuExecutor> exec =
         m->memory.empty() ? std::make_unique<cpu::CpuExecutor>(*m->graph)
@@ -469,7 +471,7 @@ TEST_F(PlannedExecution, Gives_the_same_bits_as_the_allocating_executor) {
 TEST_F(PlannedExecution, The_layout_survives_the_model_file) {
   CompileOptions o;
   o.memory.planner.verify = true;
-  StatusOr<CompiledModel> m = Compile(WriteNet(), o);
+  StatusOr<CompiledModel> m = Compile(WriteNet(), targets::testing::Cpu(), o);
   ASSERT_TRUE(m.ok());
   ASSERT_FALSE(m->memory.empty());
   StatusOr<CompiledModel> back = DeserializeCompiledModel(SerializeCompiledModel(*m), "net.tsl");

@@ -52,6 +52,9 @@ struct Node {
   std::vector<Value*> outputs; // nullptr marks an omitted optional output
   AttributeMap attrs;
   std::unique_ptr<Graph> body;  // Subgraph nodes only
+  // The kernel the target chose for it (the select-kernels stage), for
+  // reports; empty before that stage.
+  std::string kernel;
 
   // Input i, or nullptr when absent or omitted.
   Value* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }

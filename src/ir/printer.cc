@@ -90,7 +90,9 @@ void PrintGraph(const Graph& graph, std::ostream& os) {
     for (const Value* o : n->outputs) {
       if (o) types += (types.empty() ? "" : ", ") + Type(*o);
     }
-    os << " : " << types << "  # " << n->name << "\n";
+    os << " : " << types << "  # " << n->name;
+    if (!n->kernel.empty()) os << " [" << n->kernel << "]";
+    os << "\n";
   }
   for (const Value* o : graph.outputs()) os << "output " << Ref(o) << ": " << Type(*o) << "\n";
 }

@@ -10,7 +10,6 @@
 
 #include "core/check.h"
 #include "memory/lower_bound.h"
-#include "memory/perfect_packing.h"
 
 namespace tessel::memory {
 
@@ -20,36 +19,62 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kUnplaced = -1;
 constexpr int64_t kInfinity = std::numeric_limits<int64_t>::max();
 
-enum class Outcome { kFound, kInfeasible, kAborted, kTimeout };
+enum class Outcome { kFound, kInfeasible, kAborted, kOutOfBudget };
 
-// Shared by the pools of one run: the deadline and the progress report.
-struct SearchClock {
+// Shared by the pools of one run: the budget (a deadline, or a number of
+// search nodes that makes the run independent of the machine) and the
+// progress report.
+struct SearchBudget {
   Clock::time_point start;
   Clock::time_point deadline;
   Clock::time_point probe_deadline;  // the current capacity's share of the time
   double limit_s = 0;
+  int64_t node_limit = 0;  // > 0: nodes, not time, bound the search
+  int64_t nodes = 0;       // spent so far
+  int64_t probe_node_end = 0;
   const std::function<void(const SearchProgress&)>* progress = nullptr;
   Clock::time_point last_report;
   int64_t best_total = 0;
   int64_t bound_total = 0;
 
-  bool Expired() {
-    const Clock::time_point now = Clock::now();
-    if (progress && *progress && now - last_report > std::chrono::milliseconds(100)) {
-      last_report = now;
-      (*progress)(
-          {std::chrono::duration<double>(now - start).count(), limit_s, best_total, bound_total});
+  // Counts a node; whether the probe's share is spent. The clock is read at
+  // every 64th node, or at every node when they are expensive.
+  bool Spend(bool expensive) {
+    ++nodes;
+    if (node_limit > 0) {
+      if ((nodes & 63) == 0) Report(Clock::now());
+      return nodes >= probe_node_end;
     }
+    if ((nodes & 63) != 0 && !expensive) return false;
+    const Clock::time_point now = Clock::now();
+    Report(now);
     return now >= deadline || now >= probe_deadline;
   }
 
-  // Gives the next probe `share` of the time left.
+  // Whether the whole budget is spent.
+  bool Exhausted() const { return node_limit > 0 ? nodes >= node_limit : Clock::now() >= deadline; }
+
+  // Gives the next probe `share` of what is left.
   void StartProbe(double share) {
+    if (node_limit > 0) {
+      probe_node_end =
+          nodes + static_cast<int64_t>(static_cast<double>(node_limit - nodes) * share);
+      return;
+    }
     const Clock::time_point now = Clock::now();
     probe_deadline =
         deadline <= now
             ? now
             : now + std::chrono::duration_cast<Clock::duration>((deadline - now) * share);
+  }
+
+ private:
+  void Report(Clock::time_point now) {
+    if (progress && *progress && now - last_report > std::chrono::milliseconds(100)) {
+      last_report = now;
+      (*progress)(
+          {std::chrono::duration<double>(now - start).count(), limit_s, best_total, bound_total});
+    }
   }
 };
 
@@ -148,7 +173,7 @@ struct Partition {
 // The decision procedure for one pool: do the buffers fit in `capacity`?
 class CanonicalSearch {
  public:
-  CanonicalSearch(const PoolInstance& inst, SearchClock& clock) : inst_(inst), clock_(clock) {
+  CanonicalSearch(const PoolInstance& inst, SearchBudget& budget) : inst_(inst), budget_(budget) {
     const size_t n = static_cast<size_t>(inst.num_buffers());
     offset_.resize(n);
     min_offset_.resize(n);
@@ -432,9 +457,8 @@ class CanonicalSearch {
   // the rank of the last buffer the canonical branching put at `offset`.
   Outcome Search(const Partition& p, int64_t offset, int32_t rank) {
     if (--nodes_left_ < 0) return Outcome::kAborted;
-    // Nodes of a large partition cost milliseconds: look at the clock at each.
-    const bool look = (++nodes_ & 63) == 0 || p.buffers.size() > 1024;
-    if (look && clock_.Expired()) return Outcome::kTimeout;
+    // Nodes of a large partition cost milliseconds.
+    if (budget_.Spend(p.buffers.size() > 1024)) return Outcome::kOutOfBudget;
     // The lowest top any unplaced buffer could have: placing anything at or
     // above it would leave a gap that buffer fills.
     int64_t lowest_top = kInfinity;
@@ -577,7 +601,7 @@ class CanonicalSearch {
   }
 
   const PoolInstance& inst_;
-  SearchClock& clock_;
+  SearchBudget& budget_;
   int64_t capacity_ = 0;
   std::vector<std::vector<int32_t>> preorders_;
   std::vector<Partition> initial_;
@@ -595,7 +619,6 @@ class CanonicalSearch {
   std::vector<std::pair<int32_t, int32_t>> spans_;
   std::vector<char> reach_;
   int64_t nodes_left_ = 0;
-  int64_t nodes_ = 0;
 };
 
 // Offsets of buffers that all conflict with each other (a clique: the
@@ -639,7 +662,7 @@ std::optional<std::vector<int64_t>> StackClique(const PoolInstance& inst) {
 // Lowers the used size of one pool, keeping its buffers. Returns whether the
 // result is proven minimal.
 bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers,
-                 std::vector<Placement>& placements, int64_t lower_bound, SearchClock& clock,
+                 std::vector<Placement>& placements, int64_t lower_bound, SearchBudget& budget,
                  int64_t& used) {
   if (used <= lower_bound) return true;
   for (BufferIndex b : buffers) {
@@ -672,7 +695,7 @@ bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers
       found = std::max(found, placements[static_cast<size_t>(b)].offset_bytes +
                                   ctx.problem.buffers[static_cast<size_t>(b)].size_bytes);
     }
-    clock.best_total -= used - found;
+    budget.best_total -= used - found;
     used = found;
   };
   // Adopts a complete solution when it lowers the peak; whether the pool
@@ -688,36 +711,18 @@ bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers
   };
   const std::optional<std::vector<int64_t>> stacked = StackClique(inst);
   if (stacked && offer(*stacked)) return true;
-  if (inst.decomposable) {
-    // No slack at any moment: a guillotine decomposition finds zero-waste
-    // packings the canonical search needs luck for.
-    std::vector<PackingItem> items;
-    for (int32_t i = 0; i < inst.num_buffers(); ++i) {
-      const auto ii = static_cast<size_t>(i);
-      items.push_back({inst.size[ii], inst.section_begin[ii], inst.section_end[ii]});
-    }
-    clock.StartProbe(0.2);
-    const std::optional<std::vector<int64_t>> packed = FindPerfectPacking(
-        items, inst.num_sections, [&] { return clock.Expired(); }, int64_t{1} << 40);
-    bool aligned = packed.has_value();
-    for (int32_t i = 0; aligned && i < inst.num_buffers(); ++i) {
-      const auto ii = static_cast<size_t>(i);
-      aligned = (*packed)[ii] % inst.alignment[ii] == 0;
-    }
-    if (aligned && offer(*packed)) return true;
-  }
-  CanonicalSearch search(inst, clock);
+  CanonicalSearch search(inst, budget);
   // Capacities below `proven` are impossible; the search looks in [lo, hi].
-  // A probe that runs out of its share of time proves nothing, and the
+  // A probe that runs out of its share of the budget proves nothing, and the
   // search moves on to easier (larger) capacities.
   int64_t proven = lower_bound, lo = lower_bound, hi = used - 1;
   bool first = true;
-  while (lo <= hi && Clock::now() < clock.deadline) {
+  while (lo <= hi && !budget.Exhausted()) {
     const int64_t capacity = first ? lo : lo + (hi - lo) / 2;
-    clock.StartProbe(first ? 0.3 : 0.5);
+    budget.StartProbe(first ? 0.3 : 0.5);
     first = false;
     const Outcome outcome = search.Solve(capacity);
-    if (outcome == Outcome::kTimeout) {
+    if (outcome == Outcome::kOutOfBudget) {
       lo = capacity + 1;
       continue;
     }
@@ -761,19 +766,21 @@ void RunOnStackOf(size_t bytes, const std::function<void()>& fn) {
 }  // namespace
 
 StatusOr<AlgorithmResult> ImproveExactly(const PlanContext& ctx, std::vector<Placement> start,
-                                         double time_limit_s) {
-  SearchClock clock;
-  clock.start = clock.last_report = Clock::now();
-  clock.limit_s = time_limit_s;
-  clock.deadline = clock.start + std::chrono::duration_cast<Clock::duration>(
-                                     std::chrono::duration<double>(std::max(0.0, time_limit_s)));
-  clock.probe_deadline = clock.deadline;
-  clock.progress = &ctx.options.progress;
+                                         double time_limit_s, int64_t node_limit) {
+  SearchBudget budget;
+  budget.start = budget.last_report = Clock::now();
+  budget.limit_s = time_limit_s;
+  budget.deadline = budget.start + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(std::max(0.0, time_limit_s)));
+  budget.probe_deadline = budget.deadline;
+  budget.node_limit = std::max<int64_t>(0, node_limit);
+  budget.probe_node_end = budget.node_limit;
+  budget.progress = &ctx.options.progress;
   std::vector<int64_t> used = PoolUsedBytes(ctx.problem, start);
   std::vector<int64_t> bounds = PoolLowerBounds(ctx.problem, start);
   for (size_t p = 0; p < used.size(); ++p) {
-    clock.best_total += used[p];
-    clock.bound_total += bounds[p];
+    budget.best_total += used[p];
+    budget.bound_total += bounds[p];
   }
   std::vector<std::vector<BufferIndex>> members(ctx.problem.pools.size());
   for (size_t i = 0; i < start.size(); ++i) {
@@ -787,7 +794,7 @@ StatusOr<AlgorithmResult> ImproveExactly(const PlanContext& ctx, std::vector<Pla
   RunOnStackOf(stack_bytes, [&] {
     for (size_t p = 0; p < members.size(); ++p) {
       if (members[p].empty()) continue;
-      const bool proven = ImprovePool(ctx, members[p], start, bounds[p], clock, used[p]);
+      const bool proven = ImprovePool(ctx, members[p], start, bounds[p], budget, used[p]);
       result.proven_optimal = result.proven_optimal && proven;
     }
   });

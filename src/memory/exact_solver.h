@@ -19,11 +19,12 @@
 // The optimization around it starts from a valid plan (the best greedy one):
 // it asks for the lower bound first, then bisects between what is proven
 // impossible and the best plan found, until the two meet (proven optimal) or
-// the time is up (best plan so far, not proven). Pools are independent: each
-// keeps the buffers the starting plan gave it. A pool with pinned buffers is
-// left as the starting plan placed it.
+// the budget is spent (best plan so far, not proven). Pools are independent:
+// each keeps the buffers the starting plan gave it. A pool with pinned buffers
+// is left as the starting plan placed it.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "memory/planner.h"
@@ -31,7 +32,9 @@
 namespace tessel::memory {
 
 // `start` must be a valid plan for ctx.problem; the result is never worse.
+// The search stops after `node_limit` search nodes when it is positive (the
+// same plan on every machine), otherwise after `time_limit_s` seconds.
 StatusOr<AlgorithmResult> ImproveExactly(const PlanContext& ctx, std::vector<Placement> start,
-                                         double time_limit_s);
+                                         double time_limit_s, int64_t node_limit);
 
 }  // namespace tessel::memory

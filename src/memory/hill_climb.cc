@@ -48,7 +48,7 @@ StatusOr<AlgorithmResult> HillClimb(const PlanContext& ctx) {
   std::vector<BufferIndex> tops, first_level, second_level;
   for (int attempt = 1; attempt <= ctx.options.hill_climb_attempts && best_total > bound;
        ++attempt) {
-    if (std::chrono::steady_clock::now() >= deadline) break;
+    if (ctx.options.node_limit <= 0 && std::chrono::steady_clock::now() >= deadline) break;
     tops.clear();
     for (size_t i = 0; i < current.size(); ++i) {
       const Placement& p = current[i];

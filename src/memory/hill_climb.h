@@ -6,8 +6,8 @@
 // a neighbour), places the new order greedily (greedy.h) and keeps the swap
 // when the total used size does not grow, or otherwise with a probability that
 // shrinks with the loss and the attempt count. Deterministic for a seed; stops
-// after PlannerOptions::hill_climb_attempts attempts, at time_limit_s, or at
-// the lower bound.
+// after PlannerOptions::hill_climb_attempts attempts, at time_limit_s (unless
+// node_limit asks for a deterministic budget), or at the lower bound.
 #pragma once
 
 #include "memory/planner.h"

@@ -1,5 +1,6 @@
 #include "memory/planner.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/check.h"
@@ -7,6 +8,7 @@
 #include "memory/greedy.h"
 #include "memory/hill_climb.h"
 #include "memory/lower_bound.h"
+#include "memory/perfect/pack_perfectly.h"
 #include "memory/verifier.h"
 
 namespace tessel::memory {
@@ -48,7 +50,25 @@ StatusOr<AlgorithmResult> BestGreedy(const PlanContext& ctx) {
 
 StatusOr<AlgorithmResult> Optimal(const PlanContext& ctx, double time_limit_s) {
   TESSEL_ASSIGN_OR_RETURN(AlgorithmResult start, BestGreedy(ctx));
-  return ImproveExactly(ctx, std::move(start.placements), time_limit_s);
+  return ImproveExactly(ctx, std::move(start.placements), time_limit_s, ctx.options.node_limit);
+}
+
+// Zero-waste packings within a fifth of the time limit, then the exact search
+// in the time left (or each with node_limit nodes).
+StatusOr<AlgorithmResult> Perfect(const PlanContext& ctx) {
+  using Clock = std::chrono::steady_clock;
+  TESSEL_ASSIGN_OR_RETURN(AlgorithmResult start, BestGreedy(ctx));
+  const Clock::time_point begin = Clock::now();
+  const double limit_s = ctx.options.time_limit_s;
+  const int64_t node_limit = ctx.options.node_limit;
+  const Clock::time_point deadline =
+      begin + std::chrono::duration_cast<Clock::duration>(
+                  std::chrono::duration<double>(std::max(0.0, limit_s / 5)));
+  PackPerfectly(
+      ctx, start.placements, [&] { return node_limit <= 0 && Clock::now() >= deadline; },
+      node_limit > 0 ? node_limit : int64_t{1} << 40);
+  const double spent_s = std::chrono::duration<double>(Clock::now() - begin).count();
+  return ImproveExactly(ctx, std::move(start.placements), limit_s - spent_s, node_limit);
 }
 
 }  // namespace
@@ -68,6 +88,10 @@ PlannerRegistry& PlannerRegistry::Global() {
         {"hill_climb", "greedy placement of an order improved by random swaps (TVM)", HillClimb});
     r->Register({"optimal", "branch and bound over canonical placements, within the time limit",
                  [](const PlanContext& ctx) { return Optimal(ctx, ctx.options.time_limit_s); }});
+    // Opt-in: neither `auto` nor `optimal` runs it.
+    r->Register({"perfect",
+                 "zero-waste packing of pools without slack (synthetic instances), then optimal",
+                 Perfect});
     return r;
   }();
   return *registry;

@@ -13,6 +13,10 @@
 //                        time_limit_s; says whether it proved optimality
 //   auto (default)       the best greedy plan, improved by `optimal` within
 //                        auto_time_limit_s when it is above the lower bound
+//   perfect (opt-in)     zero-waste packings for pools without slack
+//                        (perfect/pack_perfectly.h), then `optimal`; only
+//                        synthetic instances have such pools
+// With node_limit set, the searches stop on node counts instead of the clock.
 //
 // A buffer goes to its first candidate pool that still fits under that pool's
 // limit; when none does, the answer is ResourceExhausted naming the pool, its
@@ -47,12 +51,18 @@ struct SearchProgress {
 };
 
 struct PlannerOptions {
-  // Time `optimal` may search before returning its best plan.
+  // Time `optimal` (and `perfect`) may search before returning its best plan.
   double time_limit_s = 10.0;
   // Time `auto` lets the exact search improve the best greedy plan.
   double auto_time_limit_s = 1.0;
+  // When positive, a deterministic budget that replaces the time limits: the
+  // exact search of `auto`, `optimal` and `perfect` stops after this many
+  // search nodes (`perfect`'s packing gets as many per pool before it), and
+  // hill_climb only at hill_climb_attempts. The plan is then the same on every
+  // machine, however loaded. 0: the time limits apply.
+  int64_t node_limit = 0;
   // hill_climb's number of reorderings (TVM uses 500); it also stops at
-  // time_limit_s.
+  // time_limit_s when node_limit is 0.
   int hill_climb_attempts = 500;
   uint64_t seed = 1;
   // Run VerifyPlan on the plan before returning it.

@@ -59,10 +59,10 @@ Problem RandomProblem(std::mt19937_64& rng, int max_buffers, bool rich) {
   return p;
 }
 
+// A deterministic budget: the same plans on every machine, however loaded.
 PlannerOptions FastOptions() {
   PlannerOptions o;
-  o.time_limit_s = 0.01;
-  o.auto_time_limit_s = 0.01;
+  o.node_limit = 2000;
   o.hill_climb_attempts = 20;
   o.verify = true;
   return o;
@@ -90,7 +90,7 @@ int64_t BruteForceOptimum(const Problem& p) {
 TEST(Planner, Every_algorithm_is_registered_once) {
   EXPECT_EQ(AlgorithmNames(),
             (std::vector<std::string>{"auto", "greedy_by_size", "greedy_by_conflicts", "hill_climb",
-                                      "optimal"}));
+                                      "optimal", "perfect"}));
 }
 
 TEST(Planner, rejects_an_unknown_algorithm_listing_the_known_ones) {
@@ -159,7 +159,7 @@ TEST(Planner, Optimal_solves_the_minimalloc_example_at_its_capacity) {
   StatusOr<Instance> inst = ParseInstanceCsv(
       "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n", "input.12.csv");
   ASSERT_TRUE(inst.ok());
-  StatusOr<Plan> plan = MakePlan(inst->problem, "optimal");
+  StatusOr<Plan> plan = MakePlan(inst->problem, "optimal", FastOptions());
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->pool_used_bytes[0], 12);
   EXPECT_TRUE(plan->proven_optimal);
@@ -183,13 +183,32 @@ TEST(Planner, Optimal_stacks_a_clique_with_the_most_rounding_last_and_proves_it)
   }
   p.buffers.push_back({.name = "last", .size_bytes = 80, .alignment = 64, .live = {0, 10},
                        .pool_candidates = {0}});
-  PlannerOptions options;
-  options.time_limit_s = 1.0;
-  StatusOr<Plan> plan = MakePlan(p, "optimal", options);
+  StatusOr<Plan> plan = MakePlan(p, "optimal", FastOptions());
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->pool_used_bytes[0], PoolLowerBounds(p, plan->placements)[0]);
   EXPECT_TRUE(plan->proven_optimal);
   EXPECT_TRUE(VerifyPlan(p, *plan).ok());
+}
+
+// A zero-slack instance that the exact search packs at its capacity with a
+// limit of 3,200 nodes (measured; 1,600 are not enough).
+TEST(Planner, A_node_limit_replaces_the_time_limit) {
+  const Problem p = GuillotineInstance({.num_buffers = 400, .seed = 1});
+  const int64_t capacity = GuillotineInstanceOptions{}.capacity_bytes;
+  PlannerOptions options = FastOptions();
+  options.time_limit_s = 0;  // would stop the search at once
+  options.node_limit = 100000;
+  StatusOr<Plan> plan = MakePlan(p, "optimal", options);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->pool_used_bytes[0], capacity);
+  EXPECT_TRUE(plan->proven_optimal);
+
+  options.time_limit_s = 1e9;  // would never stop it
+  options.node_limit = 50;
+  plan = MakePlan(p, "optimal", options);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_GT(plan->pool_used_bytes[0], capacity);
+  EXPECT_FALSE(plan->proven_optimal);
 }
 
 // Property: on thousands of random problems every algorithm either returns a
@@ -268,7 +287,7 @@ TEST(Report, Table_and_svg_describe_each_plan) {
   p.pools.push_back({.name = "work"});
   p.buffers.push_back({.name = "a<&>", .size_bytes = 64, .live = {0, 2}, .pool_candidates = {0}});
   p.buffers.push_back({.name = "b", .size_bytes = 32, .live = {1, 3}, .pool_candidates = {0}});
-  StatusOr<Plan> plan = MakePlan(p, "optimal");
+  StatusOr<Plan> plan = MakePlan(p, "optimal", FastOptions());
   ASSERT_TRUE(plan.ok());
   const std::string table = FormatPlanTable(p, {*plan});
   EXPECT_NE(table.find("optimal"), std::string::npos) << table;

@@ -1,8 +1,7 @@
 #include "snippets/isa.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string_view>
+#include <atomic>
 #include <xbyak/xbyak_util.h>
 
 namespace tessel::snippets {
@@ -27,13 +26,15 @@ Isa HostIsa() {
   return host;
 }
 
-Isa DefaultIsa() {
-  const char* env = std::getenv("TESSEL_JIT");
-  const std::string_view v = env ? env : "";
-  if (v == "off") return Isa::kInterpreter;
-  if (v == "avx2") return std::min(HostIsa(), Isa::kAvx2);
-  return HostIsa();
-}
+namespace {
+
+std::atomic<Isa> isa_cap{Isa::kAvx512};
+
+}  // namespace
+
+void SetIsaCap(Isa cap) { isa_cap.store(cap); }
+
+Isa DefaultIsa() { return std::min(HostIsa(), isa_cap.load()); }
 
 bool IsaSupported(Isa isa) { return isa <= HostIsa(); }
 

@@ -272,16 +272,13 @@ TEST(SnippetKernel, Compile_rejects_a_body_whose_output_does_not_span_the_domain
       << kernel.status().message();
 }
 
-TEST(SnippetKernel, TESSEL_JIT_off_selects_the_interpreter) {
-  const char* saved = std::getenv("TESSEL_JIT");
-  const std::string before = saved ? saved : "";
-  ::setenv("TESSEL_JIT", "off", 1);
+TEST(SnippetKernel, The_isa_cap_selects_the_path) {
+  SetIsaCap(Isa::kInterpreter);
   EXPECT_EQ(DefaultIsa(), Isa::kInterpreter);
-  ::setenv("TESSEL_JIT", "avx2", 1);
+  SetIsaCap(Isa::kAvx2);
   EXPECT_EQ(DefaultIsa(), std::min(HostIsa(), Isa::kAvx2));
-  ::unsetenv("TESSEL_JIT");
+  SetIsaCap(Isa::kAvx512);
   EXPECT_EQ(DefaultIsa(), HostIsa());
-  if (saved) ::setenv("TESSEL_JIT", before.c_str(), 1);
 }
 
 }  // namespace

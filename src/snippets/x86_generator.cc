@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <exception>
 #include <optional>
 #include <string>
@@ -253,6 +254,23 @@ class Generator : public X86Function, public Xbyak::CodeGenerator {
 
 }  // namespace
 
+namespace {
+
+std::mutex dump_mu;
+std::string dump_dir;
+
+}  // namespace
+
+void SetDumpDirectory(std::string dir) {
+  std::lock_guard<std::mutex> lock(dump_mu);
+  dump_dir = std::move(dir);
+}
+
+std::string DumpDirectory() {
+  std::lock_guard<std::mutex> lock(dump_mu);
+  return dump_dir;
+}
+
 StatusOr<std::unique_ptr<X86Function>> GenerateX86(const KernelIR& ir, Isa isa, bool nontemporal) {
   TESSEL_CHECK(isa == Isa::kAvx2 || isa == Isa::kAvx512);
   if (!IsaSupported(isa)) {
@@ -270,9 +288,9 @@ StatusOr<std::unique_ptr<X86Function>> GenerateX86(const KernelIR& ir, Isa isa, 
     auto gen = std::make_unique<Generator>(std::move(target_ir), isa, nontemporal,
                                            std::move(vector_regs), std::move(scalar_regs));
     gen->Build();
-    if (const char* dir = std::getenv("TESSEL_SNIPPETS_DUMP")) {
+    if (const std::string dir = DumpDirectory(); !dir.empty()) {
       static std::atomic<int> serial{0};
-      const std::string path = std::string(dir) + "/" + std::to_string(serial++) + "_" + ir.name +
+      const std::string path = dir + "/" + std::to_string(serial++) + "_" + ir.name +
                                (nontemporal ? ".nt" : "") + ".bin";
       if (FILE* f = std::fopen(path.c_str(), "wb")) {
         std::fwrite(gen->getCode(), 1, gen->getSize(), f);

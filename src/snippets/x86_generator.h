@@ -46,4 +46,10 @@ int NumVectorRegisters(Isa isa);
 // Fails when a tile needs more vector registers than the ISA has.
 StatusOr<std::unique_ptr<X86Function>> GenerateX86(const KernelIR& ir, Isa isa, bool nontemporal);
 
+// Where GenerateX86 writes each kernel's machine code
+// (N_NAME[.nt].bin, for objdump -b binary -m i386:x86-64 -D); empty (the
+// default): nowhere. `tessel` sets it from TESSEL_SNIPPETS_DUMP.
+void SetDumpDirectory(std::string dir);
+std::string DumpDirectory();
+
 }  // namespace tessel::snippets

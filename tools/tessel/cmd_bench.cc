@@ -13,6 +13,7 @@
 #include "common.h"
 #include "ir/printer.h"
 #include "target.h"
+#include "targets/cpu/thread_pool.h"
 
 namespace tessel::cli {
 
@@ -22,7 +23,6 @@ struct BenchArgs {
   std::string model;
   int warmup = 3;
   int repeat = 20;
-  int threads = 0;
   bool json = false;
   ModelOptions model_options;
   TargetOptions target;
@@ -43,13 +43,15 @@ int64_t ProcStatusBytes(const std::string& field) {
 }
 
 Status Bench(const BenchArgs& args) {
-  const int threads = ApplyThreads(args.threads);
   TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
   const int64_t rss_before_load = ProcStatusBytes("VmRSS");
-  TESSEL_ASSIGN_OR_RETURN(CompiledModel model, LoadOrCompile(args.model, copts));
+  TESSEL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(args.model, args.target, copts));
+  CompiledModel& model = lm.model;
   std::vector<Tensor> inputs = RandomInputs(*model.graph, 1);
   const ir::GraphStats stats = ir::ComputeStats(*model.graph);  // before packing drops any
-  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> executor, MakeRunner(model, args.target));
+  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<targets::Executable> executor,
+                          Prepare(model, *lm.target));
+  const int threads = model.target.name == "cpu" ? cpu::ThreadPool::Default().num_threads() : 1;
   executor->SetProfiling(false);  // the timed runs record no timings
   for (int i = 0; i < args.warmup; ++i) TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
   std::vector<double> times;
@@ -79,9 +81,9 @@ Status Bench(const BenchArgs& args) {
         {"warmup", args.warmup},
         {"latency_ms", {{"min", lat.min_ms}, {"median", lat.median_ms}, {"p90", lat.p90_ms}}},
         {"weights_bytes", stats.parameter_bytes},
-        {"packed_weights_bytes", executor->packed_weight_bytes()},
-        {"workspace_bytes", executor->workspace_bytes()},
-        {"peak_activation_bytes", executor->peak_activation_bytes()},
+        {"packed_weights_bytes", executor->stats().packed_weight_bytes},
+        {"workspace_bytes", executor->stats().workspace_bytes},
+        {"peak_activation_bytes", executor->stats().peak_activation_bytes},
         {"rss_before_load_bytes", rss_before_load},
         {"peak_rss_bytes", peak_rss},
         {"rss_delta_bytes", rss_delta}};
@@ -95,9 +97,9 @@ Status Bench(const BenchArgs& args) {
               lat.p90_ms);
   std::printf("memory   weights %s, packed weights %s, arenas %s, peak activations %s\n",
               FormatBytes(stats.parameter_bytes).c_str(),
-              FormatBytes(executor->packed_weight_bytes()).c_str(),
-              FormatBytes(executor->workspace_bytes()).c_str(),
-              FormatBytes(executor->peak_activation_bytes()).c_str());
+              FormatBytes(executor->stats().packed_weight_bytes).c_str(),
+              FormatBytes(executor->stats().workspace_bytes).c_str(),
+              FormatBytes(executor->stats().peak_activation_bytes).c_str());
   std::printf("process  peak RSS %s, %s above the RSS before loading the model\n",
               FormatBytes(peak_rss).c_str(), FormatBytes(rss_delta).c_str());
   std::printf("%s", profile.c_str());
@@ -112,7 +114,6 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("model", args->model, "Model file: .onnx or compiled")->required();
   cmd->add_option("--warmup", args->warmup, "Warm-up runs")->check(CLI::Range(0, 100000));
   cmd->add_option("--repeat", args->repeat, "Measured runs")->check(CLI::Range(1, 1000000));
-  AddThreadsOption(*cmd, args->threads);
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   AddModelOptions(*cmd, args->model_options);
   AddTargetOptions(*cmd, args->target, /*profile=*/true);

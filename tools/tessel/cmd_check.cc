@@ -15,7 +15,6 @@ namespace tessel::cli {
 namespace {
 
 struct CheckArgs {
-  int threads = 0;  // --threads; 0: physical cores
   std::string dir;
   double rtol = 1e-3;
   double atol = 1e-4;
@@ -25,15 +24,16 @@ struct CheckArgs {
 };
 
 StatusOr<bool> Check(const CheckArgs& args) {
-  ApplyThreads(args.threads);
   TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
   const std::filesystem::path dir(args.dir);
   TESSEL_ASSIGN_OR_RETURN(auto sets, onnx_io::ReadTestDataSets(dir));
   if (sets.empty()) return NotFound("'" + args.dir + "' has no test_data_set_* folder");
-  TESSEL_ASSIGN_OR_RETURN(CompiledModel model, LoadOrCompile(dir / "model.onnx", copts));
+  TESSEL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel((dir / "model.onnx").string(), args.target, copts));
+  CompiledModel& model = lm.model;
   std::set<std::string> bound;
   for (const auto& [input, value] : copts.import.constant_inputs) bound.insert(input);
-  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> executor, MakeRunner(model, args.target));
+  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<targets::Executable> executor,
+                          Prepare(model, *lm.target));
   bool all_ok = true;
   nlohmann::json report;
   report["model"] = (dir / "model.onnx").string();
@@ -99,7 +99,6 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   AddModelOptions(*cmd, args->model_options);
   AddTargetOptions(*cmd, args->target, /*profile=*/false);
-  AddThreadsOption(*cmd, args->threads);
   cmd->callback([args, &exit_code] {
     StatusOr<bool> ok = Check(*args);
     exit_code = !ok.ok() ? ReportError(ok.status()) : (*ok ? 0 : 1);

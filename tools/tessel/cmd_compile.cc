@@ -9,6 +9,8 @@
 #include "compiler/model_file.h"
 #include "ir/printer.h"
 #include "snippets/statistics.h"
+#include "target.h"
+#include "targets/registry.h"
 
 namespace tessel::cli {
 
@@ -22,6 +24,7 @@ struct CompileArgs {
   bool dump_kernels = false;
   ModelOptions model_options;
   MemoryCliOptions memory;
+  TargetOptions target;
 };
 
 Status RunCompile(const CompileArgs& args) {
@@ -47,8 +50,10 @@ Status RunCompile(const CompileArgs& args) {
     std::cout << "--- after " << stage << " ---\n";
     ir::PrintGraph(g, std::cout);
   };
+  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<targets::Target> target,
+                          MakeRequestedTarget(args.target));
   const auto t0 = std::chrono::steady_clock::now();
-  StatusOr<CompiledModel> loaded = Compile(args.model, copts);
+  StatusOr<CompiledModel> loaded = Compile(args.model, *target, copts);
   EndSearchProgressBar();
   TESSEL_ASSIGN_OR_RETURN(CompiledModel model, std::move(loaded));
   const double ms =
@@ -58,6 +63,7 @@ Status RunCompile(const CompileArgs& args) {
   std::printf("compiled %s -> %s in %.0f ms: %lld nodes, weights %s\n", args.model.c_str(),
               args.output.c_str(), ms, static_cast<long long>(stats.num_nodes),
               FormatBytes(stats.parameter_bytes).c_str());
+  std::printf("target   %s\n", model.target.ToString().c_str());
   for (const ir::MemoryPool& pool : model.memory.pools) {
     std::printf("pool %s '%s': %s (planner %s)\n", pool.read_only ? "ro" : "rw", pool.name.c_str(),
                 FormatBytes(pool.size_bytes).c_str(), model.memory.algorithm.c_str());
@@ -85,6 +91,7 @@ void AddCompileCommand(CLI::App& app, int& exit_code) {
                 "As --dump-snippets, with each snippet's lowered kernel IR");
   AddModelOptions(*cmd, args->model_options);
   AddMemoryOptions(*cmd, args->memory, /*time_limit=*/true);
+  AddTargetOptions(*cmd, args->target, /*profile=*/false);
   cmd->callback([args, &exit_code] {
     Status s = RunCompile(*args);
     exit_code = s.ok() ? 0 : ReportError(s);

@@ -32,7 +32,8 @@
 #include "onnx/importer.h"
 #include "onnx/tensor_io.h"
 #include "onnx/test_data.h"
-#include "targets/cpu/executor.h"
+#include "target.h"
+#include "targets/registry.h"
 
 namespace tessel::cli {
 
@@ -48,6 +49,9 @@ struct ConformanceArgs {
   std::string json;
   std::string markdown;
   std::string suite_faults;  // file: SUITE/NAME<TAB>why the test itself is wrong
+  std::string baseline;      // --baseline: a --json report of another target
+  TargetOptions target_options;
+  const targets::Target* target = nullptr;  // made from target_options
 };
 
 enum class Outcome { kPassed, kFailed, kSkipped };
@@ -207,9 +211,14 @@ bool NeedsCompileTimeValue(const Status& s) {
 
 // Runs every data set on one compiled model; false (with the reason) on the
 // first failure.
-bool RunDataSets(const CompiledModel& model, const std::vector<onnx_io::TestDataSet>& sets,
+bool RunDataSets(CompiledModel& model, const std::vector<onnx_io::TestDataSet>& sets,
                  const ConformanceArgs& args, TestResult& r) {
-  cpu::CpuExecutor executor(*model.graph);
+  StatusOr<std::unique_ptr<targets::Executable>> prepared = Prepare(model, *args.target);
+  if (!prepared.ok()) {
+    CompileFailed(r, prepared.status());
+    return false;
+  }
+  targets::Executable& executor = **prepared;
   for (const auto& set : sets) {
     auto inputs = GraphInputs(*model.graph, set);
     if (!inputs.ok()) {
@@ -277,7 +286,7 @@ void RunWithBindings(const TestCase& test, const std::vector<onnx_io::TestDataSe
         Skip(r, error.message());
         return;
       }
-      model = Compile(model_path, copts);
+      model = Compile(model_path, *args.target, copts);
       if (model.ok()) break;
       if (!NeedsCompileTimeValue(model.status())) {
         CompileFailed(r, model.status());
@@ -296,7 +305,7 @@ void RunWithBindings(const TestCase& test, const std::vector<onnx_io::TestDataSe
 
 void RunTest(const TestCase& test, const ConformanceArgs& args, TestResult& r) {
   const fs::path model_path = test.dir / "model.onnx";
-  auto model = Compile(model_path);
+  auto model = Compile(model_path, *args.target);
   const bool needs_binding = !model.ok() && NeedsCompileTimeValue(model.status());
   if (!model.ok() && !needs_binding) {
     CompileFailed(r, model.status());
@@ -368,6 +377,10 @@ struct Summary {
   std::map<std::string, Counts> by_suite;
   Counts total;
   int bound = 0;
+  // With --baseline: the baseline's target, and every test it passes that
+  // this run does not ("SUITE/NAME (op): outcome: reason").
+  std::string baseline_target;
+  std::vector<std::string> behind_baseline;
 };
 
 Summary Tally(const std::vector<TestResult>& results) {
@@ -396,6 +409,10 @@ std::string CommandLine(const ConformanceArgs& args) {
   if (args.atol != ConformanceArgs{}.atol) cmd += " --atol " + std::to_string(args.atol);
   if (!args.filter.empty()) cmd += " --filter '" + args.filter + "'";
   if (!args.suite_faults.empty()) cmd += " --suite-faults " + args.suite_faults;
+  if (!args.target_options.target.empty()) cmd += " --target " + args.target_options.target;
+  if (!args.target_options.device.empty()) cmd += " --device " + args.target_options.device;
+  if (!args.target_options.isa.empty()) cmd += " --isa " + args.target_options.isa;
+  if (!args.baseline.empty()) cmd += " --baseline " + args.baseline;
   return cmd;
 }
 
@@ -427,6 +444,11 @@ void PrintText(const std::vector<TestResult>& results, const Summary& s) {
       std::printf("  %s [%s]: %s\n", r.test.id().c_str(), r.op.c_str(), r.reason.c_str());
     }
   }
+  if (!s.baseline_target.empty()) {
+    std::printf("\n%zu test(s) pass on %s but not here%s\n", s.behind_baseline.size(),
+                s.baseline_target.c_str(), s.behind_baseline.empty() ? "" : ":");
+    for (const std::string& line : s.behind_baseline) std::printf("  %s\n", line.c_str());
+  }
   std::printf("\n%d passed test(s) had inputs bound at compile time\n", s.bound);
   std::printf("%s\n", TotalsLine(s.total).c_str());
 }
@@ -435,6 +457,7 @@ Status WriteJson(const std::string& path, const ConformanceArgs& args,
                  const std::vector<TestResult>& results, const Summary& s) {
   nlohmann::json j;
   j["command"] = CommandLine(args);
+  j["target"] = args.target->spec().ToString();
   j["rtol"] = args.rtol;
   j["atol"] = args.atol;
   j["totals"] = {
@@ -486,8 +509,8 @@ Status WriteMarkdown(const std::string& path, const ConformanceArgs& args,
                      const std::vector<TestResult>& results, const Summary& s) {
   std::ostringstream md;
   md << "# ONNX conformance\n\n"
-     << "Outcome of every test of the ONNX backend test suites through import and the\n"
-     << "reference executor: Debian's package `libonnx-testdata` (ONNX 1.12: node,\n"
+     << "Outcome of every test of the ONNX backend test suites through import,\n"
+     << "compilation and target `" << args.target->spec().ToString() << "`: Debian's package `libonnx-testdata` (ONNX 1.12: node,\n"
      << "pytorch-converted, pytorch-operator, simple) and, as suite `node-1.23`, the\n"
      << "node tests of the onnx 1.23 wheel, written to disk by\n"
      << "`tests/conformance/generate_node_tests.py`.\n"
@@ -576,6 +599,14 @@ Status WriteMarkdown(const std::string& path, const ConformanceArgs& args,
       md << "- `" << r.test.id() << "` (" << r.op << "): " << reason << "\n";
     }
   }
+  if (!s.baseline_target.empty()) {
+    md << "\n## Passed on `" << s.baseline_target << "`, not here\n\n"
+       << s.behind_baseline.size() << " test(s).\n\n";
+    for (std::string line : s.behind_baseline) {
+      std::replace(line.begin(), line.end(), '|', '/');
+      md << "- " << line << "\n";
+    }
+  }
   return onnx_io::WriteFileAtomically(path, md.str());
 }
 
@@ -616,7 +647,34 @@ void ApplySuiteFaults(const std::map<std::string, std::string>& faults,
   }
 }
 
-StatusOr<bool> Conformance(const ConformanceArgs& args) {
+// Every test the --baseline report passes that `results` does not.
+Status CompareWithBaseline(const std::string& path, const std::vector<TestResult>& results,
+                           Summary& s) {
+  std::ifstream in(path);
+  if (!in) return NotFound("--baseline '" + path + "' cannot be read");
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("tests") || !j["tests"].is_array()) {
+    return InvalidArgument("--baseline '" + path + "' is not a report of tessel conformance --json");
+  }
+  s.baseline_target = j.value("target", std::string("the baseline"));
+  std::set<std::string> passed;
+  for (const auto& t : j["tests"]) {
+    if (t.is_object() && t.value("outcome", "") == "passed") {
+      passed.insert(t.value("suite", "") + "/" + t.value("name", ""));
+    }
+  }
+  for (const TestResult& r : results) {
+    if (r.outcome == Outcome::kPassed || !passed.count(r.test.id())) continue;
+    s.behind_baseline.push_back("`" + r.test.id() + "` (" + r.op + "): " +
+                                OutcomeName(r.outcome) + ": " + r.reason);
+  }
+  return Status::Ok();
+}
+
+StatusOr<bool> Conformance(ConformanceArgs& args) {
+  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<targets::Target> target,
+                          MakeRequestedTarget(args.target_options));
+  args.target = target.get();
   TESSEL_ASSIGN_OR_RETURN(const auto faults, ReadSuiteFaults(args.suite_faults));
   std::vector<TestCase> tests;
   for (const std::string& p : args.paths) TESSEL_RETURN_IF_ERROR(FindTests(p, tests));
@@ -652,7 +710,10 @@ StatusOr<bool> Conformance(const ConformanceArgs& args) {
   if (progress) std::fprintf(stderr, "\r\033[K");
   ApplySuiteFaults(faults, results);
 
-  const Summary summary = Tally(results);
+  Summary summary = Tally(results);
+  if (!args.baseline.empty()) {
+    TESSEL_RETURN_IF_ERROR(CompareWithBaseline(args.baseline, results, summary));
+  }
   if (!args.json.empty()) TESSEL_RETURN_IF_ERROR(WriteJson(args.json, args, results, summary));
   if (!args.markdown.empty()) {
     TESSEL_RETURN_IF_ERROR(WriteMarkdown(args.markdown, args, results, summary));
@@ -682,6 +743,10 @@ void AddConformanceCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--suite-faults", args->suite_faults,
                   "File of tests whose own data are wrong: SUITE/NAME<TAB>reason per line "
                   "(tests/conformance/suite_faults.txt)");
+  cmd->add_option("--baseline", args->baseline,
+                  "A --json report of another target (e.g. reference): list every test it "
+                  "passes that this run does not, with the reason");
+  AddTargetOptions(*cmd, args->target_options, /*profile=*/false);
   cmd->callback([args, &exit_code] {
     StatusOr<bool> ok = Conformance(*args);
     exit_code = !ok.ok() ? ReportError(ok.status()) : (*ok ? 0 : 1);

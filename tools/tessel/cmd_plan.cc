@@ -16,7 +16,8 @@
 #include "memory/verifier.h"
 #include "memory_options.h"
 #include "onnx/tensor_io.h"
-#include "targets/cpu/executor.h"
+#include "target.h"
+#include "targets/reference/planned_memory.h"
 
 namespace tessel::cli {
 
@@ -32,6 +33,7 @@ struct PlanArgs {
   std::string svg;
   MemoryCliOptions memory;
   ModelOptions model_options;
+  TargetOptions target;
 };
 
 // Runs the requested algorithms (every registered one for "all"), each plan
@@ -144,8 +146,12 @@ StatusOr<int> PlanModel(const PlanArgs& args) {
   TESSEL_RETURN_IF_ERROR(ApplyMemoryOptions(args.memory, &copts.memory));
   MemoryOptions memory = copts.memory;
   copts.memory.algorithm = "none";  // the plans below are this command's
-  TESSEL_ASSIGN_OR_RETURN(CompiledModel model, LoadOrCompile(args.model, copts));
-  TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers, BuildMemoryProblem(*model.graph, memory));
+  TESSEL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(args.model, args.target, copts));
+  const CompiledModel& model = lm.model;
+  TESSEL_ASSIGN_OR_RETURN(std::vector<targets::NodeKernel> kernels,
+                          lm.target->SelectKernels(*model.graph));
+  TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers,
+                          BuildMemoryProblem(*model.graph, kernels, memory));
   TESSEL_ASSIGN_OR_RETURN(std::vector<memory::Plan> plans,
                           PlanAll(buffers.problem, args, memory.planner));
   int64_t tensors = 0, scratch = 0, constants = 0;
@@ -158,7 +164,7 @@ StatusOr<int> PlanModel(const PlanArgs& args) {
       ++tensors;
     }
   }
-  const int64_t reference = cpu::PredictPeakActivationBytes(*model.graph);
+  const int64_t reference = targets::PredictPeakActivationBytes(*model.graph);
   std::printf("model    %s: %zu nodes; %lld tensor, %lld scratch and %lld constant buffers\n",
               args.model.c_str(), model.graph->nodes().size(), static_cast<long long>(tensors),
               static_cast<long long>(scratch), static_cast<long long>(constants));
@@ -193,6 +199,7 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--svg", args->svg, "Draw the best plan: time across, address down");
   AddMemoryOptions(*cmd, args->memory, /*time_limit=*/true);
   AddModelOptions(*cmd, args->model_options);
+  AddTargetOptions(*cmd, args->target, /*profile=*/false);
   cmd->callback([args, &exit_code] {
     StatusOr<int> code = InvalidArgument("give a MODEL or --instance FILE.csv");
     if (args->algo != "all" && !memory::PlannerRegistry::Global().Find(args->algo)) {

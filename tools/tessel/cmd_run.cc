@@ -16,7 +16,6 @@ namespace tessel::cli {
 namespace {
 
 struct RunArgs {
-  int threads = 0;  // --threads; 0: physical cores
   std::string model;
   std::vector<std::string> inputs;
   std::string output_dir;
@@ -30,25 +29,28 @@ struct RunArgs {
 };
 
 Status Run(const RunArgs& args) {
-  ApplyThreads(args.threads);
   TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
   TESSEL_RETURN_IF_ERROR(ApplyMemoryOptions(args.memory, &copts.memory));
   TESSEL_ASSIGN_OR_RETURN(const bool precompiled, IsCompiledModelFile(args.model));
   const auto t0 = std::chrono::steady_clock::now();
-  StatusOr<CompiledModel> loaded = LoadOrCompile(args.model, copts);
+  StatusOr<LoadedModel> loaded = LoadModel(args.model, args.target, copts);
   EndSearchProgressBar();
-  TESSEL_ASSIGN_OR_RETURN(CompiledModel model, std::move(loaded));
+  TESSEL_ASSIGN_OR_RETURN(LoadedModel lm, std::move(loaded));
+  CompiledModel& model = lm.model;
   const double load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,
                           LoadInputs(*model.graph, args.inputs, args.seed));
   if (precompiled && args.replan) {
-    StatusOr<ir::MemoryLayout> layout = PlanMemory(*model.graph, copts.memory);
+    TESSEL_ASSIGN_OR_RETURN(std::vector<targets::NodeKernel> kernels,
+                            lm.target->SelectKernels(*model.graph));
+    StatusOr<ir::MemoryLayout> layout = PlanMemory(*model.graph, kernels, copts.memory);
     EndSearchProgressBar();
     TESSEL_ASSIGN_OR_RETURN(model.memory, std::move(layout));
   }
   const ir::GraphStats stats = ir::ComputeStats(*model.graph);  // before packing drops any
-  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> executor, MakeRunner(model, args.target));
+  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<targets::Executable> executor,
+                          Prepare(model, *lm.target));
   if (args.target.profile) executor->SetProfiling(true);
   std::vector<Tensor> outputs;
   std::vector<double> times;
@@ -76,9 +78,9 @@ Status Run(const RunArgs& args) {
     j["runs"] = args.repeat;
     j["latency_ms"] = {{"min", lat.min_ms}, {"median", lat.median_ms}, {"p90", lat.p90_ms}};
     j["weights_bytes"] = stats.parameter_bytes;
-    j["peak_activation_bytes"] = executor->peak_activation_bytes();
-    j["planner"] = model.memory.empty() ? "none" : model.memory.algorithm;
-    j["workspace_bytes"] = executor->workspace_bytes();
+    j["peak_activation_bytes"] = executor->stats().peak_activation_bytes;
+    j["planner"] = model.memory.algorithm;
+    j["workspace_bytes"] = executor->stats().workspace_bytes;
     j["target"] = executor->Describe();
     for (size_t k = 0; k < outputs.size(); ++k) {
       const Tensor& t = outputs[k];
@@ -103,13 +105,10 @@ Status Run(const RunArgs& args) {
   std::printf("latency min %.3f ms, median %.3f ms (%d run%s)\n", lat.min_ms, lat.median_ms,
               args.repeat, args.repeat == 1 ? "" : "s");
   std::printf("memory  weights %s, peak activations %s", FormatBytes(stats.parameter_bytes).c_str(),
-              FormatBytes(executor->peak_activation_bytes()).c_str());
-  if (!model.memory.empty()) {
-    std::printf(", planned workspace %s (%s)", FormatBytes(executor->workspace_bytes()).c_str(),
-                model.memory.algorithm.c_str());
-  }
-  std::printf("\n");
-  if (args.target.target != "cpu") std::printf("target  %s\n", executor->Describe().c_str());
+              FormatBytes(executor->stats().peak_activation_bytes).c_str());
+  std::printf(", planned workspace %s (%s)\n", FormatBytes(executor->stats().workspace_bytes).c_str(),
+              model.memory.algorithm.c_str());
+  std::printf("target  %s\n", executor->Describe().c_str());
   if (args.target.profile) std::printf("%s", executor->ProfileReport().c_str());
   if (!args.output_dir.empty()) std::printf("wrote   %zu output(s) to %s\n", outputs.size(), args.output_dir.c_str());
   return Status::Ok();
@@ -128,7 +127,6 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", args->seed, "Seed for random inputs");
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   AddModelOptions(*cmd, args->model_options);
-  AddThreadsOption(*cmd, args->threads);
   AddMemoryOptions(*cmd, args->memory, /*time_limit=*/true);
   AddTargetOptions(*cmd, args->target, /*profile=*/true);
   cmd->callback([cmd, args, &exit_code] {

@@ -3,6 +3,7 @@
 
 #include "common.h"
 #include "ir/printer.h"
+#include "target.h"
 
 namespace tessel::cli {
 
@@ -13,11 +14,15 @@ void AddShowCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("show", "Print a model's graph after compilation");
   cmd->add_option("model", *model, "Model file: .onnx or compiled")->required();
   cmd->add_flag("--summary", *summary, "Only the header, inputs, outputs and op counts");
+  auto topts = std::make_shared<TargetOptions>();
   AddModelOptions(*cmd, *mopts);
-  cmd->callback([model, mopts, summary, &exit_code] {
+  AddTargetOptions(*cmd, *topts, /*profile=*/false);
+  cmd->callback([model, mopts, topts, summary, &exit_code] {
     auto run = [&]() -> Status {
       TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(*mopts));
-      TESSEL_ASSIGN_OR_RETURN(CompiledModel m, LoadOrCompile(*model, copts));
+      TESSEL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(*model, *topts, copts));
+      const CompiledModel& m = lm.model;
+      std::cout << "target " << m.target.ToString() << "\n";
       if (*summary) {
         ir::PrintSummary(*m.graph, std::cout);
       } else {

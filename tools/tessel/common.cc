@@ -7,7 +7,6 @@
 #include <random>
 
 #include "onnx/tensor_io.h"
-#include "targets/cpu/thread_pool.h"
 
 namespace tessel::cli {
 
@@ -18,17 +17,6 @@ void AddModelOptions(CLI::App& app, ModelOptions& opts) {
                  "Bind a graph input to a constant at compile time: NAME=FILE.pb (repeatable)");
   app.add_flag("--no-fusion", opts.no_fusion,
                "Do not fuse elementwise ops into snippets (each op runs its reference kernel)");
-}
-
-void AddThreadsOption(CLI::App& app, int& threads) {
-  app.add_option("--threads", threads, "Threads the kernels use (default: one per physical core)")
-      ->check(CLI::Range(1, 1024));
-}
-
-int ApplyThreads(int threads) {
-  const int n = threads > 0 ? threads : cpu::ThreadPool::PhysicalCores();
-  cpu::ThreadPool::SetDefaultNumThreads(n);
-  return n;
 }
 
 StatusOr<CompileOptions> MakeCompileOptions(const ModelOptions& opts) {

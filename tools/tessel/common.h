@@ -21,13 +21,6 @@ struct ModelOptions {
 void AddModelOptions(CLI::App& app, ModelOptions& opts);
 StatusOr<CompileOptions> MakeCompileOptions(const ModelOptions& opts);
 
-// --threads N: how many threads the kernels share (the default pool and
-// oneDNN's); 0 keeps the default, one per physical core. CLI11 rejects 0,
-// negatives and garbage (exit 2).
-void AddThreadsOption(CLI::App& app, int& threads);
-// Sizes the thread pool; call before building an executor. Returns the count.
-int ApplyThreads(int threads);
-
 // Orders a data set's inputs as the graph's: by proto name where it names a
 // graph input, by position otherwise. Tensors named after an input in `bound`
 // (bound to a constant at compile time) are dropped first. `where` names the

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   // resident: packing weights would then hold them twice.
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
+  tessel::cli::ApplyEnvironment();
   CLI::App app{"tessel: an ahead-of-time compiler and runtime for ONNX inference"};
   app.require_subcommand(1);
   int exit_code = 0;

@@ -53,11 +53,6 @@ Status ApplyMemoryOptions(const MemoryCliOptions& opts, MemoryOptions* memory) {
   return Status::Ok();
 }
 
-std::unique_ptr<cpu::CpuExecutor> MakeExecutor(CompiledModel& model) {
-  return cpu::CpuExecutor::ReleasingPackedConstants(
-      *model.graph, model.memory.empty() ? nullptr : &model.memory);
-}
-
 bool MemoryOptionsGiven(const CLI::App& app) {
   return app.count("--planner") + app.count("--pool") + app.count("--io") > 0;
 }

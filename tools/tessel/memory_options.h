@@ -8,7 +8,6 @@
 #include "compiler/compiled_model.h"
 #include "compiler/plan_memory.h"
 #include "core/status.h"
-#include "targets/cpu/executor.h"
 
 namespace tessel::cli {
 
@@ -26,12 +25,6 @@ void AddMemoryOptions(CLI::App& app, MemoryCliOptions& opts, bool time_limit);
 // exact search; call EndSearchProgressBar after planning); bad specs and
 // unknown planners are InvalidArgument naming the option.
 Status ApplyMemoryOptions(const MemoryCliOptions& opts, MemoryOptions* memory);
-
-// An executor on the model's memory plan, or allocating as it runs when the
-// model has none (--planner none). Weights the fast kernels packed are
-// dropped from the model's graph (CpuExecutor::ReleasingPackedConstants):
-// the graph then serves this executor only.
-std::unique_ptr<cpu::CpuExecutor> MakeExecutor(CompiledModel& model);
 
 // Whether the command line set any of the options above.
 bool MemoryOptionsGiven(const CLI::App& app);

@@ -1,15 +1,15 @@
 #include "target.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <map>
+#include <cstdlib>
+#include <filesystem>
 
 #include "common.h"
-#include "memory_options.h"
-#include "targets/cpu/executor.h"
-#include "targets/cpu/fast_kernel.h"
+#include "compiler/model_file.h"
+#include "snippets/x86_generator.h"
+#include "targets/cpu/options.h"
+#include "targets/registry.h"
 #ifdef TESSEL_WITH_OPENCL
-#include "targets/opencl/executor.h"
 #include "targets/opencl/runtime.h"
 #endif
 
@@ -17,158 +17,86 @@ namespace tessel::cli {
 
 namespace {
 
-class CpuRunner : public ModelRunner {
- public:
-  explicit CpuRunner(CompiledModel& model) : graph_(*model.graph), exec_(MakeExecutor(model)) {}
-  StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) override {
-    profiled_runs_ += profiling_;
-    return exec_->Run(inputs);
-  }
-  int64_t peak_activation_bytes() const override { return exec_->stats().peak_activation_bytes; }
-  int64_t workspace_bytes() const override { return exec_->stats().workspace_bytes; }
-  int64_t packed_weight_bytes() const override { return exec_->stats().packed_weight_bytes; }
-  std::string Describe() const override { return "cpu"; }
-  void SetProfiling(bool on) override {
-    exec_->set_profiling(on);
-    profiling_ = on;
-    profiled_runs_ = 0;
-  }
-  // Time per op type and kernel, averaged over the profiled runs, largest first.
-  std::string ProfileReport() const override {
-    if (profiled_runs_ == 0) return "";
-    std::map<std::string, std::pair<double, int>> by_kind;
-    double total = 0;
-    for (size_t i = 0; i < graph_.nodes().size(); ++i) {
-      const ir::Node& node = *graph_.nodes()[i];
-      const cpu::FastKernel* fast = exec_->fast_kernel(i);
-      const std::string kernel = fast                          ? fast->Describe()
-                                 : node.op_type == "Subgraph" ? "snippet"
-                                                               : "reference";
-      const double seconds = exec_->node_seconds()[i] / profiled_runs_;
-      auto& [sum, count] = by_kind[node.op_type + "  " + kernel];
-      sum += seconds;
-      count += 1;
-      total += seconds;
-    }
-    std::vector<std::pair<double, std::string>> rows;
-    for (const auto& [kind, v] : by_kind) {
-      rows.emplace_back(v.first, kind + " (" + std::to_string(v.second) + " nodes)");
-    }
-    std::sort(rows.rbegin(), rows.rend());
-    char line[256];
-    std::snprintf(line, sizeof line, "profile  per run, by op and kernel (total %.3f ms, %d runs)\n",
-                  total * 1e3, profiled_runs_);
-    std::string out = line;
-    for (const auto& [seconds, kind] : rows) {
-      std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  %s\n", seconds * 1e3,
-                    total > 0 ? 100 * seconds / total : 0.0, kind.c_str());
-      out += line;
-    }
-    return out;
-  }
-
- private:
-  const ir::Graph& graph_;
-  std::unique_ptr<cpu::CpuExecutor> exec_;
-  bool profiling_ = false;
-  int profiled_runs_ = 0;
+// The environment's defaults for the cpu target (ApplyEnvironment).
+struct EnvironmentDefaults {
+  std::string isa, winograd, parallel_min_mflop, parallel_min_kib;
+  std::filesystem::path cache_dir;
 };
+EnvironmentDefaults env_defaults;
 
-#ifdef TESSEL_WITH_OPENCL
-class OpenClRunner : public ModelRunner {
- public:
-  OpenClRunner(const CompiledModel& model, std::unique_ptr<opencl::Runtime> rt,
-               std::unique_ptr<opencl::OpenClExecutor> exec)
-      : graph_(*model.graph), rt_(std::move(rt)), exec_(std::move(exec)) {
-    peak_ = cpu::PredictPeakActivationBytes(*model.graph);
-  }
-  StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) override {
-    return exec_->Run(inputs);
-  }
-  int64_t peak_activation_bytes() const override { return peak_; }
-  void SetProfiling(bool on) override { exec_->set_record_timings(on); }
-  int64_t workspace_bytes() const override { return exec_->workspace_bytes(); }
-  std::string Describe() const override {
-    return "opencl:" + std::to_string(rt_->device().index) + " " + rt_->device().name;
-  }
-  std::string ProfileReport() const override {
-    const auto& timings = exec_->last_timings();
-    if (timings.empty()) return "";
-    // Per kernel name: total time, launches, bytes, flops.
-    struct Row {
-      double ms = 0;
-      int launches = 0;
-      int64_t bytes = 0, flops = 0;
-    };
-    std::map<std::string, Row> rows;
-    double total = 0;
-    for (const auto& t : timings) {
-      Row& r = rows[t.launch->kernel_name];
-      r.ms += t.ms;
-      r.launches += 1;
-      r.bytes += t.launch->bytes;
-      r.flops += t.launch->flops;
-      total += t.ms;
-    }
-    std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
-    std::sort(sorted.begin(), sorted.end(),
-              [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
-    std::string out;
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "profile (OpenCL events, last run): %zu launches, %.3f ms of kernels\n",
-                  timings.size(), total);
-    out += line;
-    std::snprintf(line, sizeof line, "  %-34s %8s %6s %9s %10s %10s\n", "kernel", "ms", "share",
-                  "launches", "GB/s", "GFLOP/s");
-    out += line;
-    constexpr size_t kMaxRows = 15;
-    for (size_t i = 0; i < sorted.size() && i < kMaxRows; ++i) {
-      const auto& [name, r] = sorted[i];
-      const double s = r.ms * 1e-3;
-      std::snprintf(line, sizeof line, "  %-34s %8.3f %5.1f%% %9d %10.1f %10.1f\n", name.c_str(),
-                    r.ms, total > 0 ? 100.0 * r.ms / total : 0.0, r.launches,
-                    s > 0 ? static_cast<double>(r.bytes) / s * 1e-9 : 0.0,
-                    s > 0 ? static_cast<double>(r.flops) / s * 1e-9 : 0.0);
-      out += line;
-    }
-    if (sorted.size() > kMaxRows) {
-      std::snprintf(line, sizeof line, "  ... %zu more kernels\n", sorted.size() - kMaxRows);
-      out += line;
-    }
-    // The slowest single launches, with their nodes.
-    std::vector<const opencl::LaunchTiming*> slow;
-    for (const auto& t : timings) slow.push_back(&t);
-    std::sort(slow.begin(), slow.end(), [](const auto* a, const auto* b) { return a->ms > b->ms; });
-    out += "  slowest launches:\n";
-    for (size_t i = 0; i < std::min<size_t>(slow.size(), 10); ++i) {
-      const auto& l = *slow[i]->launch;
-      const double s = slow[i]->ms * 1e-3;
-      std::snprintf(line, sizeof line, "    %8.3f ms  %-26s %-30s %8.1f GB/s %8.1f GFLOP/s\n",
-                    slow[i]->ms, l.kernel_name.c_str(),
-                    graph_.nodes()[static_cast<size_t>(l.node)]->name.substr(0, 30).c_str(),
-                    s > 0 ? static_cast<double>(l.bytes) / s * 1e-9 : 0.0,
-                    s > 0 ? static_cast<double>(l.flops) / s * 1e-9 : 0.0);
-      out += line;
-    }
-    return out;
-  }
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
 
- private:
-  const ir::Graph& graph_;
-  std::unique_ptr<opencl::Runtime> rt_;
-  std::unique_ptr<opencl::OpenClExecutor> exec_;
-  int64_t peak_ = 0;
-};
-#endif
+std::filesystem::path DefaultCacheDir() {
+  if (std::string dir = Env("TESSEL_CACHE_DIR"); !dir.empty()) return dir;
+  if (std::string dir = Env("XDG_CACHE_HOME"); !dir.empty())
+    return std::filesystem::path(dir) / "tessel";
+  if (std::string home = Env("HOME"); !home.empty())
+    return std::filesystem::path(home) / ".cache" / "tessel";
+  return std::filesystem::temp_directory_path() / "tessel-cache";
+}
+
+targets::HostOptions HostOptionsOf(const TargetOptions& opts) {
+  return {.profile = opts.profile, .cache_dir = env_defaults.cache_dir / "opencl"};
+}
+
+// The cpu target's run-time options: the command line's, else the
+// environment's.
+void AddRunOptions(const TargetOptions& opts, targets::TargetSpec& spec) {
+  if (spec.name != "cpu") return;
+  if (opts.threads > 0) spec.options["threads"] = std::to_string(opts.threads);
+  if (!env_defaults.parallel_min_mflop.empty())
+    spec.options["parallel_min_mflop"] = env_defaults.parallel_min_mflop;
+  if (!env_defaults.parallel_min_kib.empty())
+    spec.options["parallel_min_kib"] = env_defaults.parallel_min_kib;
+}
 
 }  // namespace
 
+void ApplyEnvironment() {
+  const std::string jit = Env("TESSEL_JIT");
+  if (jit == "off" || Env("TESSEL_FAST_KERNELS") == "off") {
+    env_defaults.isa = "generic";
+  } else if (jit == "avx2") {
+    env_defaults.isa = "avx2";
+  }
+  env_defaults.winograd = Env("TESSEL_WINOGRAD");
+  if (env_defaults.winograd == "on") env_defaults.winograd = "auto";
+  env_defaults.parallel_min_mflop = Env("TESSEL_PARALLEL_MIN_MFLOP");
+  env_defaults.parallel_min_kib = Env("TESSEL_PARALLEL_MIN_KIB");
+  for (const char* name : {"DNNL_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA"}) {
+    std::string cap = Env(name);
+    for (char& c : cap) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (cap.empty() || cap == "ALL" || cap.rfind("AVX512", 0) == 0 || cap.rfind("AVX10", 0) == 0 ||
+        cap.rfind("AMX", 0) == 0) {
+      continue;
+    }
+    cpu::LimitHostIsa(cap.rfind("AVX2", 0) == 0 ? snippets::Isa::kAvx2
+                                                : snippets::Isa::kInterpreter);
+  }
+  snippets::SetDumpDirectory(Env("TESSEL_SNIPPETS_DUMP"));
+  env_defaults.cache_dir = DefaultCacheDir();
+}
+
 void AddTargetOptions(CLI::App& app, TargetOptions& opts, bool profile) {
-  app.add_option("--target", opts.target, "Where to run: cpu (default) or opencl")
-      ->check(CLI::IsMember({"cpu", "opencl"}));
+  app.add_option("--target", opts.target,
+                 "Where to run: cpu (default), opencl, or reference (the ops' own kernels, one "
+                 "thread: the oracle)")
+      ->check(CLI::IsMember(targets::TargetNames()));
   app.add_option("--device", opts.device,
                  "OpenCL device: opencl:N or a substring of its name (see tessel info)");
+  app.add_option("--isa", opts.isa,
+                 "CPU instructions the kernels may use: auto (this CPU's best, default), avx512, "
+                 "avx2, generic (no JIT); a model compiled for one runs only on CPUs that have it")
+      ->check(CLI::IsMember({"auto", "avx512", "avx2", "generic"}));
+  app.add_option("--winograd", opts.winograd,
+                 "Winograd convolutions on cpu: auto (default), 4x3, off")
+      ->check(CLI::IsMember({"auto", "4x3", "off"}));
+  app.add_option("--threads", opts.threads,
+                 "Threads the cpu kernels use (default: one per physical core)")
+      ->check(CLI::Range(1, 1024));
   if (profile) {
     app.add_flag("--profile", opts.profile,
                  "Print where the time goes: per op and kernel on cpu, per kernel (OpenCL "
@@ -176,26 +104,69 @@ void AddTargetOptions(CLI::App& app, TargetOptions& opts, bool profile) {
   }
 }
 
-StatusOr<std::unique_ptr<ModelRunner>> MakeRunner(CompiledModel& model,
-                                                  const TargetOptions& opts) {
-  if (opts.target == "cpu") {
-    if (!opts.device.empty()) {
+StatusOr<targets::TargetSpec> RequestedSpec(const TargetOptions& opts) {
+  targets::TargetSpec spec{opts.target.empty() ? "cpu" : opts.target, {}};
+  if (!opts.device.empty()) {
+    if (spec.name != "opencl") {
       return InvalidArgument("--device '" + opts.device + "' needs --target opencl");
     }
-    return std::unique_ptr<ModelRunner>(new CpuRunner(model));
+    spec.options["device"] = opts.device;
   }
-#ifdef TESSEL_WITH_OPENCL
-  opencl::RuntimeOptions ro;
-  ro.profiling = opts.profile;
-  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<opencl::Runtime> rt,
-                          opencl::Runtime::Create(opts.device, ro));
-  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<opencl::OpenClExecutor> exec,
-                          opencl::OpenClExecutor::Create(*model.graph, model.memory, *rt));
-  return std::unique_ptr<ModelRunner>(new OpenClRunner(model, std::move(rt), std::move(exec)));
-#else
-  return Unsupported(
-      "--target opencl: this tessel was built without OpenCL (TESSEL_WITH_OPENCL=OFF)");
-#endif
+  if (spec.name != "cpu") {
+    if (!opts.isa.empty() || !opts.winograd.empty()) {
+      return InvalidArgument(std::string(!opts.isa.empty() ? "--isa" : "--winograd") +
+                             " is an option of --target cpu, not " + spec.name);
+    }
+    return spec;
+  }
+  const std::string isa = !opts.isa.empty() ? opts.isa : env_defaults.isa;
+  if (!isa.empty()) spec.options["isa"] = isa;
+  const std::string winograd = !opts.winograd.empty() ? opts.winograd : env_defaults.winograd;
+  if (!winograd.empty()) spec.options["winograd"] = winograd;
+  AddRunOptions(opts, spec);
+  return spec;
+}
+
+StatusOr<std::unique_ptr<targets::Target>> MakeRequestedTarget(const TargetOptions& opts) {
+  TESSEL_ASSIGN_OR_RETURN(targets::TargetSpec spec, RequestedSpec(opts));
+  return targets::MakeTarget(spec, HostOptionsOf(opts));
+}
+
+StatusOr<LoadedModel> LoadModel(const std::string& path, const TargetOptions& opts,
+                                const CompileOptions& copts) {
+  LoadedModel loaded;
+  TESSEL_ASSIGN_OR_RETURN(const bool compiled, IsCompiledModelFile(path));
+  if (!compiled) {
+    TESSEL_ASSIGN_OR_RETURN(loaded.target, MakeRequestedTarget(opts));
+    TESSEL_ASSIGN_OR_RETURN(loaded.model, Compile(path, *loaded.target, copts));
+    return loaded;
+  }
+  TESSEL_ASSIGN_OR_RETURN(loaded.model, ReadCompiledModel(path));
+  targets::TargetSpec spec = loaded.model.target;
+  const std::string where = "'" + path + "' was compiled for target '" + spec.ToString() + "'";
+  if (!opts.target.empty() && opts.target != spec.name) {
+    return InvalidArgument(where + "; it cannot run on --target " + opts.target +
+                           " (compile it for that target)");
+  }
+  if (!opts.isa.empty() && opts.isa != spec.Option("isa")) {
+    return InvalidArgument(where + "; it cannot run with --isa " + opts.isa +
+                           " (compile it with that isa)");
+  }
+  if (!opts.winograd.empty() && opts.winograd != spec.Option("winograd")) {
+    return InvalidArgument(where + "; it cannot run with --winograd " + opts.winograd +
+                           " (compile it so)");
+  }
+  if (!opts.device.empty()) {
+    if (spec.name != "opencl") {
+      return InvalidArgument("--device '" + opts.device + "' needs --target opencl");
+    }
+    spec.options["device"] = opts.device;
+  }
+  AddRunOptions(opts, spec);
+  StatusOr<std::unique_ptr<targets::Target>> target = targets::MakeTarget(spec, HostOptionsOf(opts));
+  if (!target.ok()) return Status(target.status().code(), where + ": " + target.status().message());
+  loaded.target = std::move(*target);
+  return loaded;
 }
 
 void AddInfoCommand(CLI::App& app, int& exit_code) {

@@ -1,8 +1,15 @@
-// --target, --device and --profile: which executor runs a model.
+// --target, --device, --isa, --winograd, --threads and --profile: which
+// target compiles and runs a model, filled in here and only here (with the
+// environment variables users know, ApplyEnvironment).
 //
-//   cpu     the CPU executor (oneDNN and reference kernels, JIT snippets)
-//   opencl  the OpenCL executor on one device (--device opencl:N or a name
-//           substring; default the first GPU, else the first device)
+//   reference  the ops' own kernels, one thread: the oracle
+//   cpu        oneDNN, the snippets JIT, threads (default)
+//   opencl     the OpenCL executor on one device (--device opencl:N or a name
+//              substring; default the first GPU, else the first device)
+//
+// A compiled model (.tsl) runs on the target it was compiled for: the
+// command line may change only what tunes the run there (--threads,
+// --device); asking for another target or ISA is an error naming both.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,38 +17,50 @@
 #include <string>
 #include <vector>
 
-#include "compiler/compiled_model.h"
+#include "compiler/compile.h"
 #include "core/status.h"
+#include "targets/target.h"
 
 namespace tessel::cli {
 
 struct TargetOptions {
-  std::string target = "cpu";
+  std::string target;    // empty: cpu, or a compiled model's own
   std::string device;    // OpenCL device spec
-  bool profile = false;  // per-kernel timings (OpenCL events)
+  std::string isa;       // empty: auto (cpu)
+  std::string winograd;  // empty: auto (cpu)
+  int threads = 0;       // 0: one per physical core
+  bool profile = false;  // where the time goes (per node on cpu, OpenCL events)
 };
+// `profile`: whether the command takes --profile.
 void AddTargetOptions(CLI::App& app, TargetOptions& opts, bool profile);
 
-class ModelRunner {
- public:
-  virtual ~ModelRunner() = default;
-  virtual StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) = 0;
-  virtual int64_t peak_activation_bytes() const = 0;
-  virtual int64_t workspace_bytes() const = 0;
-  // Weights reordered into the kernels' layouts (oneDNN), beside the originals.
-  virtual int64_t packed_weight_bytes() const { return 0; }
-  // "cpu", "opencl:0 NVIDIA H100 80GB HBM3"
-  virtual std::string Describe() const = 0;
-  // With --profile: per-kernel timings of the last Run, slowest first.
-  virtual std::string ProfileReport() const { return ""; }
-  // With --profile: whether the next runs record timings (they cost time).
-  virtual void SetProfiling(bool on) {}
+// Reads the environment variables tessel honours, once, before any target
+// is made (main does): TESSEL_JIT=off|avx2 and TESSEL_FAST_KERNELS=off (the
+// default isa: generic, avx2), TESSEL_WINOGRAD, TESSEL_PARALLEL_MIN_MFLOP,
+// TESSEL_PARALLEL_MIN_KIB (the cpu target's options, unless given on the
+// command line), DNNL_MAX_CPU_ISA / ONEDNN_MAX_CPU_ISA (this CPU is treated
+// as offering at most that), TESSEL_SNIPPETS_DUMP (where the JIT writes its
+// machine code), TESSEL_CACHE_DIR, XDG_CACHE_HOME, HOME (the OpenCL program
+// cache).
+void ApplyEnvironment();
+
+// The target the command line asks for, for compiling an ONNX model.
+StatusOr<targets::TargetSpec> RequestedSpec(const TargetOptions& opts);
+
+// The target the command line asks for, made (with this machine's cache).
+StatusOr<std::unique_ptr<targets::Target>> MakeRequestedTarget(const TargetOptions& opts);
+
+// A model ready to run: compiled (or read), and bound to its target.
+struct LoadedModel {
+  CompiledModel model;
+  std::unique_ptr<targets::Target> target;
 };
 
-// Fails (InvalidArgument / NotFound) naming the option when the target or
-// device does not exist, or the target was built without support.
-StatusOr<std::unique_ptr<ModelRunner>> MakeRunner(CompiledModel& model,
-                                                  const TargetOptions& opts);
+// Reads a compiled model, making the target it records (with the command
+// line's run-time options), or compiles an ONNX file for the requested
+// target. Errors name the option or the file.
+StatusOr<LoadedModel> LoadModel(const std::string& path, const TargetOptions& opts,
+                                const CompileOptions& copts);
 
 // `tessel info`: the OpenCL devices and their limits.
 void AddInfoCommand(CLI::App& app, int& exit_code);

@@ -1,69 +1,85 @@
 #include "targets/cpu/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <unordered_map>
 
+#include "compiler/plan_memory.h"
 #include "core/check.h"
 #include "ops/op_registry.h"
 #include "ops/subgraph.h"
 #include "snippets/snippet_kernel.h"
 #include "targets/cpu/fast_kernel.h"
-#include "targets/cpu/planned_memory.h"
+#include "targets/cpu/options.h"
 #include "targets/cpu/thread_pool.h"
 
 namespace tessel::cpu {
 
-Status ValidateInputs(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
-  const auto& expected = graph.inputs();
-  if (inputs.size() != expected.size()) {
-    return InvalidArgument("the model takes " + std::to_string(expected.size()) +
-                           " inputs; got " + std::to_string(inputs.size()));
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const ir::Value& v = *expected[i];
-    if (!inputs[i].defined()) return InvalidArgument("input '" + v.name + "' is missing");
-    if (inputs[i].dtype() != v.dtype) {
-      return InvalidArgument("input '" + v.name + "' has dtype " + DTypeName(inputs[i].dtype()) +
-                             "; the model expects " + DTypeName(v.dtype));
-    }
-    if (inputs[i].shape() != v.shape) {
-      return InvalidArgument("input '" + v.name + "' has shape " +
-                             ShapeToString(inputs[i].shape()) + "; the model expects " +
-                             ShapeToString(v.shape));
-    }
-  }
-  return Status::Ok();
-}
+namespace {
 
-CpuExecutor::CpuExecutor(const ir::Graph& graph) : CpuExecutor(graph, nullptr) {}
-
-std::unique_ptr<CpuExecutor> CpuExecutor::ReleasingPackedConstants(ir::Graph& graph,
-                                                                   const ir::MemoryLayout* layout) {
-  std::unique_ptr<CpuExecutor> executor(new CpuExecutor(graph, &graph));
-  if (layout) executor->BindPlan(*layout);
-  return executor;
-}
-
-CpuExecutor::CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed)
-    : graph_(graph), opset_(graph.opset_version()), last_use_(graph.values().size(), 0) {
+// Per node: the compiled snippet of a Subgraph node the JIT (or its
+// interpreter) takes, else null.
+std::vector<std::unique_ptr<snippets::SnippetKernel>> CompileSnippets(const ir::Graph& graph) {
   const auto& nodes = graph.nodes();
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    for (const ir::Value* in : nodes[i]->inputs) {
-      if (in) last_use_[static_cast<size_t>(in->id)] = i;
-    }
-  }
-  // Graph outputs live to the end.
-  for (const ir::Value* o : graph.outputs()) last_use_[static_cast<size_t>(o->id)] = nodes.size();
-  snippets_.resize(nodes.size());
+  std::vector<std::unique_ptr<snippets::SnippetKernel>> out(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& n = *nodes[i];
     const bool complete = std::none_of(n.inputs.begin(), n.inputs.end(), [](auto* v) { return !v; }) &&
                           std::none_of(n.outputs.begin(), n.outputs.end(), [](auto* v) { return !v; });
     if (!ops::IsSubgraph(n) || !n.body || !complete) continue;
     auto kernel = snippets::SnippetKernel::Compile(*nodes[i]->body);
-    if (kernel.ok()) snippets_[i] = std::move(*kernel);
+    if (kernel.ok()) out[i] = std::move(*kernel);
   }
-  own_scratch_.resize(nodes.size());
+  return out;
+}
+
+std::vector<targets::NodeKernel> DescribeKernels(
+    const ir::Graph& graph, const std::vector<std::unique_ptr<snippets::SnippetKernel>>& snippets,
+    const std::vector<std::unique_ptr<FastKernel>>& fast) {
+  std::vector<targets::NodeKernel> out(graph.nodes().size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (snippets[i]) {
+      out[i].kernel = std::string("snippet (") + snippets::IsaName(snippets[i]->isa()) + ")";
+    } else if (fast[i]) {
+      out[i].kernel = fast[i]->Describe();
+      out[i].scratch = fast[i]->scratch_needs();
+    } else {
+      out[i].kernel = "reference";
+      out[i].scratch = ops::ScratchNeeds(*graph.nodes()[i], graph.opset_version());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<targets::NodeKernel> SelectCpuKernels(const ir::Graph& graph) {
+  const auto snippets = CompileSnippets(graph);
+  std::vector<std::unique_ptr<FastKernel>> fast;
+  SelectGraphKernels(graph, /*pack=*/false, fast,
+                     [&](size_t i) { return static_cast<bool>(snippets[i]); });
+  return DescribeKernels(graph, snippets, fast);
+}
+
+CpuExecutor::CpuExecutor(const ir::Graph& graph) : CpuExecutor(graph, nullptr) {
+  BindPlan(nullptr);
+}
+
+CpuExecutor::CpuExecutor(const ir::Graph& graph, const ir::MemoryLayout& layout)
+    : CpuExecutor(graph, nullptr) {
+  BindPlan(&layout);
+}
+
+std::unique_ptr<CpuExecutor> CpuExecutor::ReleasingPackedConstants(ir::Graph& graph,
+                                                                   const ir::MemoryLayout* layout) {
+  std::unique_ptr<CpuExecutor> executor(new CpuExecutor(graph, &graph));
+  executor->BindPlan(layout);
+  return executor;
+}
+
+CpuExecutor::CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed)
+    : graph_(graph), opset_(graph.opset_version()), snippets_(CompileSnippets(graph)) {
+  const auto& nodes = graph.nodes();
   std::vector<std::vector<ir::Node*>> consumers;
   std::unordered_map<const ir::Node*, size_t> index;
   if (release_packed) {
@@ -76,6 +92,27 @@ CpuExecutor::CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed)
         stats_.packed_weight_bytes += fast_[i]->packed_weight_bytes();
         if (release_packed) ReleasePacked(*release_packed, i, consumers, index);
       });
+  kernels_ = DescribeKernels(graph, snippets_, fast_);
+}
+
+void CpuExecutor::BindPlan(const ir::MemoryLayout* layout) {
+  ir::MemoryLayout own;
+  if (!layout) {
+    MemoryOptions unshared;
+    unshared.algorithm = "none";
+    StatusOr<ir::MemoryLayout> planned = PlanMemory(graph_, kernels_, unshared);
+    TESSEL_CHECK_MSG(planned.ok(), planned.status().message().c_str());
+    own = std::move(*planned);
+    layout = &own;
+  }
+  std::vector<std::vector<ops::ScratchNeed>> scratch;
+  for (const targets::NodeKernel& k : kernels_) scratch.push_back(k.scratch);
+  // Fast kernels write every output element; reference kernels may
+  // accumulate into a zeroed output.
+  planned_ = targets::BindPlannedMemory(graph_, *layout, scratch,
+                                        [&](size_t i) { return fast_[i] != nullptr; });
+  stats_.peak_activation_bytes = targets::PredictPeakActivationBytes(graph_);
+  stats_.workspace_bytes = planned_.workspace_bytes;
 }
 
 CpuExecutor::~CpuExecutor() = default;
@@ -111,92 +148,47 @@ bool CpuExecutor::RunsSerially(const ir::Node& node) {
   return static_cast<int64_t>(bytes) < ParallelCopyBytes();
 }
 
-namespace {
-
-// Runs a compiled snippet into freshly allocated outputs.
-std::vector<Tensor> RunSnippet(const snippets::SnippetKernel& kernel, const ir::Node& node,
-                               const std::vector<const Tensor*>& inputs) {
-  std::vector<const void*> in;
-  for (const Tensor* t : inputs) in.push_back(t->raw_data());
-  std::vector<Tensor> outs;
-  std::vector<void*> out;
-  for (const ir::Value* o : node.outputs) outs.emplace_back(o->dtype, o->shape);
-  for (Tensor& t : outs) out.push_back(t.raw_data());
+StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::vector<Tensor>& inputs) {
+  TESSEL_RETURN_IF_ERROR(targets::ValidateInputs(graph_, inputs));
+  planned_.BindInputs(graph_, inputs);
+  const auto& nodes = graph_.nodes();
   ThreadPool& pool = ThreadPool::Default();
-  const bool serial = CpuExecutor::RunsSerially(node);
-  kernel.Run(in, out, [&pool, serial](int64_t n, const std::function<void(int64_t)>& fn) {
-    if (serial) {
-      for (int64_t i = 0; i < n; ++i) fn(i);
-    } else {
-      pool.ParallelFor(n, fn);
+  const bool profiling = !node_seconds_.empty();
+  for (size_t step = 0; step < nodes.size(); ++step) {
+    const auto start =
+        profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    TESSEL_RETURN_IF_ERROR(RunStep(step, pool));
+    if (profiling) {
+      node_seconds_[step] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
-  });
-  return outs;
+  }
+  return planned_.CollectOutputs(graph_);
 }
 
-}  // namespace
-
-StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::vector<Tensor>& inputs) {
-  if (planned_) return RunPlanned(inputs);
-  TESSEL_RETURN_IF_ERROR(ValidateInputs(graph_, inputs));
-  std::vector<Tensor> values(graph_.values().size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    values[static_cast<size_t>(graph_.inputs()[i]->id)] = inputs[i];
+Status CpuExecutor::RunStep(size_t step, ThreadPool& pool) {
+  planned_.ClearOutputs(step);
+  ops::KernelContext& ctx = planned_.contexts[step];
+  if (snippets_[step]) {
+    std::vector<const void*>& in = planned_.snippet_inputs;
+    std::vector<void*>& out = planned_.snippet_outputs;
+    in.clear();
+    out.clear();
+    for (const Tensor* t : ctx.inputs) in.push_back(t->raw_data());
+    for (Tensor* t : ctx.outputs) out.push_back(t->raw_data());
+    const bool serial = RunsSerially(*graph_.nodes()[step]);
+    snippets_[step]->Run(in, out,
+                         [&pool, serial](int64_t n, const std::function<void(int64_t)>& fn) {
+                           if (serial) {
+                             for (int64_t i = 0; i < n; ++i) fn(i);
+                           } else {
+                             pool.ParallelFor(n, fn);
+                           }
+                         });
+    return Status::Ok();
   }
-  int64_t live_bytes = 0;
-  stats_.peak_activation_bytes = 0;
-  const auto& nodes = graph_.nodes();
-  std::vector<const Tensor*> in_ptrs;
-  for (size_t step = 0; step < nodes.size(); ++step) {
-    const ir::Node& node = *nodes[step];
-    in_ptrs.clear();
-    for (const ir::Value* in : node.inputs) {
-      if (!in) {
-        in_ptrs.push_back(nullptr);
-      } else if (in->is_constant()) {
-        in_ptrs.push_back(&in->constant);
-      } else {
-        in_ptrs.push_back(&values[static_cast<size_t>(in->id)]);
-      }
-    }
-    std::vector<Tensor> outs;
-    if (snippets_[step]) {
-      outs = RunSnippet(*snippets_[step], node, in_ptrs);
-    } else if (fast_[step]) {
-      std::vector<Tensor>& scratch = own_scratch_[step];
-      if (scratch.empty()) {
-        for (const ops::ScratchNeed& need : fast_[step]->scratch_needs())
-          scratch.emplace_back(DType::kUInt8, Shape{need.size_bytes});
-      }
-      ops::KernelContext ctx{node, opset_, in_ptrs, {}};
-      for (const ir::Value* o : node.outputs) outs.emplace_back(o->dtype, o->shape);
-      for (Tensor& t : outs) ctx.outputs.push_back(&t);
-      for (Tensor& t : scratch) ctx.scratch.push_back(t.raw_data());
-      TESSEL_RETURN_IF_ERROR(fast_[step]->Run(ctx));
-    } else {
-      TESSEL_ASSIGN_OR_RETURN(outs, ops::EvaluateNode(node, opset_, in_ptrs));
-    }
-    for (size_t k = 0; k < node.outputs.size(); ++k) {
-      const ir::Value* o = node.outputs[k];
-      if (!o) continue;
-      live_bytes += static_cast<int64_t>(outs[k].size_bytes());
-      values[static_cast<size_t>(o->id)] = std::move(outs[k]);
-    }
-    stats_.peak_activation_bytes = std::max(stats_.peak_activation_bytes, live_bytes);
-    for (const ir::Value* in : node.inputs) {
-      if (!in || in->is_constant()) continue;
-      const size_t id = static_cast<size_t>(in->id);
-      if (last_use_[id] == step && values[id].defined() && in->producer) {
-        live_bytes -= static_cast<int64_t>(values[id].size_bytes());
-        values[id] = Tensor();
-      }
-    }
-  }
-  std::vector<Tensor> outputs;
-  for (const ir::Value* o : graph_.outputs()) {
-    outputs.push_back(o->is_constant() ? o->constant.Clone() : values[static_cast<size_t>(o->id)]);
-  }
-  return outputs;
+  if (fast_[step]) return fast_[step]->Run(ctx);
+  return planned_.schemas[step]->run(ctx);
 }
 
 }  // namespace tessel::cpu

@@ -1,26 +1,28 @@
-// The CPU executor: runs a compiled graph's nodes in order. Each node runs
-// on the kernel the CPU target selects for it (fast_kernel.h: oneDNN for
-// convolutions and matrix products), on a JIT-compiled snippet for Subgraph
-// nodes (fused elementwise regions, over the thread pool), or else on the
-// reference kernel of src/ops.
+// The CPU executor: runs a compiled graph's nodes in order, on a memory
+// plan. Each node runs on the kernel the CPU target selects for it
+// (fast_kernel.h: oneDNN for convolutions and matrix products), on a
+// JIT-compiled snippet for Subgraph nodes (fused elementwise regions, over
+// the thread pool), or else on the reference kernel of src/ops.
 //
-//   CpuExecutor exec(graph);           // validates once: every op has a kernel
+//   CpuExecutor exec(graph, layout);   // validates once: every op has a kernel
 //   auto outputs = exec.Run(inputs);   // inputs in graph-input order
 //
 // Inputs are checked (count, dtype, shape) at every Run, since they come from
 // the user; nodes are not re-validated. Snippet kernels are compiled once, by
-// the constructor, and so are fast kernels (weights packed then); a body the JIT cannot take runs on its interpreter, and a
-// body that does not lower at all through the Subgraph reference kernel.
-// Intermediate tensors are freed after their last use. Run is not reentrant;
-// use one executor per thread.
+// the constructor, and so are fast kernels (weights packed then); a body the
+// JIT cannot take runs on its interpreter, and a body that does not lower at
+// all through the Subgraph reference kernel. Run is not reentrant; use one
+// executor per thread.
 //
-// With a memory plan (CpuExecutor(graph, layout)), the constructor allocates
-// one arena per read-write pool, leaves constants in the graph (on the CPU
-// they already are host memory; read-only pools get no arena) and binds every tensor
-// and scratch buffer at its offset; Run then allocates no tensor but the
-// outputs it returns to the caller. Each output is cleared before its kernel
-// (kernels may accumulate into it) unless the kernel writes it in place over
-// an input. Outputs are the same bits with and without the plan.
+// The constructor allocates one arena per read-write pool of the plan,
+// leaves constants in the graph (on the CPU they already are host memory;
+// read-only pools get no arena) and binds every tensor and scratch buffer at
+// its offset (targets/reference/planned_memory.h); Run then allocates no
+// tensor but the outputs it returns to the caller. Each output is cleared
+// before its kernel (reference kernels may accumulate into it) unless the
+// kernel writes it whole or in place over an input. Without a layout, the
+// executor plans the graph itself with algorithm "none" (every buffer its
+// own bytes).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,8 @@
 #include "core/status.h"
 #include "ir/graph.h"
 #include "ir/memory_layout.h"
+#include "targets/reference/planned_memory.h"
+#include "targets/target.h"
 
 namespace tessel::snippets {
 class SnippetKernel;
@@ -41,33 +45,24 @@ namespace tessel::cpu {
 class FastKernel;
 class ThreadPool;
 
-struct RunStats {
-  // Largest total of intermediate and output tensor bytes alive at once.
-  int64_t peak_activation_bytes = 0;
-  // With a memory plan: the bytes of the read-write arenas (activations and
-  // scratch), which is what the run actually holds.
-  int64_t workspace_bytes = 0;
-  // Weights the fast kernels hold in their own (packed) layouts, beyond the
-  // model's constants.
-  int64_t packed_weight_bytes = 0;
+struct RunStats : targets::ExecutableStats {
   // Constants whose only copy now is a packed one (ReleasePackedConstants).
   int64_t released_constant_bytes = 0;
 };
 
-struct PlannedMemory;
-
 class CpuExecutor {
  public:
-  // `graph` must be typed and verified, and outlive the executor.
-  explicit CpuExecutor(const ir::Graph& graph);
-  // Runs on `layout` (plan-memory's, for this graph); it need not outlive
-  // the executor.
+  // `graph` must be typed and verified, and outlive the executor. Runs on
+  // `layout` (plan-memory's, for this graph and the CPU target's kernels);
+  // it need not outlive the executor.
   CpuExecutor(const ir::Graph& graph, const ir::MemoryLayout& layout);
+  // Plans `graph` with algorithm "none" and runs on that.
+  explicit CpuExecutor(const ir::Graph& graph);
   ~CpuExecutor();
 
   StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs);
   const RunStats& stats() const { return stats_; }
-  // Like the constructors above (`layout` null: no plan), and drops the
+  // Like the constructors above (`layout` null: plan it), and drops the
   // data of every constant of `graph` that only fast kernels read, each from
   // its own packed copy, as soon as the last of them has packed it: the
   // weights are held once, in the kernels' layout, and never twice at once.
@@ -86,17 +81,18 @@ class CpuExecutor {
   static bool RunsSerially(const ir::Node& node);
   // Node i's fast kernel, or null when it runs on a snippet or the reference.
   const FastKernel* fast_kernel(size_t i) const { return fast_[i].get(); }
+  // What every node runs on, and the scratch it needs: "onednn conv
+  // (brgconv:avx512_core)", "snippet (avx512)", "reference".
+  const std::vector<targets::NodeKernel>& kernels() const { return kernels_; }
 
  private:
   const ir::Graph& graph_;
   int opset_;
-  std::vector<size_t> last_use_;  // per value id: index of the last node reading it
   // Per node: the compiled snippet of a Subgraph node, else null.
   std::vector<std::unique_ptr<snippets::SnippetKernel>> snippets_;
   // Per node: the fast kernel the target selected, else null.
   std::vector<std::unique_ptr<FastKernel>> fast_;
-  // Without a plan: each fast kernel's scratch, allocated once.
-  std::vector<std::vector<Tensor>> own_scratch_;
+  std::vector<targets::NodeKernel> kernels_;
   RunStats stats_;
   std::vector<double> node_seconds_;
   CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed);
@@ -105,20 +101,14 @@ class CpuExecutor {
   void ReleasePacked(ir::Graph& graph, size_t step,
                      const std::vector<std::vector<ir::Node*>>& consumers,
                      const std::unordered_map<const ir::Node*, size_t>& index);
-  // The memory plan's arenas and bindings (executor_planned.cc); null
-  // without a plan.
-  std::unique_ptr<PlannedMemory> planned_;
-  void BindPlan(const ir::MemoryLayout& layout);
-  StatusOr<std::vector<Tensor>> RunPlanned(const std::vector<Tensor>& inputs);
-  Status RunStep(PlannedMemory& plan, size_t step, ThreadPool& pool);
-  std::vector<Tensor> CollectOutputs(PlannedMemory& plan);
+  // The memory plan's arenas and bindings.
+  targets::PlannedMemory planned_;
+  void BindPlan(const ir::MemoryLayout* layout);
+  Status RunStep(size_t step, ThreadPool& pool);
 };
 
-// What Run reports as peak_activation_bytes without a plan (the sum of live
-// tensors of the reference executor), computed from the schedule alone.
-int64_t PredictPeakActivationBytes(const ir::Graph& graph);
-
-// Checks that `inputs` match the graph inputs in count, dtype and shape.
-Status ValidateInputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);
+// The kernels the CPU target runs a graph on, as CpuExecutor selects them,
+// built without packing weights (for the select-kernels stage).
+std::vector<targets::NodeKernel> SelectCpuKernels(const ir::Graph& graph);
 
 }  // namespace tessel::cpu

@@ -4,19 +4,14 @@
 #include <cstring>
 
 #include "targets/cpu/native_kernels.h"
+#include "targets/cpu/options.h"
 #if TESSEL_WITH_ONEDNN
 #include "targets/cpu/onednn_kernels.h"
 #endif
 
 namespace tessel::cpu {
 
-bool FastKernelsEnabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("TESSEL_FAST_KERNELS");
-    return v == nullptr || std::strcmp(v, "off") != 0;
-  }();
-  return enabled;
-}
+bool FastKernelsEnabled() { return ProcessOptions().fast_kernels(); }
 
 namespace {
 

@@ -18,7 +18,7 @@
 // graph, CPU and environment, so the compiler (which plans the scratch) and
 // the executor (which binds it) agree; a model file planned elsewhere is
 // checked against this CPU's needs when it is loaded (CheckMemoryLayout).
-// TESSEL_FAST_KERNELS=off selects none (reference kernels everywhere).
+// The CPU target's isa "generic" selects none (reference kernels everywhere).
 #pragma once
 
 #include <functional>
@@ -43,7 +43,8 @@ enum class ActivationLayout { kChannelsLast, kBlocked16 };
 // kBlocked16 when 3x3 convolutions that Winograd can run (stride 1, no
 // groups, channels by 16) hold at least a third of the graph's convolution
 // work and this CPU has oneDNN's Winograd kernels; else kChannelsLast.
-// TESSEL_WINOGRAD=off forces kChannelsLast (direct convolutions only).
+// The CPU target's winograd=off forces kChannelsLast (direct convolutions
+// only).
 // Deterministic for a graph, CPU and environment, like SelectFastKernel.
 ActivationLayout ChooseActivationLayout(const ir::Graph& graph);
 
@@ -110,7 +111,7 @@ std::vector<std::vector<ops::ScratchNeed>> GraphScratchNeeds(const ir::Graph& gr
 void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKernel>>& kernels,
                       ActivationLayout layout = ActivationLayout::kChannelsLast);
 
-// Whether fast kernels are enabled (TESSEL_FAST_KERNELS is not "off").
+// Whether fast kernels are enabled (the CPU target's isa is not "generic").
 bool FastKernelsEnabled();
 
 }  // namespace tessel::cpu

@@ -18,6 +18,7 @@
 
 #include "core/check.h"
 #include "ops/nn_internal.h"
+#include "targets/cpu/options.h"
 #include "targets/cpu/thread_pool.h"
 
 namespace tessel::cpu {
@@ -97,12 +98,9 @@ bool IsFloat32(const ir::Value* v) { return v != nullptr && v->dtype == DType::k
 // that spin briefly at barriers (tools/tessel/main.cc): 1-4 MFLOP gave the
 // lowest medians (MobileNetV2 2.2 ms, 64 MFLOP 3.7 ms: most of its
 // convolutions are a few MFLOP). On cores shared with other work a higher
-// one is steadier. TESSEL_PARALLEL_MIN_MFLOP overrides it.
-const double kParallelFlops = [] {
-  const char* v = std::getenv("TESSEL_PARALLEL_MIN_MFLOP");
-  return v ? std::atof(v) * 1e6 : 2e6;
-}();
-const int64_t kParallelElements = static_cast<int64_t>(kParallelFlops / 256);
+// one is steadier. The CPU target's parallel_min_mflop overrides it.
+double ParallelFlops() { return ProcessOptions().parallel_min_mflop * 1e6; }
+int64_t ParallelElements() { return static_cast<int64_t>(ParallelFlops() / 256); }
 
 // While alive, oneDNN primitives created or run on this thread use one
 // thread when `single` (OpenMP's per-thread thread count; primitives size
@@ -274,12 +272,10 @@ using ConvPd = dnnl::convolution_forward::primitive_desc;
 // the time and 2x3 0.58-0.89; in the whole model both save about 10%, but
 // 4x3's scratchpad is 7-9 MiB (2x3: 0.2-2 MiB) and its packed weights 4
 // times the originals (2x3: 1.8), which puts SqueezeNet's peak RSS 9 MiB
-// higher. 2x3 it is, unless TESSEL_WINOGRAD=4x3.
+// higher. 2x3 it is, unless the CPU target's winograd option says 4x3.
 std::optional<ConvPd> WinogradConv(const ConvDesc& desc, const dnnl::primitive_attr& attr) {
-  static const std::string variant = [] {
-    const char* v = std::getenv("TESSEL_WINOGRAD");
-    return std::string(v && std::strcmp(v, "4x3") == 0 ? "wino_4x3" : "wino_2x3");
-  }();
+  const std::string variant =
+      ProcessOptions().winograd == Winograd::k4x3 ? "wino_4x3" : "wino_2x3";
   try {
     ConvPd pd(desc, attr, Engine());
     do {
@@ -408,7 +404,7 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, ActivationLay
   auto k = std::make_unique<OneDnnConv>();
   const double flops = 2.0 * static_cast<double>(NumElements(y->shape)) *
                        static_cast<double>(NumElements(w->shape) / out_channels);
-  k->single_thread_ = flops < kParallelFlops;
+  k->single_thread_ = flops < ParallelFlops();
   const SingleThreadScope threads(k->single_thread_);
   // In a blocked graph, activations whose channels allow it are nChw16c;
   // else oneDNN picks (channels last on AVX-512).
@@ -557,7 +553,7 @@ std::unique_ptr<FastKernel> OneDnnMatMul::Make(const Operand& src, const Operand
   auto k = std::make_unique<OneDnnMatMul>();
   const double flops = 2.0 * static_cast<double>(NumElements(dst)) *
                        static_cast<double>(src.dims.back());
-  k->single_thread_ = flops < kParallelFlops;
+  k->single_thread_ = flops < ParallelFlops();
   const SingleThreadScope threads(k->single_thread_);
   try {
     const memory::desc dst_md = PlainDesc(dst);
@@ -903,8 +899,7 @@ std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset,
 }
 
 ActivationLayout ChooseOneDnnActivationLayout(const ir::Graph& graph) {
-  const char* env = std::getenv("TESSEL_WINOGRAD");
-  if (env && std::strcmp(env, "off") == 0) return ActivationLayout::kChannelsLast;
+  if (ProcessOptions().winograd == Winograd::kOff) return ActivationLayout::kChannelsLast;
   double all = 0, winograd = 0;
   for (const auto& node : graph.nodes()) {
     const bool conv = (node->domain.empty() && node->op_type == "Conv") ||
@@ -1064,7 +1059,7 @@ std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset) {
     dims = {outer, inner};
     axis = 1;
   }
-  const bool single = NumElements(x->shape) < kParallelElements;
+  const bool single = NumElements(x->shape) < ParallelElements();
   const SingleThreadScope threads(single);
   try {
     const memory::desc md = PlainDesc(dims);
@@ -1110,7 +1105,7 @@ std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset) {
                        : node.attrs.Int("count_include_pad", 0) != 0
                              ? dnnl::algorithm::pooling_avg_include_padding
                              : dnnl::algorithm::pooling_avg_exclude_padding;
-  const bool single = NumElements(x->shape) < kParallelElements;
+  const bool single = NumElements(x->shape) < ParallelElements();
   const memory::dims stride_dims(strides.begin(), strides.end()),
       kernel_dims(kernel.begin(), kernel.end());
   auto build = [=](const std::vector<memory::desc>& srcs, const memory::desc& dst,
@@ -1162,7 +1157,7 @@ std::unique_ptr<FastKernel> MakeOneDnnReduce(const ir::Node& node, int opset) {
   }
   // keepdims=0 drops the 1s, which leaves the bytes where they are.
   if (NumElements(dims) != NumElements(y->shape)) return nullptr;
-  const bool single = NumElements(x->shape) < kParallelElements;
+  const bool single = NumElements(x->shape) < ParallelElements();
   const SingleThreadScope threads(single);
   try {
     const memory::desc src = PlainDesc(x->shape), dst = PlainDesc(dims);
@@ -1199,7 +1194,7 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
     return dnnl::primitive(dnnl::concat(pd));
   };
   auto k = std::make_unique<OneDnnFlexible>("onednn concat", build, args, shapes, y->shape,
-                                            NumElements(y->shape) < kParallelElements);
+                                            NumElements(y->shape) < ParallelElements());
   if (!k->Init()) return nullptr;
   // In the plain layout a concat is one contiguous block per input and
   // outer index: plain copies beat oneDNN's generic concat there.
@@ -1224,7 +1219,7 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
       }
     }
   }
-  const bool parallel = NumElements(y->shape) >= kParallelElements;
+  const bool parallel = NumElements(y->shape) >= ParallelElements();
   auto block_copy = [pieces, parallel](ops::KernelContext& ctx) {
     char* out = static_cast<char*>(ctx.out(0).raw_data());
     auto copy = [&](int64_t p) {
@@ -1252,7 +1247,7 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
     std::vector<int64_t> row_bytes;
     for (const auto& sh : shapes) row_bytes.push_back(sh[1] * 4);
     const int64_t out_row = y->shape[1] * 4;
-    const bool parallel = NumElements(y->shape) >= kParallelElements;
+    const bool parallel = NumElements(y->shape) >= ParallelElements();
     auto row_copy = [rows, row_bytes, out_row, parallel](ops::KernelContext& ctx) {
       constexpr int64_t kRowsPerChunk = 64;
       auto chunk = [&](int64_t c) {
@@ -1325,7 +1320,7 @@ std::unique_ptr<FastKernel> OneDnnLayerNorm::Make(const ir::Node& node) {
   if (NumElements(scale->shape) != cols || (bias && NumElements(bias->shape) != cols)) return nullptr;
   if (rows == 0 || cols == 0) return nullptr;
   auto k = std::make_unique<OneDnnLayerNorm>();
-  k->single_thread_ = rows * cols < kParallelElements;
+  k->single_thread_ = rows * cols < ParallelElements();
   const SingleThreadScope threads(k->single_thread_);
   try {
     const memory::desc md = PlainDesc({rows, cols}), vec = PlainDesc({cols});

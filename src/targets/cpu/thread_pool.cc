@@ -1,5 +1,7 @@
 #include "targets/cpu/thread_pool.h"
 
+#include "targets/cpu/options.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -13,11 +15,7 @@
 namespace tessel::cpu {
 
 int64_t ParallelCopyBytes() {
-  static const int64_t bytes = [] {
-    const char* v = std::getenv("TESSEL_PARALLEL_MIN_KIB");
-    return v ? static_cast<int64_t>(std::atof(v) * 1024) : int64_t{256} << 10;
-  }();
-  return bytes;
+  return static_cast<int64_t>(ProcessOptions().parallel_min_kib * 1024);
 }
 
 namespace {

@@ -31,7 +31,8 @@
 namespace tessel::cpu {
 
 // Memory-bound kernels (snippets, copies) that write fewer bytes than this
-// run on the calling thread: 256 KiB, or TESSEL_PARALLEL_MIN_KIB. Measured on
+// run on the calling thread: 256 KiB unless the CPU target's
+// parallel_min_kib says otherwise (options.h). Measured on
 // the transformer at 2 threads on 2 quiet cores (threads spinning between
 // kernels, tools/tessel/main.cc): median 2.28-2.35 ms at 256 KiB, 2.38-2.44
 // at 1 MiB, 2.33-2.36 at 64 KiB (its snippets and Transposes write 128-512

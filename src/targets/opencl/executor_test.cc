@@ -14,7 +14,7 @@
 #include "onnx/model_builder.h"
 #include "ops/op_test_util.h"
 #include "onnx/test_data.h"
-#include "targets/cpu/executor.h"
+#include "targets/testing.h"
 #include "targets/opencl/cl_error.h"
 #include "targets/opencl/runtime.h"
 #include "targets/opencl/work_size.h"
@@ -62,7 +62,7 @@ class OpenClTest : public ::testing::Test {
     if (!skip_reason_->empty()) GTEST_SKIP() << *skip_reason_;
   }
 
-  // Compiles `b`, runs it on the reference executor and on OpenCL with the
+  // Compiles `b`, runs it on the reference target and on OpenCL with the
   // same random inputs, and compares every output.
   void ExpectMatchesReference(ModelBuilder& b, bool fusion = false, double rtol = 1e-4,
                               double atol = 1e-5) {
@@ -73,7 +73,7 @@ class OpenClTest : public ::testing::Test {
     ASSERT_TRUE(b.Save(path).ok());
     CompileOptions options;
     options.fusion = fusion;
-    StatusOr<CompiledModel> model = Compile(path, options);
+    StatusOr<CompiledModel> model = Compile(path, targets::testing::Reference(), options);
     ASSERT_TRUE(model.ok()) << model.status().message();
     std::mt19937 rng(7);
     std::vector<Tensor> inputs;
@@ -88,8 +88,10 @@ class OpenClTest : public ::testing::Test {
       }
       inputs.push_back(std::move(t));
     }
-    cpu::CpuExecutor reference(*model->graph);
-    StatusOr<std::vector<Tensor>> expected = reference.Run(inputs);
+    StatusOr<std::unique_ptr<targets::Executable>> reference =
+        Prepare(*model, targets::testing::Reference());
+    ASSERT_TRUE(reference.ok()) << reference.status().message();
+    StatusOr<std::vector<Tensor>> expected = (*reference)->Run(inputs);
     ASSERT_TRUE(expected.ok()) << expected.status().message();
     StatusOr<std::unique_ptr<OpenClExecutor>> exec =
         OpenClExecutor::Create(*model->graph, model->memory, *runtime_);
@@ -537,7 +539,7 @@ TEST_F(OpenClTest, Resize_rejects_resizing_the_channels_naming_the_axis) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("tessel_opencl_resize_" + std::to_string(::getpid()) + ".onnx");
   ASSERT_TRUE(b.Save(path).ok());
-  StatusOr<CompiledModel> model = Compile(path);
+  StatusOr<CompiledModel> model = Compile(path, targets::testing::Reference());
   std::filesystem::remove(path);
   ASSERT_TRUE(model.ok()) << model.status().message();
   auto exec = OpenClExecutor::Create(*model->graph, model->memory, *runtime_);
@@ -556,7 +558,7 @@ TEST_F(OpenClTest, Unsupported_op_rejects_naming_the_node) {
   b.Output("y");
   const auto path = std::filesystem::temp_directory_path() / "tessel_opencl_cumsum.onnx";
   ASSERT_TRUE(b.Save(path).ok());
-  StatusOr<CompiledModel> model = Compile(path);
+  StatusOr<CompiledModel> model = Compile(path, targets::testing::Reference());
   ASSERT_TRUE(model.ok()) << model.status().message();
   auto exec = OpenClExecutor::Create(*model->graph, model->memory, *runtime_);
   ASSERT_FALSE(exec.ok());

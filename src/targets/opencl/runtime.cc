@@ -48,15 +48,6 @@ std::string Lower(std::string s) {
   return s;
 }
 
-std::filesystem::path DefaultCacheDir() {
-  if (const char* dir = std::getenv("TESSEL_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir)
-    return std::filesystem::path(dir) / "tessel";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::filesystem::path(home) / ".cache" / "tessel";
-  return std::filesystem::temp_directory_path() / "tessel-cache";
-}
-
 std::string BuildLog(cl_program program, cl_device_id device) {
   size_t size = 0;
   clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
@@ -240,7 +231,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const std::string& device_spe
   std::unique_ptr<Runtime> rt(new Runtime());
   rt->device_ = device;
   rt->options_ = options;
-  rt->cache_dir_ = options.cache_dir.empty() ? DefaultCacheDir() / "opencl" : options.cache_dir;
+  rt->cache_dir_ = options.cache_dir;
   cl_int rc = CL_SUCCESS;
   const cl_context_properties props[] = {
       CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(device.platform), 0};
@@ -279,7 +270,7 @@ std::filesystem::path Runtime::CachePath(const std::string& source,
 
 StatusOr<cl_program> Runtime::BuildProgram(const std::string& source, const std::string& options) {
   last_from_cache_ = false;
-  const bool use_cache = cache_dir_ != "-";
+  const bool use_cache = !cache_dir_.empty();
   const std::filesystem::path path = CachePath(source, options);
   if (auto it = built_.find(path.string()); it != built_.end()) {
     last_from_cache_ = true;

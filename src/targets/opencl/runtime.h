@@ -9,8 +9,9 @@
 // "opencl:N" (the N-th device of ListDevices), or a substring of a device's
 // or platform's name ("pthread", "H100"), case-insensitive.
 //
-// The program cache (default $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel,
-// else ~/.cache/tessel; "opencl/" below it) holds one file per key: device
+// The program cache (RuntimeOptions::cache_dir; `tessel` uses
+// $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel, with
+// "opencl/" below it) holds one file per key: device
 // name, driver version, source hash and build options. A file that is short,
 // of another format or whose checksum does not match is ignored and rebuilt;
 // a binary the driver refuses is rebuilt from source too.
@@ -61,7 +62,7 @@ StatusOr<DeviceInfo> SelectDevice(const std::vector<DeviceInfo>& devices, const 
 
 struct RuntimeOptions {
   bool profiling = false;  // the queue records event timings (--profile)
-  // Empty: the default cache directory (see above). "-": no cache.
+  // Where built programs are cached; empty: nowhere.
   std::filesystem::path cache_dir;
 };
 

@@ -1,10 +1,10 @@
-#include "memory/skyline_packing.h"
+#include "memory/perfect/skyline_packing.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
-#include "memory/packing_test_util.h"
+#include "memory/perfect/packing_test_util.h"
 
 namespace tessel::memory {
 namespace {

@@ -1,4 +1,4 @@
-#include "memory/perfect_packing.h"
+#include "memory/perfect/perfect_packing.h"
 
 #include <algorithm>
 #include <bit>
@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "memory/skyline_packing.h"
+#include "memory/perfect/skyline_packing.h"
 
 namespace tessel::memory {
 

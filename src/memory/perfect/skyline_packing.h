@@ -28,7 +28,7 @@
 #include <optional>
 #include <vector>
 
-#include "memory/perfect_packing.h"
+#include "memory/perfect/perfect_packing.h"
 
 namespace tessel::memory {
 

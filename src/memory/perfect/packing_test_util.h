@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "memory/perfect_packing.h"
+#include "memory/perfect/perfect_packing.h"
 #include "memory/problem.h"
 #include "memory/random_instance.h"
 

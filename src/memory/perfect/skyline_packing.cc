@@ -1,4 +1,4 @@
-#include "memory/skyline_packing.h"
+#include "memory/perfect/skyline_packing.h"
 
 #include <algorithm>
 #include <utility>

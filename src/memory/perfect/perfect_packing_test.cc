@@ -1,11 +1,10 @@
-#include "memory/perfect_packing.h"
+#include "memory/perfect/perfect_packing.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
-#include "memory/packing_test_util.h"
-#include "memory/planner.h"
+#include "memory/perfect/packing_test_util.h"
 
 namespace tessel::memory {
 namespace {
@@ -64,25 +63,21 @@ TEST(FindPerfectPacking, Splits_in_time_and_stacks_full_width_items) {
   ExpectValidPacking(items, *packed, 108);
 }
 
-TEST(FindPerfectPacking, Gives_up_when_the_clock_runs_out) {
+// An instance packed within the budget, unless the budget is cut to nothing
+// or `expired` says stop.
+TEST(FindPerfectPacking, Stops_at_the_node_budget_or_when_expired) {
   const std::vector<PackingItem> items =
-      GuillotineItems({.num_buffers = 200, .seed = 7, .steps = 64, .capacity_bytes = 256 * 1024});
+      GuillotineItems({.num_buffers = 1000, .seed = 1, .capacity_bytes = int64_t{1} << 20});
+  const int64_t budget = int64_t{1} << 22;
+  EXPECT_TRUE(FindPerfectPacking(
+                  items, 1024, [] { return false; }, budget)
+                  .has_value());
   EXPECT_FALSE(FindPerfectPacking(
-                   items, 64, [] { return true; }, 0)
+                   items, 1024, [] { return false; }, 0)
                    .has_value());
-}
-
-TEST(OptimalPlanner, Reaches_the_bound_on_a_guillotine_instance) {
-  const int64_t height = 512 * 1024;
-  const Problem problem =
-      GuillotineInstance({.num_buffers = 300, .seed = 11, .steps = 128, .capacity_bytes = height});
-  PlannerOptions options;
-  options.verify = true;
-  options.time_limit_s = 10;
-  StatusOr<Plan> plan = MakePlan(problem, "optimal", options);
-  ASSERT_TRUE(plan.ok()) << plan.status().message();
-  EXPECT_EQ(plan->pool_used_bytes[0], height);
-  EXPECT_TRUE(plan->proven_optimal);
+  EXPECT_FALSE(FindPerfectPacking(
+                   items, 1024, [] { return true; }, budget)
+                   .has_value());
 }
 
 }  // namespace

@@ -1,0 +1,145 @@
+#include "targets/cpu/target.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "compiler/compiled_model.h"
+#include "targets/cpu/executor.h"
+#include "targets/cpu/fast_kernel.h"
+
+namespace tessel::cpu {
+
+namespace {
+
+StatusOr<double> ParseNumber(const targets::TargetSpec& spec, const std::string& key,
+                             double fallback, double min) {
+  const std::string text = spec.Option(key);
+  if (text.empty()) return fallback;
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(v >= min) || v > 1e9) {
+    return InvalidArgument("cpu option " + key + "='" + text + "': expected a number >= " +
+                           std::to_string(static_cast<int64_t>(min)));
+  }
+  return v;
+}
+
+std::string FormatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+class CpuExecutable : public targets::Executable {
+ public:
+  CpuExecutable(CompiledModel& model, std::string describe)
+      : graph_(*model.graph),
+        exec_(CpuExecutor::ReleasingPackedConstants(*model.graph, &model.memory)),
+        describe_(std::move(describe)) {}
+
+  StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) override {
+    profiled_runs_ += profiling_;
+    return exec_->Run(inputs);
+  }
+  targets::ExecutableStats stats() const override { return exec_->stats(); }
+  std::string Describe() const override { return describe_; }
+  void SetProfiling(bool on) override {
+    exec_->set_profiling(on);
+    profiling_ = on;
+    profiled_runs_ = 0;
+  }
+  // Time per op type and kernel, averaged over the profiled runs, largest first.
+  std::string ProfileReport() const override {
+    if (profiled_runs_ == 0) return "";
+    std::map<std::string, std::pair<double, int>> by_kind;
+    double total = 0;
+    for (size_t i = 0; i < graph_.nodes().size(); ++i) {
+      const ir::Node& node = *graph_.nodes()[i];
+      const double seconds = exec_->node_seconds()[i] / profiled_runs_;
+      auto& [sum, count] = by_kind[node.op_type + "  " + exec_->kernels()[i].kernel];
+      sum += seconds;
+      count += 1;
+      total += seconds;
+    }
+    std::vector<std::pair<double, std::string>> rows;
+    for (const auto& [kind, v] : by_kind) {
+      rows.emplace_back(v.first, kind + " (" + std::to_string(v.second) + " nodes)");
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    char line[256];
+    std::snprintf(line, sizeof line, "profile  per run, by op and kernel (total %.3f ms, %d runs)\n",
+                  total * 1e3, profiled_runs_);
+    std::string out = line;
+    for (const auto& [seconds, kind] : rows) {
+      std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  %s\n", seconds * 1e3,
+                    total > 0 ? 100 * seconds / total : 0.0, kind.c_str());
+      out += line;
+    }
+    return out;
+  }
+
+ private:
+  const ir::Graph& graph_;
+  std::unique_ptr<CpuExecutor> exec_;
+  std::string describe_;
+  bool profiling_ = false;
+  int profiled_runs_ = 0;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<CpuTarget>> CpuTarget::Create(const targets::TargetSpec& spec) {
+  static const char* const kKeys[] = {"isa", "threads", "winograd", "parallel_min_mflop",
+                                      "parallel_min_kib"};
+  for (const auto& [key, value] : spec.options) {
+    if (std::find_if(std::begin(kKeys), std::end(kKeys),
+                     [&](const char* k) { return key == k; }) == std::end(kKeys)) {
+      return InvalidArgument("cpu target: unknown option '" + key +
+                             "' (options: isa, threads, winograd, parallel_min_mflop, "
+                             "parallel_min_kib)");
+    }
+  }
+  CpuOptions o;
+  TESSEL_ASSIGN_OR_RETURN(o.isa, ResolveIsa(spec.Option("isa", "auto")));
+  TESSEL_ASSIGN_OR_RETURN(o.winograd, ParseWinograd(spec.Option("winograd", "auto")));
+  TESSEL_ASSIGN_OR_RETURN(double threads, ParseNumber(spec, "threads", 0, 0));
+  if (threads != static_cast<int>(threads) || threads > 4096) {
+    return InvalidArgument("cpu option threads='" + spec.Option("threads") +
+                           "': expected a whole number of threads (0: one per core)");
+  }
+  o.threads = static_cast<int>(threads);
+  TESSEL_ASSIGN_OR_RETURN(o.parallel_min_mflop,
+                          ParseNumber(spec, "parallel_min_mflop", o.parallel_min_mflop, 0));
+  TESSEL_ASSIGN_OR_RETURN(o.parallel_min_kib,
+                          ParseNumber(spec, "parallel_min_kib", o.parallel_min_kib, 0));
+  TESSEL_RETURN_IF_ERROR(ConfigureProcess(o));
+  targets::TargetSpec resolved{"cpu",
+                               {{"isa", IsaOptionName(o.isa)},
+                                {"threads", std::to_string(o.threads)},
+                                {"winograd", WinogradName(o.winograd)},
+                                {"parallel_min_mflop", FormatNumber(o.parallel_min_mflop)},
+                                {"parallel_min_kib", FormatNumber(o.parallel_min_kib)}}};
+  return std::unique_ptr<CpuTarget>(new CpuTarget(std::move(resolved), o));
+}
+
+bool CpuTarget::Accepts(const targets::TargetSpec& compiled_for) const {
+  return compiled_for.name == spec_.name &&
+         compiled_for.Option("isa") == spec_.Option("isa") &&
+         compiled_for.Option("winograd") == spec_.Option("winograd");
+}
+
+StatusOr<std::vector<targets::NodeKernel>> CpuTarget::SelectKernels(const ir::Graph& graph) const {
+  return SelectCpuKernels(graph);
+}
+
+StatusOr<std::unique_ptr<targets::Executable>> CpuTarget::Prepare(CompiledModel& model) const {
+  return std::unique_ptr<targets::Executable>(new CpuExecutable(model, spec_.ToString()));
+}
+
+}  // namespace tessel::cpu

@@ -1,0 +1,37 @@
+// The `cpu` target: oneDNN, the snippets JIT and the thread pool
+// (executor.h), with the options of options.h.
+//
+//   TargetSpec{"cpu", {{"isa", "avx2"}, {"threads", "2"}}}
+//
+// Create resolves isa "auto" to this CPU's best, refuses an ISA this CPU
+// lacks (one line naming both), and puts the options in force for the
+// process (ConfigureProcess). A model compiled for one isa and winograd runs
+// only with the same; threads and the parallel thresholds may differ.
+#pragma once
+
+#include <memory>
+
+#include "targets/cpu/options.h"
+#include "targets/target.h"
+
+namespace tessel::cpu {
+
+class CpuTarget : public targets::Target {
+ public:
+  static StatusOr<std::unique_ptr<CpuTarget>> Create(const targets::TargetSpec& spec);
+
+  const targets::TargetSpec& spec() const override { return spec_; }
+  bool Accepts(const targets::TargetSpec& compiled_for) const override;
+  StatusOr<std::vector<targets::NodeKernel>> SelectKernels(const ir::Graph& graph) const override;
+  StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model) const override;
+
+  const CpuOptions& options() const { return options_; }
+
+ private:
+  CpuTarget(targets::TargetSpec spec, CpuOptions options)
+      : spec_(std::move(spec)), options_(options) {}
+  targets::TargetSpec spec_;
+  CpuOptions options_;
+};
+
+}  // namespace tessel::cpu

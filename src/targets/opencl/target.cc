@@ -1,0 +1,138 @@
+#include "targets/opencl/target.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "compiler/compiled_model.h"
+#include "targets/opencl/executor.h"
+#include "targets/reference/planned_memory.h"
+
+namespace tessel::opencl {
+
+namespace {
+
+class OpenClExecutable : public targets::Executable {
+ public:
+  OpenClExecutable(const ir::Graph& graph, std::shared_ptr<Runtime> runtime,
+                   std::unique_ptr<OpenClExecutor> exec)
+      : graph_(graph),
+        runtime_(std::move(runtime)),
+        exec_(std::move(exec)),
+        peak_(targets::PredictPeakActivationBytes(graph)) {}
+
+  StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) override {
+    return exec_->Run(inputs);
+  }
+  targets::ExecutableStats stats() const override {
+    return {.peak_activation_bytes = peak_, .workspace_bytes = exec_->workspace_bytes()};
+  }
+  std::string Describe() const override {
+    return "opencl:" + std::to_string(runtime_->device().index) + " " + runtime_->device().name;
+  }
+  void SetProfiling(bool on) override { exec_->set_record_timings(on); }
+  std::string ProfileReport() const override;
+
+ private:
+  const ir::Graph& graph_;
+  std::shared_ptr<Runtime> runtime_;
+  std::unique_ptr<OpenClExecutor> exec_;
+  int64_t peak_ = 0;
+};
+
+std::string OpenClExecutable::ProfileReport() const {
+  const auto& timings = exec_->last_timings();
+  if (timings.empty()) return "";
+  // Per kernel name: total time, launches, bytes, flops.
+  struct Row {
+    double ms = 0;
+    int launches = 0;
+    int64_t bytes = 0, flops = 0;
+  };
+  std::map<std::string, Row> rows;
+  double total = 0;
+  for (const auto& t : timings) {
+    Row& r = rows[t.launch->kernel_name];
+    r.ms += t.ms;
+    r.launches += 1;
+    r.bytes += t.launch->bytes;
+    r.flops += t.launch->flops;
+    total += t.ms;
+  }
+  std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "profile (OpenCL events, last run): %zu launches, %.3f ms of kernels\n",
+                timings.size(), total);
+  out += line;
+  std::snprintf(line, sizeof line, "  %-34s %8s %6s %9s %10s %10s\n", "kernel", "ms", "share",
+                "launches", "GB/s", "GFLOP/s");
+  out += line;
+  constexpr size_t kMaxRows = 15;
+  for (size_t i = 0; i < sorted.size() && i < kMaxRows; ++i) {
+    const auto& [name, r] = sorted[i];
+    const double s = r.ms * 1e-3;
+    std::snprintf(line, sizeof line, "  %-34s %8.3f %5.1f%% %9d %10.1f %10.1f\n", name.c_str(),
+                  r.ms, total > 0 ? 100.0 * r.ms / total : 0.0, r.launches,
+                  s > 0 ? static_cast<double>(r.bytes) / s * 1e-9 : 0.0,
+                  s > 0 ? static_cast<double>(r.flops) / s * 1e-9 : 0.0);
+    out += line;
+  }
+  if (sorted.size() > kMaxRows) {
+    std::snprintf(line, sizeof line, "  ... %zu more kernels\n", sorted.size() - kMaxRows);
+    out += line;
+  }
+  // The slowest single launches, with their nodes.
+  std::vector<const LaunchTiming*> slow;
+  for (const auto& t : timings) slow.push_back(&t);
+  std::sort(slow.begin(), slow.end(), [](const auto* a, const auto* b) { return a->ms > b->ms; });
+  out += "  slowest launches:\n";
+  for (size_t i = 0; i < std::min<size_t>(slow.size(), 10); ++i) {
+    const auto& l = *slow[i]->launch;
+    const double s = slow[i]->ms * 1e-3;
+    std::snprintf(line, sizeof line, "    %8.3f ms  %-26s %-30s %8.1f GB/s %8.1f GFLOP/s\n",
+                  slow[i]->ms, l.kernel_name.c_str(),
+                  graph_.nodes()[static_cast<size_t>(l.node)]->name.substr(0, 30).c_str(),
+                  s > 0 ? static_cast<double>(l.bytes) / s * 1e-9 : 0.0,
+                  s > 0 ? static_cast<double>(l.flops) / s * 1e-9 : 0.0);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<OpenClTarget>> OpenClTarget::Create(const targets::TargetSpec& spec,
+                                                             const targets::HostOptions& host) {
+  for (const auto& [key, value] : spec.options) {
+    if (key != "device") {
+      return InvalidArgument("opencl target: unknown option '" + key + "' (options: device)");
+    }
+  }
+  RuntimeOptions options;
+  options.profiling = host.profile;
+  options.cache_dir = host.cache_dir;
+  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> runtime,
+                          Runtime::Create(spec.Option("device"), options));
+  targets::TargetSpec resolved{"opencl", {}};
+  if (!spec.Option("device").empty()) resolved.options["device"] = spec.Option("device");
+  return std::unique_ptr<OpenClTarget>(
+      new OpenClTarget(std::move(resolved), std::shared_ptr<Runtime>(std::move(runtime))));
+}
+
+StatusOr<std::vector<targets::NodeKernel>> OpenClTarget::SelectKernels(
+    const ir::Graph& graph) const {
+  return std::vector<targets::NodeKernel>(graph.nodes().size(), targets::NodeKernel{"opencl", {}});
+}
+
+StatusOr<std::unique_ptr<targets::Executable>> OpenClTarget::Prepare(CompiledModel& model) const {
+  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<OpenClExecutor> exec,
+                          OpenClExecutor::Create(*model.graph, model.memory, *runtime_));
+  return std::unique_ptr<targets::Executable>(
+      new OpenClExecutable(*model.graph, runtime_, std::move(exec)));
+}
+
+}  // namespace tessel::opencl

@@ -1,0 +1,25 @@
+// Targets by name: what drives the compiler (the CLI, the APIs, tests) makes
+// its target here, from a TargetSpec given by the user or recorded in a
+// compiled model.
+//
+//   TESSEL_ASSIGN_OR_RETURN(auto target, targets::MakeTarget({"cpu", {{"isa", "avx2"}}}));
+//
+// Fails with one line naming the target or option: an unknown target, an
+// unknown or bad option, a target this build lacks (opencl without OpenCL),
+// or one this machine cannot run (an ISA this CPU lacks, no OpenCL device).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "targets/target.h"
+
+namespace tessel::targets {
+
+StatusOr<std::unique_ptr<Target>> MakeTarget(const TargetSpec& spec, const HostOptions& host = {});
+
+// The targets this build has: "reference", "cpu" and, with OpenCL, "opencl".
+std::vector<std::string> TargetNames();
+
+}  // namespace tessel::targets

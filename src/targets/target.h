@@ -1,0 +1,134 @@
+// The seam between the compiler and the machines it compiles for. The
+// compiler sees a target only through this interface; a concrete target
+// (targets/reference, targets/cpu, targets/opencl) is made by name from a
+// TargetSpec (targets/registry.h) by whoever drives the compiler: the CLI,
+// the APIs, the tests.
+//
+//   TESSEL_ASSIGN_OR_RETURN(auto target, targets::MakeTarget(spec));
+//   TESSEL_ASSIGN_OR_RETURN(CompiledModel m, Compile(path, *target, options));
+//   WriteCompiledModel(m, "model.tsl");            // records m.target
+//   ... later, maybe on another machine:
+//   TESSEL_ASSIGN_OR_RETURN(auto target, targets::MakeTarget(m.target));  // refuses what
+//                                                                          // this machine lacks
+//   TESSEL_ASSIGN_OR_RETURN(auto exe, target->Prepare(m));
+//   TESSEL_ASSIGN_OR_RETURN(auto outputs, exe->Run(inputs));
+//
+// What a target decides at compile time (SelectKernels: the kernel of every
+// node, the scratch it needs, where each value is stored) is a stage of
+// compilation; it is deterministic for a graph and a TargetSpec, so Prepare,
+// which builds the same kernels again, binds them to the plan made for them.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/graph.h"
+#include "ops/op_registry.h"
+
+namespace tessel {
+struct CompiledModel;
+}
+
+namespace tessel::targets {
+
+// A target and its options, as a compiled model records them: every option
+// that changes what the compiler decides (the CPU's ISA, for instance) is
+// here, resolved ("auto" becomes the ISA it chose), so that a model file runs
+// the same on every machine that can run it.
+struct TargetSpec {
+  std::string name;                            // "reference", "cpu", "opencl"
+  std::map<std::string, std::string> options;  // e.g. "isa" -> "avx2"
+
+  // "cpu isa=avx2 threads=2", for messages and reports.
+  std::string ToString() const;
+  // The option's value, or `fallback` when it is not set.
+  std::string Option(const std::string& key, const std::string& fallback = "") const;
+  bool operator==(const TargetSpec&) const = default;
+};
+
+// What the machine that runs a target offers it, which no compiled model
+// records: they change how a run is observed or cached, never its results.
+struct HostOptions {
+  // Record where the time goes (OpenCL: event-timed queues); it costs time.
+  bool profile = false;
+  // Where compiled device programs are cached; empty: nowhere.
+  std::filesystem::path cache_dir;
+};
+
+// What SelectKernels decides for one node.
+struct NodeKernel {
+  // "reference", "snippet", "onednn conv (brgconv:avx512_core) nhwc", ...:
+  // what reports and --dump-after show. Prepare checks that it builds the
+  // same kernels (KernelFamily) that were planned for.
+  std::string kernel;
+  // The buffers the kernel needs besides its inputs and outputs, planned
+  // with the tensors (ops::ScratchNeed).
+  std::vector<ops::ScratchNeed> scratch;
+};
+
+// The part of a kernel name that must not change between compile time and
+// run time: "onednn conv" of "onednn conv (brgconv:avx512_core) nhwc". (The
+// library may pick another implementation of the same primitive on another
+// CPU of the same ISA; the plan then still fits, or loading says why not.)
+std::string KernelFamily(const std::string& kernel);
+
+// What a prepared model reports about its memory.
+struct ExecutableStats {
+  // Largest total of intermediate and output tensor bytes alive at once, as
+  // the schedule implies (without in-place reuse or a plan).
+  int64_t peak_activation_bytes = 0;
+  // Bytes of the read-write arenas the run holds (activations and scratch).
+  int64_t workspace_bytes = 0;
+  // Weights the kernels hold in their own (packed) layouts, beyond the
+  // model's constants.
+  int64_t packed_weight_bytes = 0;
+};
+
+// A compiled model bound to a target's kernels and memory: what runs.
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  // Runs on inputs in graph-input order (checked: count, dtype, shape).
+  virtual StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) = 0;
+  virtual ExecutableStats stats() const = 0;
+  // "cpu isa=avx512 threads=2", "opencl:0 NVIDIA H100 80GB HBM3".
+  virtual std::string Describe() const = 0;
+  // Whether the next runs record where the time goes (it costs time).
+  virtual void SetProfiling(bool on) {}
+  // With profiling on: where the time of the profiled runs went, slowest
+  // first; empty otherwise.
+  virtual std::string ProfileReport() const { return ""; }
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  // The target and its resolved options (what a compiled model records).
+  virtual const TargetSpec& spec() const = 0;
+  // Whether this target runs a model compiled for `compiled_for`: by
+  // default only for the same spec. A target whose options include some
+  // that only tune the run (a thread count) accepts any value of those; the
+  // plan is then checked against its kernels before it runs (Prepare).
+  virtual bool Accepts(const TargetSpec& compiled_for) const { return compiled_for == spec(); }
+
+  // The select-kernels stage: every node's kernel and scratch, by node
+  // index. Unsupported, naming the node, when the target cannot run one.
+  // `graph` is typed, verified and final but for the plan.
+  virtual StatusOr<std::vector<NodeKernel>> SelectKernels(const ir::Graph& graph) const = 0;
+  // Where `value` lives on this target (global memory unless it says so).
+  virtual ir::StorageScope Storage(const ir::Value& value) const {
+    return ir::StorageScope::kGlobal;
+  }
+
+  // Binds a model compiled for this target (model.target == spec()) to its
+  // kernels and memory. The model must outlive the executable, and may give
+  // up weights the kernels copied into their own layouts: after Prepare,
+  // only the executable uses the model's graph.
+  virtual StatusOr<std::unique_ptr<Executable>> Prepare(CompiledModel& model) const = 0;
+};
+
+}  // namespace tessel::targets
