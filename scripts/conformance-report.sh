@@ -2,8 +2,11 @@
 # Regenerates docs/conformance.md: builds tessel, runs the ONNX backend test
 # suites (Debian package libonnx-testdata, and the node tests of the newest
 # onnx wheel, tests/conformance/newest_suite.sh) through `tessel
-# conformance`, and writes the per-op outcome table with the totals, every
-# skip's reason, the command and the date.
+# conformance` on every target, and writes the per-op outcome table with
+# the totals, every skip's reason, the command and the date: the reference
+# target's in docs/conformance.md, the cpu and opencl targets' in
+# docs/conformance-cpu.md and docs/conformance-opencl.md, each listing every
+# test the reference passes and it does not, with the reason.
 #   scripts/conformance-report.sh            # build dir: build (or $BUILD)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,11 +29,22 @@ if bash tests/conformance/newest_suite.sh "$BUILD/tessel" --filter 'test_abs$' >
 else
   echo "conformance-report: the newest onnx node suite cannot be made here (no PyPI); Debian's only" >&2
 fi
-"$BUILD/tessel" conformance "$DATA/node" "$DATA/pytorch-converted" "$DATA/pytorch-operator" \
-  "$DATA/simple" "${newest[@]}" --suite-faults tests/conformance/suite_faults.txt \
-  --markdown docs/conformance.md >/dev/null || status=$?
-if [ "$status" -gt 1 ]; then
-  echo "conformance-report: tessel conformance exited with $status" >&2
-  exit "$status"
-fi
-echo "conformance-report: wrote docs/conformance.md"
+suites=("$DATA/node" "$DATA/pytorch-converted" "$DATA/pytorch-operator" "$DATA/simple" "${newest[@]}")
+reference_json="$BUILD/conformance-reference.json"
+for target in reference cpu opencl; do
+  out=docs/conformance.md
+  extra=(--json "$reference_json")
+  if [ "$target" != reference ]; then
+    out="docs/conformance-$target.md"
+    extra=(--baseline "$reference_json")
+  fi
+  status=0
+  "$BUILD/tessel" conformance "${suites[@]}" --suite-faults tests/conformance/suite_faults.txt \
+    --target "$target" --markdown "$out" "${extra[@]}" >/dev/null || status=$?
+  if [ "$status" -gt 1 ]; then
+    echo "conformance-report: tessel conformance --target $target exited with $status" >&2
+    [ "$target" = opencl ] && continue  # no OpenCL device here: said above
+    exit "$status"
+  fi
+  echo "conformance-report: wrote $out"
+done

@@ -1,6 +1,7 @@
 // `tessel conformance`: the ONNX backend test suite (Debian package
-// libonnx-testdata) as the judge of import and the reference executor, and the
-// command's own behaviour on small generated test folders.
+// libonnx-testdata) as the judge of import and of every target (reference,
+// cpu, opencl where a device is), and the command's own behaviour on small
+// generated test folders.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "opencl_env.h"
 #include "onnx/model_builder.h"
 #include "onnx/tensor_io.h"
 
@@ -26,24 +28,55 @@ std::string LastLine(const std::string& out) {
   return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
 }
 
-TEST(OnnxBackendSuite, No_test_fails_and_the_passed_count_does_not_drop) {
-  if (!fs::exists(kTestData)) {
-    GTEST_SKIP() << "skipped: " << kTestData
-                 << " is absent; scripts/install-deps.sh installs libonnx-testdata";
-  }
-  const fs::path json =
-      fs::temp_directory_path() / ("tessel_conformance_" + std::to_string(::getpid()) + ".json");
+std::string SuitePaths() {
   std::string suites;
   for (const char* s : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
     suites += " " + (kTestData / s).string();
   }
-  const fs::path faults = fs::path(TESSEL_SOURCE_DIR) / "tests/conformance/suite_faults.txt";
-  CliResult r = RunTessel("conformance" + suites + " --suite-faults " + faults.string() +
-                          " --json " + json.string());
+  return suites;
+}
+
+std::string FaultsOption() {
+  return " --suite-faults " +
+         (fs::path(TESSEL_SOURCE_DIR) / "tests/conformance/suite_faults.txt").string();
+}
+
+// The reference target's report (written once per process): the baseline
+// the other targets are compared with.
+const fs::path& ReferenceReport() {
+  static const fs::path json = [] {
+    const fs::path p = fs::temp_directory_path() /
+                       ("tessel_conformance_ref_" + std::to_string(::getpid()) + ".json");
+    RunTessel("conformance" + SuitePaths() + FaultsOption() + " --target reference --json " +
+              p.string());
+    return p;
+  }();
+  return json;
+}
+
+class OnnxBackendSuite : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OnnxBackendSuite, No_test_fails_and_the_passed_count_does_not_drop) {
+  if (!fs::exists(kTestData)) {
+    GTEST_SKIP() << "skipped: " << kTestData
+                 << " is absent; scripts/install-deps.sh installs libonnx-testdata";
+  }
+  const std::string target = GetParam();
+  if (target == "opencl" && !OpenClSkipReason().empty()) {
+    GTEST_SKIP() << "skipped: " << OpenClSkipReason();
+  }
+  const fs::path json = fs::temp_directory_path() /
+                        ("tessel_conformance_" + target + std::to_string(::getpid()) + ".json");
+  const std::string baseline =
+      target == "reference" ? "" : " --baseline " + ReferenceReport().string();
+  CliResult r = RunTessel("conformance" + SuitePaths() + FaultsOption() + " --target " + target +
+                              " --json " + json.string() + baseline,
+                          target == "opencl" ? CacheEnv() : "");
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << "\n" << r.err;
   const nlohmann::json report = nlohmann::json::parse(ReadAll(json), nullptr, false);
   fs::remove(json);
   ASSERT_FALSE(report.is_discarded()) << "--json did not write valid JSON";
+  EXPECT_EQ(report["target"].get<std::string>().rfind(target, 0), 0u) << report["target"];
 
   const int passed = report["totals"]["passed"];
   const int failed = report["totals"]["failed"];
@@ -60,6 +93,16 @@ TEST(OnnxBackendSuite, No_test_fails_and_the_passed_count_does_not_drop) {
   }
   EXPECT_EQ(failed, 0) << "failed tests:\n" << failures;
 
+  if (target == "opencl") {
+    // Fewer ops have OpenCL kernels: every test the reference passes and
+    // OpenCL does not is listed, with its reason.
+    EXPECT_NE(r.out.find("pass on reference but not here"), std::string::npos) << r.out;
+    return;
+  }
+  if (target == "cpu") {
+    EXPECT_NE(r.out.find("\n0 test(s) pass on reference but not here"), std::string::npos)
+        << r.out;
+  }
   std::ifstream min_file(fs::path(TESSEL_SOURCE_DIR) / "tests/conformance/expected_min_passed.txt");
   int expected_min = -1;
   ASSERT_TRUE(min_file >> expected_min) << "tests/conformance/expected_min_passed.txt: no number";
@@ -71,6 +114,10 @@ TEST(OnnxBackendSuite, No_test_fails_and_the_passed_count_does_not_drop) {
               << passed << "\n";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Targets, OnnxBackendSuite,
+                         ::testing::Values("reference", "cpu", "opencl"),
+                         [](const auto& info) { return info.param; });
 
 // Small test folders in the ONNX format, written by the test itself, so the
 // command's rules are checked whether or not the suite is installed.

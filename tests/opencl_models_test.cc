@@ -7,34 +7,12 @@
 #include <filesystem>
 
 #include "cli_runner.h"
-#ifdef TESSEL_WITH_OPENCL
-#include "targets/opencl/runtime.h"
-#endif
+#include "opencl_env.h"
 
 namespace tessel::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string OpenClSkipReason() {
-#ifndef TESSEL_WITH_OPENCL
-  return "built without OpenCL (TESSEL_WITH_OPENCL=OFF)";
-#elif defined(TESSEL_SANITIZED_BUILD)
-  return "sanitizer build: PoCL JIT-compiles with LLVM in process and reports ~1.4 MB of leaks to "
-         "LeakSanitizer, so the OpenCL device tests do not run under ASan/UBSan";
-#else
-  auto devices = opencl::ListDevices();
-  if (!devices.ok()) return "no usable OpenCL platform: " + devices.status().message();
-  if (devices->empty()) return "no OpenCL platform or device installed";
-  return "";
-#endif
-}
-
-// The program cache of these tests lives in the build tree.
-std::string CacheEnv() {
-  return "TESSEL_CACHE_DIR=" + (fs::path(TESSEL_BINARY).parent_path() / "opencl-cache").string() +
-         " ";
-}
 
 class OpenClSharedModels : public ::testing::TestWithParam<std::string> {};
 

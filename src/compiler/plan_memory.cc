@@ -18,25 +18,18 @@ constexpr int64_t kBufferAlignment = 64;
 // shape and whose reference kernel writes outputs only once the body has
 // run, except an output that is a body input passed through (a copy onto
 // itself).
-// Identity, Reshape, Flatten, Squeeze, Unsqueeze: output 0 holds input 0's
-// bytes unchanged, so it may simply be input 0's buffer when that dies here
-// (the copy kernels skip copying a buffer onto itself).
-bool ViewsItsInput(const ir::Node& node) {
-  static const char* const kViews[] = {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"};
-  return node.domain.empty() && node.outputs.size() == 1 &&
-         std::any_of(std::begin(kViews), std::end(kViews),
-                     [&](const char* op) { return node.op_type == op; });
-}
-
+// A view (ops::IsView: output 0 holds input 0's bytes unchanged) may simply
+// be input 0's buffer when that dies here (the copy kernels skip copying a
+// buffer onto itself).
 // Whether output 0 of `node` may share the buffer of its input `in`.
 bool MayShare(const ir::Node& node, const ir::Value& in, const ir::Value& out) {
   if (in.dtype != out.dtype) return false;
-  if (ViewsItsInput(node)) return node.input(0) == &in && in.size_bytes() == out.size_bytes();
+  if (ops::IsView(node)) return node.input(0) == &in && in.size_bytes() == out.size_bytes();
   return in.shape == out.shape;
 }
 
 bool MayRunInPlace(const ir::Node& node) {
-  if (ViewsItsInput(node)) return true;
+  if (ops::IsView(node)) return true;
   if (ops::IsSubgraph(node)) {
     if (!node.body || node.body->outputs().empty()) return false;
     const ir::Value* first = node.body->outputs()[0];

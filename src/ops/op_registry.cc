@@ -217,4 +217,10 @@ StatusOr<std::vector<Tensor>> RunSingleOp(const std::string& op_type, const Attr
   return EvaluateNode(*node, opset, ptrs);
 }
 
+bool IsView(const ir::Node& node) {
+  if (node.outputs.size() != 1) return false;
+  const OpSchema* schema = OpRegistry::Global().Find(node.op_type, node.domain);
+  return schema != nullptr && schema->view;
+}
+
 }  // namespace tessel::ops

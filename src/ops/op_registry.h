@@ -84,6 +84,10 @@ struct OpSchema {
   int max_outputs = 1;
   InferFn infer = nullptr;
   KernelFn run = nullptr;
+  // A view: output 0 holds input 0's bytes unchanged, only its shape
+  // differs (Identity, Reshape, Flatten, Squeeze, Unsqueeze). Such a node
+  // may share its input's buffer, and a target may run it as a copy.
+  bool view = false;
   // May be evaluated at compile time when every input is a constant.
   bool foldable = true;
   // Scratch buffers the kernel needs; none when null.
@@ -95,6 +99,9 @@ struct OpSchema {
   // guess at a behaviour written after the kernel. Default-domain ops only.
   int max_opset = 17;
 };
+
+// Whether `node` is a view (OpSchema::view) with one output.
+bool IsView(const ir::Node& node);
 
 class OpRegistry {
  public:

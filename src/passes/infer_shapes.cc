@@ -8,14 +8,8 @@ namespace {
 
 // Ops whose output holds input 0's elements unchanged, in the same order.
 bool KeepsElements(const ir::Node& node) {
-  static const char* const kOps[] = {"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"};
-  if (!node.domain.empty() || node.outputs.size() != 1 || !node.outputs[0] || !node.input(0)) {
-    return false;
-  }
-  for (const char* op : kOps) {
-    if (node.op_type == op) return node.outputs[0]->dtype == node.input(0)->dtype;
-  }
-  return false;
+  return ops::IsView(node) && node.outputs[0] && node.input(0) &&
+         node.outputs[0]->dtype == node.input(0)->dtype;
 }
 
 bool AllInputsConstant(const ir::Node& node) {

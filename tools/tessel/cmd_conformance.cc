@@ -508,7 +508,7 @@ std::string GroupingKey(const std::string& reason) {
 Status WriteMarkdown(const std::string& path, const ConformanceArgs& args,
                      const std::vector<TestResult>& results, const Summary& s) {
   std::ostringstream md;
-  md << "# ONNX conformance\n\n"
+  md << "# ONNX conformance: target " << args.target->spec().name << "\n\n"
      << "Outcome of every test of the ONNX backend test suites through import,\n"
      << "compilation and target `" << args.target->spec().ToString() << "`: Debian's package `libonnx-testdata` (ONNX 1.12: node,\n"
      << "pytorch-converted, pytorch-operator, simple) and, as suite `node-1.23`, the\n"

@@ -156,6 +156,12 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
       continue;
     }
     StatusOr<snippets::KernelIR> ir = snippets::LowerSubgraph(single ? *single : *node.body);
+    if (!ir.ok() && single) {
+      // An op the snippet lowering does not take in this form (PRelu's
+      // per-channel slope before opset 7, say) has no OpenCL kernel.
+      return Unsupported(node.Describe() + ": the OpenCL target has no kernel for it (" +
+                         ir.status().message() + ")");
+    }
     if (!ir.ok()) return ir.status().WithContext(node.Describe() + " on OpenCL");
     snippet_names[i] = "f32_snippet_" + std::to_string(i) + "__opencl";
     snippet_source += snippets::EmitOpenClKernel(*ir, snippet_names[i]) + "\n";

@@ -913,9 +913,7 @@ Status BuildNodeLaunches(const NodeContext& c, std::vector<PendingLaunch>* out) 
   if (op == "Cast") return Cast(c, out);
   if (op == "Pad") return Pad(c, out);
   if (op == "Resize" || op == "Upsample") return Resize(c, out);
-  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
-      op == "Identity" || (op == "Dropout" && !c.node.output(1)))
-    return Copy(c, out);
+  if (ops::IsView(c.node) || (op == "Dropout" && !c.node.output(1))) return Copy(c, out);
   return Unsupported(c.node, "has no kernel for it");
 }
 
