@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "ir/liveness.h"
 #include "ir/memory_layout.h"
 #include "targets/target.h"
 
@@ -20,6 +21,9 @@ struct CompiledModel {
   std::unique_ptr<ir::Graph> graph;
   std::string source;  // the file it was compiled from, for messages
   ir::MemoryLayout memory;
+  // When each value is live in the schedule: computed once, when the model
+  // is compiled or read (ir::ComputeLiveness).
+  ir::Liveness liveness;
   targets::TargetSpec target;
   // Compiled in this process for `target` (not saved): its plan was made for
   // the very kernels Prepare builds, so they need not be checked again.

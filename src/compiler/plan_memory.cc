@@ -48,6 +48,13 @@ bool MayRunInPlace(const ir::Node& node) {
 StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
                                                 const std::vector<targets::NodeKernel>& kernels,
                                                 const MemoryOptions& options) {
+  return BuildMemoryProblem(graph, ir::ComputeLiveness(graph), kernels, options);
+}
+
+StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
+                                                const ir::Liveness& liveness,
+                                                const std::vector<targets::NodeKernel>& kernels,
+                                                const MemoryOptions& options) {
   if (kernels.size() != graph.nodes().size()) {
     return Internal("kernels were selected for " + std::to_string(kernels.size()) +
                     " nodes; the graph has " + std::to_string(graph.nodes().size()));
@@ -77,23 +84,14 @@ StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
   const auto& nodes = graph.nodes();
   const auto num_steps = static_cast<int64_t>(nodes.size());
   const size_t num_values = graph.values().size();
+  if (liveness.last_read.size() != num_values || liveness.num_steps != num_steps) {
+    return Internal("the liveness given is not this graph's");
+  }
   // last_use[v]: one past the last step that reads v.
-  std::vector<int64_t> last_use(num_values, 0);
-  std::vector<bool> is_input(num_values, false), is_output(num_values, false),
-      used(num_values, false);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    for (const ir::Value* in : nodes[i]->inputs) {
-      if (!in) continue;
-      last_use[static_cast<size_t>(in->id)] = static_cast<int64_t>(i) + 1;
-      used[static_cast<size_t>(in->id)] = true;
-    }
-  }
-  for (const ir::Value* v : graph.inputs()) is_input[static_cast<size_t>(v->id)] = true;
-  for (const ir::Value* v : graph.outputs()) {
-    is_output[static_cast<size_t>(v->id)] = true;
-    used[static_cast<size_t>(v->id)] = true;
-    last_use[static_cast<size_t>(v->id)] = std::max<int64_t>(num_steps, 1);
-  }
+  const std::vector<int64_t>& last_use = liveness.last_read;
+  const std::vector<bool>& used = liveness.read;
+  std::vector<bool> is_output(num_values, false);
+  for (const ir::Value* v : graph.outputs()) is_output[static_cast<size_t>(v->id)] = true;
 
   out.value_buffer.assign(num_values, -1);
   out.scratch_buffer.resize(nodes.size());
@@ -216,7 +214,14 @@ memory::Plan PlaceUnshared(const memory::Problem& problem) {
 StatusOr<ir::MemoryLayout> PlanMemory(const ir::Graph& graph,
                                       const std::vector<targets::NodeKernel>& kernels,
                                       const MemoryOptions& options) {
-  TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers, BuildMemoryProblem(graph, kernels, options));
+  return PlanMemory(graph, ir::ComputeLiveness(graph), kernels, options);
+}
+
+StatusOr<ir::MemoryLayout> PlanMemory(const ir::Graph& graph, const ir::Liveness& liveness,
+                                      const std::vector<targets::NodeKernel>& kernels,
+                                      const MemoryOptions& options) {
+  TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers,
+                          BuildMemoryProblem(graph, liveness, kernels, options));
   if (options.algorithm == "none") return MakeMemoryLayout(buffers, PlaceUnshared(buffers.problem));
   TESSEL_ASSIGN_OR_RETURN(memory::Plan plan,
                           memory::MakePlan(buffers.problem, options.algorithm, options.planner));

@@ -22,6 +22,7 @@
 
 #include "core/status.h"
 #include "ir/graph.h"
+#include "ir/liveness.h"
 #include "ir/memory_layout.h"
 #include "memory/planner.h"
 #include "ops/op_registry.h"
@@ -60,7 +61,12 @@ struct GraphMemoryProblem {
   std::vector<int32_t> in_place;                     // by node: the input output 0 reuses, or -1
 };
 
-// `kernels`: the target's choice for every node (their scratch is planned).
+// `kernels`: the target's choice for every node (their scratch is planned);
+// `liveness`: the graph's (a compiled model holds it), computed when not given.
+StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
+                                                const ir::Liveness& liveness,
+                                                const std::vector<targets::NodeKernel>& kernels,
+                                                const MemoryOptions& options);
 StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
                                                 const std::vector<targets::NodeKernel>& kernels,
                                                 const MemoryOptions& options);
@@ -68,6 +74,9 @@ StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
 ir::MemoryLayout MakeMemoryLayout(const GraphMemoryProblem& buffers, const memory::Plan& plan);
 
 // The stage.
+StatusOr<ir::MemoryLayout> PlanMemory(const ir::Graph& graph, const ir::Liveness& liveness,
+                                      const std::vector<targets::NodeKernel>& kernels,
+                                      const MemoryOptions& options);
 StatusOr<ir::MemoryLayout> PlanMemory(const ir::Graph& graph,
                                       const std::vector<targets::NodeKernel>& kernels,
                                       const MemoryOptions& options);

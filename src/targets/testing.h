@@ -3,9 +3,12 @@
 //
 //   Compile(path, targets::testing::Cpu(), options);
 //   Prepare(model, targets::testing::Reference());
+//   RunReference(graph, inputs);   // the oracle, on a bare typed graph
 #pragma once
 
+#include "compiler/plan_memory.h"
 #include "core/check.h"
+#include "targets/reference/target.h"
 #include "targets/registry.h"
 
 namespace tessel::targets::testing {
@@ -23,5 +26,17 @@ inline const Target& Named(const std::string& name) {
 
 inline const Target& Cpu() { return Named("cpu"); }
 inline const Target& Reference() { return Named("reference"); }
+
+// Runs a typed, verified graph on the reference target (planned with
+// algorithm "none"): what the other targets' tests compare with.
+inline StatusOr<std::vector<Tensor>> RunReference(const ir::Graph& graph,
+                                                  const std::vector<Tensor>& inputs) {
+  MemoryOptions unshared;
+  unshared.algorithm = "none";
+  TESSEL_ASSIGN_OR_RETURN(ir::MemoryLayout layout,
+                          PlanMemory(graph, ReferenceKernels(graph), unshared));
+  ReferenceExecutor executor(graph, layout);
+  return executor.Run(inputs);
+}
 
 }  // namespace tessel::targets::testing

@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <string>
+#include <utility>
 
 #include "targets/cpu/native_kernels.h"
 #include "targets/cpu/options.h"
@@ -15,6 +18,71 @@ bool FastKernelsEnabled() { return ProcessOptions().fast_kernels(); }
 
 namespace {
 
+using KernelMaker = std::unique_ptr<FastKernel> (*)(const ir::Node& node, int opset,
+                                                    ActivationLayout layout, bool pack);
+
+// The CPU target's fast kernels, by domain ("" for ONNX's) and op.
+const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() {
+  static const auto* table = [] {
+    auto* t = new std::map<std::pair<std::string, std::string>, KernelMaker>{
+        {{"", "Transpose"},
+         [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeStridedCopy(n, opset); }},
+        {{"", "Slice"},
+         [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeStridedCopy(n, opset); }},
+        {{"tessel", "ChannelShuffle"},
+         [](const ir::Node& n, int, ActivationLayout, bool) { return MakeChannelShuffle(n); }},
+    };
+#if TESSEL_WITH_ONEDNN
+    const KernelMaker conv = [](const ir::Node& n, int opset, ActivationLayout layout, bool pack) {
+      return MakeOneDnnConv(n, opset, layout, pack);
+    };
+    const KernelMaker pool = [](const ir::Node& n, int opset, ActivationLayout, bool) {
+      return MakeOneDnnPool(n, opset);
+    };
+    const KernelMaker reduce = [](const ir::Node& n, int opset, ActivationLayout, bool) {
+      return MakeOneDnnReduce(n, opset);
+    };
+    t->insert({
+        {{"", "Conv"}, conv},
+        {{"tessel", "FusedConv"}, conv},
+        {{"", "MatMul"},
+         [](const ir::Node& n, int opset, ActivationLayout, bool pack) {
+           return MakeOneDnnMatMul(n, opset, pack);
+         }},
+        {{"", "Gemm"},
+         [](const ir::Node& n, int opset, ActivationLayout, bool pack) {
+           return MakeOneDnnGemm(n, opset, pack);
+         }},
+        {{"tessel", "FusedMatMul"},
+         [](const ir::Node& n, int, ActivationLayout, bool pack) {
+           return MakeOneDnnFusedMatMul(n, pack);
+         }},
+        {{"", "Softmax"},
+         [](const ir::Node& n, int opset, ActivationLayout, bool) {
+           return MakeOneDnnSoftmax(n, opset);
+         }},
+        {{"", "LayerNormalization"},
+         [](const ir::Node& n, int opset, ActivationLayout, bool) {
+           return MakeOneDnnLayerNorm(n, opset);
+         }},
+        {{"", "Concat"},
+         [](const ir::Node& n, int opset, ActivationLayout, bool) {
+           return MakeOneDnnConcat(n, opset);
+         }},
+        {{"", "MaxPool"}, pool},
+        {{"", "AveragePool"}, pool},
+        {{"", "ReduceMean"}, reduce},
+        {{"", "ReduceSum"}, reduce},
+        {{"", "ReduceMax"}, reduce},
+        {{"", "GlobalAveragePool"}, reduce},
+        {{"", "GlobalMaxPool"}, reduce},
+    });
+#endif
+    return t;
+  }();
+  return *table;
+}
+
 std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, ActivationLayout layout,
                                    bool pack) {
   if (!FastKernelsEnabled()) return nullptr;
@@ -22,30 +90,9 @@ std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, ActivationLa
     // An input with no shape yet (or an omitted one in the middle) is not ours.
     if (v && !v->shape_known) return nullptr;
   }
-  if (node.domain.empty() && (node.op_type == "Transpose" || node.op_type == "Slice")) {
-    return MakeStridedCopy(node, opset);
-  }
-  if (node.domain == "tessel" && node.op_type == "ChannelShuffle") return MakeChannelShuffle(node);
-#if TESSEL_WITH_ONEDNN
-  if (node.domain.empty()) {
-    if (node.op_type == "Conv") return MakeOneDnnConv(node, opset, layout, pack);
-    if (node.op_type == "MatMul") return MakeOneDnnMatMul(node, opset, pack);
-    if (node.op_type == "Gemm") return MakeOneDnnGemm(node, opset, pack);
-    if (node.op_type == "Softmax") return MakeOneDnnSoftmax(node, opset);
-    if (node.op_type == "MaxPool" || node.op_type == "AveragePool") return MakeOneDnnPool(node, opset);
-    if (node.op_type == "LayerNormalization") return MakeOneDnnLayerNorm(node, opset);
-    if (node.op_type == "Concat") return MakeOneDnnConcat(node, opset);
-    if (node.op_type == "ReduceMean" || node.op_type == "ReduceSum" || node.op_type == "ReduceMax" ||
-        node.op_type == "GlobalAveragePool" || node.op_type == "GlobalMaxPool") {
-      return MakeOneDnnReduce(node, opset);
-    }
-  } else if (node.domain == "tessel" && node.op_type == "FusedConv") {
-    return MakeOneDnnConv(node, opset, layout, pack);
-  } else if (node.domain == "tessel" && node.op_type == "FusedMatMul") {
-    return MakeOneDnnFusedMatMul(node, pack);
-  }
-#endif
-  return nullptr;
+  const auto& table = KernelTable();
+  const auto it = table.find({node.domain, node.op_type});
+  return it == table.end() ? nullptr : it->second(node, opset, layout, pack);
 }
 
 }  // namespace

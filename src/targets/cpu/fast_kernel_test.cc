@@ -17,6 +17,7 @@
 #include "ops/op_test_util.h"
 #include "targets/cpu/executor.h"
 #include "targets/cpu/thread_pool.h"
+#include "targets/testing.h"
 
 namespace tessel::cpu {
 namespace {
@@ -517,13 +518,15 @@ TEST(FastKernels, Convs_pool_and_concat_exchanging_channels_last_match_the_refer
 }
 
 // Runs `g` on the CPU executor (fast kernels, negotiated layouts) and on the
-// reference kernels; expects the same outputs within float rounding of a
+// reference target; expects the same outputs within float rounding of a
 // different summation order (and Winograd's transforms).
 void ExpectExecutorMatchesReference(CpuExecutor& fast, const ir::Graph& g,
                                     const std::vector<Tensor>& inputs) {
   StatusOr<std::vector<Tensor>> out = fast.Run(inputs);
   ASSERT_TRUE(out.ok()) << out.status().message();
-  const std::vector<Tensor> ref = ops::test_util::EvaluateGraph(g, inputs);
+  StatusOr<std::vector<Tensor>> reference = targets::testing::RunReference(g, inputs);
+  ASSERT_TRUE(reference.ok()) << reference.status().message();
+  const std::vector<Tensor>& ref = *reference;
   ASSERT_EQ(out->size(), ref.size());
   for (size_t k = 0; k < ref.size(); ++k) {
     ASSERT_EQ((*out)[k].shape(), ref[k].shape());

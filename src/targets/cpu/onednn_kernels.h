@@ -15,6 +15,11 @@
 // layout, and pooling and Concat, which run in any layout. Then it is stored
 // so and nobody reorders it. Weights are reordered once, when the kernel is
 // built.
+//
+// Defined by primitive family: onednn_conv.cc (with the layout choice and
+// negotiation), onednn_matmul.cc, onednn_norm.cc, onednn_pool.cc,
+// onednn_reduce.cc, onednn_concat.cc; what they share is in
+// onednn_internal.h.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,7 @@
 #include "targets/opencl/op_launches.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "ops/nn_internal.h"
@@ -883,37 +884,63 @@ Status Snippet(const NodeContext& c, std::vector<PendingLaunch>* launches) {
 
 }  // namespace
 
+namespace {
+
+using LaunchBuilder = Status (*)(const NodeContext& c, std::vector<PendingLaunch>* out);
+
+// The OpenCL kernels, by domain ("" for ONNX's) and op.
+const std::map<std::pair<std::string, std::string>, LaunchBuilder>& KernelTable() {
+  static const auto* table = new std::map<std::pair<std::string, std::string>, LaunchBuilder>{
+      {{"tessel", "FusedConv"}, FusedConv},
+      {{"tessel", "ChannelShuffle"}, ChannelShuffle},
+      {{"tessel", "FusedMatMul"}, FusedMatMul},
+      {{"", "Conv"}, Conv},
+      {{"", "Gemm"}, GemmOp},
+      {{"", "MatMul"}, MatMul},
+      {{"", "MaxPool"}, Pool},
+      {{"", "AveragePool"}, Pool},
+      {{"", "GlobalAveragePool"}, GlobalPool},
+      {{"", "GlobalMaxPool"}, GlobalPool},
+      {{"", "ReduceMean"}, ReduceOp},
+      {{"", "ReduceSum"}, ReduceOp},
+      {{"", "ReduceMax"}, ReduceOp},
+      {{"", "ReduceMin"}, ReduceOp},
+      {{"", "ReduceSumSquare"}, ReduceOp},
+      {{"", "ReduceProd"}, ReduceOp},
+      {{"", "Softmax"}, Softmax},
+      {{"", "LogSoftmax"}, Softmax},
+      {{"", "LayerNormalization"}, LayerNorm},
+      {{"", "BatchNormalization"}, BatchNorm},
+      {{"", "Concat"}, Concat},
+      {{"", "Split"}, Split},
+      {{"", "Transpose"}, Transpose},
+      {{"", "Slice"}, Slice},
+      {{"", "Gather"}, Gather},
+      {{"", "Expand"}, Expand},
+      {{"", "GatherND"}, GatherND},
+      {{"", "Cast"}, Cast},
+      {{"", "Pad"}, Pad},
+      {{"", "Resize"}, Resize},
+      {{"", "Upsample"}, Resize},
+  };
+  return *table;
+}
+
+}  // namespace
+
 Status BuildNodeLaunches(const NodeContext& c, std::vector<PendingLaunch>* out) {
-  const std::string& op = c.node.op_type;
-  if (op == "Subgraph" || !c.snippet_kernel.empty()) return Snippet(c, out);
-  if (op == "FusedConv" && c.node.domain == "tessel") return FusedConv(c, out);
-  if (op == "ChannelShuffle" && c.node.domain == "tessel") return ChannelShuffle(c, out);
-  if (op == "FusedMatMul" && c.node.domain == "tessel") return FusedMatMul(c, out);
-  if (c.node.domain != "" && c.node.domain != "ai.onnx") {
+  if (c.node.op_type == "Subgraph" || !c.snippet_kernel.empty()) return Snippet(c, out);
+  // A view moves no bytes (Dropout at inference neither, without its mask).
+  if (ops::IsView(c.node) || (c.node.op_type == "Dropout" && !c.node.output(1))) {
+    return Copy(c, out);
+  }
+  const std::string domain = c.node.domain == "ai.onnx" ? "" : c.node.domain;
+  const auto& table = KernelTable();
+  const auto it = table.find({domain, c.node.op_type});
+  if (it != table.end()) return it->second(c, out);
+  if (!domain.empty() && domain != "tessel") {
     return Unsupported(c.node, "has no kernel for domain '" + c.node.domain + "'");
   }
-  if (op == "Conv") return Conv(c, out);
-  if (op == "Gemm") return GemmOp(c, out);
-  if (op == "MatMul") return MatMul(c, out);
-  if (op == "MaxPool" || op == "AveragePool") return Pool(c, out);
-  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return GlobalPool(c, out);
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" ||
-      op == "ReduceSumSquare" || op == "ReduceProd")
-    return ReduceOp(c, out);
-  if (op == "Softmax" || op == "LogSoftmax") return Softmax(c, out);
-  if (op == "LayerNormalization") return LayerNorm(c, out);
-  if (op == "BatchNormalization") return BatchNorm(c, out);
-  if (op == "Concat") return Concat(c, out);
-  if (op == "Split") return Split(c, out);
-  if (op == "Transpose") return Transpose(c, out);
-  if (op == "Slice") return Slice(c, out);
-  if (op == "Gather") return Gather(c, out);
-  if (op == "Expand") return Expand(c, out);
-  if (op == "GatherND") return GatherND(c, out);
-  if (op == "Cast") return Cast(c, out);
-  if (op == "Pad") return Pad(c, out);
-  if (op == "Resize" || op == "Upsample") return Resize(c, out);
-  if (ops::IsView(c.node) || (op == "Dropout" && !c.node.output(1))) return Copy(c, out);
   return Unsupported(c.node, "has no kernel for it");
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "ir/liveness.h"
 
 namespace tessel::targets {
 
@@ -152,31 +153,7 @@ std::vector<Tensor> PlannedMemory::CollectOutputs(const ir::Graph& graph) const 
 }
 
 int64_t PredictPeakActivationBytes(const ir::Graph& graph) {
-  const auto& nodes = graph.nodes();
-  std::vector<size_t> last_use(graph.values().size(), 0);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    for (const ir::Value* in : nodes[i]->inputs) {
-      if (in) last_use[static_cast<size_t>(in->id)] = i;
-    }
-  }
-  for (const ir::Value* o : graph.outputs()) last_use[static_cast<size_t>(o->id)] = nodes.size();
-  std::vector<bool> freed(graph.values().size(), false);
-  int64_t live = 0, peak = 0;
-  for (size_t step = 0; step < nodes.size(); ++step) {
-    for (const ir::Value* o : nodes[step]->outputs) {
-      if (o) live += static_cast<int64_t>(o->size_bytes());
-    }
-    peak = std::max(peak, live);
-    for (const ir::Value* in : nodes[step]->inputs) {
-      if (!in || in->is_constant()) continue;
-      const auto id = static_cast<size_t>(in->id);
-      if (last_use[id] == step && !freed[id] && in->producer) {
-        live -= static_cast<int64_t>(in->size_bytes());
-        freed[id] = true;
-      }
-    }
-  }
-  return peak;
+  return ir::PeakLiveBytes(graph, ir::ComputeLiveness(graph));
 }
 
 }  // namespace tessel::targets

@@ -61,9 +61,8 @@ PlannedMemory BindPlannedMemory(const ir::Graph& graph, const ir::MemoryLayout& 
 // Checks that `inputs` match the graph inputs in count, dtype and shape.
 Status ValidateInputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);
 
-// The largest total of intermediate and output tensor bytes alive at once
-// when every tensor is freed after its last reader (no plan, no in-place
-// reuse), from the schedule alone.
+// ir::PeakLiveBytes of the graph's schedule: what a run without a plan
+// would hold at most.
 int64_t PredictPeakActivationBytes(const ir::Graph& graph);
 
 }  // namespace tessel::targets
