@@ -113,5 +113,14 @@ TEST_F(Targets, The_reference_target_runs_with_its_own_kernels_and_plan) {
                  {"--isa is an option of --target cpu"});
 }
 
+TEST_F(Targets, Compiling_for_opencl_needs_no_device_running_does) {
+  const std::string tsl = path("ocl.tsl");
+  CliResult c = RunTessel(std::string("compile ") + TESSEL_DEMO_MODEL + " -o " + tsl +
+                          " --target opencl --device no-such-gpu-xyz");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("target   opencl device=no-such-gpu-xyz"), std::string::npos) << c.out;
+  ExpectRejected(RunTessel("run " + tsl), {"ocl.tsl", "no-such-gpu-xyz"});
+}
+
 }  // namespace
 }  // namespace tessel::testing

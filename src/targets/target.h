@@ -57,6 +57,10 @@ struct HostOptions {
   bool profile = false;
   // Where compiled device programs are cached; empty: nowhere.
   std::filesystem::path cache_dir;
+  // Whether the target may only compile here: a device target then opens
+  // its device when a model is first prepared, not when it is made (a build
+  // machine compiles for a GPU it does not have).
+  bool compile_only = false;
 };
 
 // What SelectKernels decides for one node.

@@ -51,7 +51,7 @@ Status RunCompile(const CompileArgs& args) {
     ir::PrintGraph(g, std::cout);
   };
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<targets::Target> target,
-                          MakeRequestedTarget(args.target));
+                          MakeRequestedTarget(args.target, /*compile_only=*/true));
   const auto t0 = std::chrono::steady_clock::now();
   StatusOr<CompiledModel> loaded = Compile(args.model, *target, copts);
   EndSearchProgressBar();

@@ -127,9 +127,12 @@ StatusOr<targets::TargetSpec> RequestedSpec(const TargetOptions& opts) {
   return spec;
 }
 
-StatusOr<std::unique_ptr<targets::Target>> MakeRequestedTarget(const TargetOptions& opts) {
+StatusOr<std::unique_ptr<targets::Target>> MakeRequestedTarget(const TargetOptions& opts,
+                                                              bool compile_only) {
   TESSEL_ASSIGN_OR_RETURN(targets::TargetSpec spec, RequestedSpec(opts));
-  return targets::MakeTarget(spec, HostOptionsOf(opts));
+  targets::HostOptions host = HostOptionsOf(opts);
+  host.compile_only = compile_only;
+  return targets::MakeTarget(spec, host);
 }
 
 StatusOr<LoadedModel> LoadModel(const std::string& path, const TargetOptions& opts,

@@ -47,8 +47,10 @@ void ApplyEnvironment();
 // The target the command line asks for, for compiling an ONNX model.
 StatusOr<targets::TargetSpec> RequestedSpec(const TargetOptions& opts);
 
-// The target the command line asks for, made (with this machine's cache).
-StatusOr<std::unique_ptr<targets::Target>> MakeRequestedTarget(const TargetOptions& opts);
+// The target the command line asks for, made (with this machine's cache);
+// `compile_only`: for `tessel compile`, which needs no device.
+StatusOr<std::unique_ptr<targets::Target>> MakeRequestedTarget(const TargetOptions& opts,
+                                                              bool compile_only = false);
 
 // A model ready to run: compiled (or read), and bound to its target.
 struct LoadedModel {

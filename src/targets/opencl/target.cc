@@ -115,12 +115,21 @@ StatusOr<std::unique_ptr<OpenClTarget>> OpenClTarget::Create(const targets::Targ
   RuntimeOptions options;
   options.profiling = host.profile;
   options.cache_dir = host.cache_dir;
-  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> runtime,
-                          Runtime::Create(spec.Option("device"), options));
   targets::TargetSpec resolved{"opencl", {}};
   if (!spec.Option("device").empty()) resolved.options["device"] = spec.Option("device");
-  return std::unique_ptr<OpenClTarget>(
-      new OpenClTarget(std::move(resolved), std::shared_ptr<Runtime>(std::move(runtime))));
+  std::unique_ptr<OpenClTarget> target(new OpenClTarget(std::move(resolved), options));
+  if (!host.compile_only) TESSEL_RETURN_IF_ERROR(target->runtime().status());
+  return target;
+}
+
+StatusOr<std::shared_ptr<Runtime>> OpenClTarget::runtime() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!runtime_) {
+    TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> opened,
+                            Runtime::Create(spec_.Option("device"), options_));
+    runtime_ = std::move(opened);
+  }
+  return runtime_;
 }
 
 StatusOr<std::vector<targets::NodeKernel>> OpenClTarget::SelectKernels(
@@ -129,10 +138,11 @@ StatusOr<std::vector<targets::NodeKernel>> OpenClTarget::SelectKernels(
 }
 
 StatusOr<std::unique_ptr<targets::Executable>> OpenClTarget::Prepare(CompiledModel& model) const {
+  TESSEL_ASSIGN_OR_RETURN(std::shared_ptr<Runtime> runtime, this->runtime());
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<OpenClExecutor> exec,
-                          OpenClExecutor::Create(*model.graph, model.memory, *runtime_));
+                          OpenClExecutor::Create(*model.graph, model.memory, *runtime));
   return std::unique_ptr<targets::Executable>(
-      new OpenClExecutable(*model.graph, runtime_, std::move(exec)));
+      new OpenClExecutable(*model.graph, std::move(runtime), std::move(exec)));
 }
 
 }  // namespace tessel::opencl

@@ -3,12 +3,14 @@
 //   TargetSpec{"opencl", {{"device", "opencl:1"}}}   // or a name substring;
 //                                                   // empty: the first GPU
 //
-// Create opens the device (NotFound naming the spec when there is none).
+// Create opens the device (NotFound naming the spec when there is none),
+// unless HostOptions::compile_only: then the first Prepare does.
 // The device is not part of what a model was compiled for: a model compiled
 // for opencl runs on any OpenCL device.
 #pragma once
 
 #include <memory>
+#include <mutex>
 
 #include "targets/opencl/runtime.h"
 #include "targets/target.h"
@@ -29,13 +31,16 @@ class OpenClTarget : public targets::Target {
   StatusOr<std::vector<targets::NodeKernel>> SelectKernels(const ir::Graph& graph) const override;
   StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model) const override;
 
-  Runtime& runtime() const { return *runtime_; }
+  // The device's runtime, opened on first use.
+  StatusOr<std::shared_ptr<Runtime>> runtime() const;
 
  private:
-  OpenClTarget(targets::TargetSpec spec, std::shared_ptr<Runtime> runtime)
-      : spec_(std::move(spec)), runtime_(std::move(runtime)) {}
+  OpenClTarget(targets::TargetSpec spec, RuntimeOptions options)
+      : spec_(std::move(spec)), options_(std::move(options)) {}
   targets::TargetSpec spec_;
-  std::shared_ptr<Runtime> runtime_;
+  RuntimeOptions options_;
+  mutable std::mutex mu_;
+  mutable std::shared_ptr<Runtime> runtime_;
 };
 
 }  // namespace tessel::opencl
