@@ -69,7 +69,16 @@ class OneDnnConv final : public FastKernel {
   static std::unique_ptr<FastKernel> Make(const ir::Node& node, ActivationLayout layout, bool pack);
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
-  std::string Describe() const override { return "onednn conv (" + impl_ + ")"; }
+  // "onednn conv (brgconv:avx512_core) direct x,y": which tensors layout
+  // negotiation lets it exchange in its own layout, without a reorder.
+  std::string Describe() const override {
+    std::string direct;
+    for (const auto& [on, name] : {std::pair{src_direct_, "x"}, std::pair{dst_direct_, "y"},
+                                   std::pair{residual_direct_, "residual"}}) {
+      if (on) direct += (direct.empty() ? " direct " : ",") + std::string(name);
+    }
+    return "onednn conv (" + impl_ + ")" + direct;
+  }
   int64_t packed_weight_bytes() const override { return packed_bytes_; }
   std::vector<size_t> packed_inputs() const override {
     return packed_from_constant_ ? std::vector<size_t>{1} : std::vector<size_t>{};
