@@ -44,7 +44,9 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   TESSEL_RETURN_IF_ERROR(finish_stage("import", /*typed=*/false));
 
   // 2. Static shapes for every value; constants folded.
-  TESSEL_RETURN_IF_ERROR(passes::InferShapes(*model.graph));
+  passes::InferShapesOptions infer;
+  infer.max_tensor_bytes = options.limits.max_tensor_bytes;
+  TESSEL_RETURN_IF_ERROR(passes::InferShapes(*model.graph, infer));
   TESSEL_RETURN_IF_ERROR(finish_stage("infer-shapes", true));
 
   // 3. Drop folded and unused nodes: what remains is the schedule.
@@ -96,6 +98,17 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   TESSEL_ASSIGN_OR_RETURN(model.memory,
                           PlanMemory(*model.graph, model.liveness, kernels, memory));
   TESSEL_RETURN_IF_ERROR(finish_stage("plan-memory", true));
+  int64_t total = 0;
+  std::string pools;
+  for (const ir::MemoryPool& pool : model.memory.pools) {
+    total += pool.size_bytes;
+    pools += (pools.empty() ? "" : ", ") + pool.name + " " + FormatByteSize(pool.size_bytes);
+  }
+  if (total > options.limits.max_memory_bytes) {
+    return ResourceExhausted("the model needs " + FormatByteSize(total) + " (" + pools +
+                             "), over the memory limit of " +
+                             FormatByteSize(options.limits.max_memory_bytes) + " (--max-memory)");
+  }
   model.planned_here = true;
 
 #if defined(__GLIBC__)

@@ -8,14 +8,25 @@
 
 #include "compiler/compiled_model.h"
 #include "compiler/plan_memory.h"
+#include "core/resources.h"
 #include "core/status.h"
 #include "onnx/importer.h"
 #include "targets/target.h"
 
 namespace tessel {
 
+// How much memory a model may ask for, checked at compile time before
+// anything of that size is allocated: one line names the tensor (its shape
+// and size) or the pools over the limit. Both default to this machine's
+// physical memory.
+struct ResourceLimits {
+  int64_t max_tensor_bytes = PhysicalMemoryBytes();  // any one tensor
+  int64_t max_memory_bytes = PhysicalMemoryBytes();  // the plan's pools together
+};
+
 struct CompileOptions {
   onnx_io::ImportOptions import;
+  ResourceLimits limits;
   // Run the IR verifier after every stage (cheap; on by default).
   bool verify_each_stage = true;
   // Fuse memory-bound elementwise regions into Subgraph nodes, each run as

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "compiler/plan_memory.h"
+#include "core/messages.h"
 #include "ir/verifier.h"
 #include "onnx/tensor_io.h"
 #include "ops/op_registry.h"
@@ -54,6 +55,9 @@ class Writer {
   std::string out_;
 };
 
+// No tensor of a model file may be larger (1 TiB): a bigger one is corruption.
+constexpr int64_t kMaxValueBytes = int64_t{1} << 40;
+
 class Reader {
  public:
   Reader(const char* data, size_t size) : p_(data), end_(data + size) {}
@@ -87,8 +91,11 @@ class Reader {
     uint64_t n = 0;
     TESSEL_RETURN_IF_ERROR(Pod(&n));
     if (static_cast<uint64_t>(end_ - p_) < n) return Truncated();
-    const uint64_t want = static_cast<uint64_t>(NumElements(shape)) * DTypeSize(static_cast<DType>(dtype));
-    if (n != want) return Corrupt("tensor size does not match its shape");
+    int64_t want = 0;
+    if (!CheckedByteSize(shape, static_cast<DType>(dtype), &want) ||
+        n != static_cast<uint64_t>(want)) {
+      return Corrupt("tensor size does not match its shape");
+    }
     *t = Tensor(static_cast<DType>(dtype), std::move(shape));
     if (n) std::memcpy(t->raw_data(), p_, n);
     p_ += n;
@@ -237,6 +244,12 @@ Status ReadGraph(Reader& r, int depth, std::unique_ptr<ir::Graph>* out) {
     if (dtype >= kNumDTypes || rank > 64) return Reader::Corrupt("value header");
     Shape shape(rank);
     for (auto& d : shape) TESSEL_RETURN_IF_ERROR(r.Pod(&d));
+    // Before anything uses the shape: sizes that are negative, overflow, or
+    // exceed any machine are refused, not allocated.
+    int64_t bytes = 0;
+    if (!CheckedByteSize(shape, static_cast<DType>(dtype), &bytes) || bytes > kMaxValueBytes) {
+      return Reader::Corrupt("value '" + EscapeForMessage(vname) + "' has an absurd shape");
+    }
     TESSEL_RETURN_IF_ERROR(r.Pod(&layout));
     TESSEL_RETURN_IF_ERROR(r.Pod(&scope));
     TESSEL_RETURN_IF_ERROR(r.Pod(&has_constant));

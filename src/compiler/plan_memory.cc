@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/resources.h"
 #include "memory/verifier.h"
 #include "ops/subgraph.h"
 
@@ -235,11 +236,18 @@ Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout)
       layout.in_place.size() != nodes.size()) {
     return InvalidArgument("its size does not match the graph");
   }
+  int64_t workspace = 0;
   for (const ir::MemoryPool& pool : layout.pools) {
     if (pool.size_bytes < 0 || pool.size_bytes > kMaxPoolBytes) {
       return InvalidArgument("pool '" + pool.name + "' has size " +
                              std::to_string(pool.size_bytes));
     }
+    if (!pool.read_only) workspace += pool.size_bytes;
+  }
+  // Refused before any arena is allocated.
+  if (workspace > PhysicalMemoryBytes()) {
+    return ResourceExhausted("its workspace pools need " + FormatByteSize(workspace) +
+                             "; this machine has " + FormatByteSize(PhysicalMemoryBytes()));
   }
   auto inside = [&](const ir::BufferPlacement& p, int64_t size, bool constant) -> bool {
     if (p.pool < 0 || static_cast<size_t>(p.pool) >= layout.pools.size()) return false;

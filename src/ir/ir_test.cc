@@ -28,6 +28,19 @@ TEST(DType, BFloat16_keeps_the_top_bits) {
   EXPECT_NEAR(BFloat16ToFloat(FloatToBFloat16(3.14159f)), 3.14159f, 0.02f);
 }
 
+TEST(Tensor, Checked_byte_sizes_refuse_negative_dims_and_overflow) {
+  int64_t bytes = -1;
+  EXPECT_TRUE(CheckedByteSize({2, 3}, DType::kFloat32, &bytes));
+  EXPECT_EQ(bytes, 24);
+  EXPECT_TRUE(CheckedByteSize({}, DType::kInt64, &bytes));
+  EXPECT_EQ(bytes, 8);
+  EXPECT_TRUE(CheckedByteSize({0, 1000000000000}, DType::kFloat32, &bytes));
+  EXPECT_EQ(bytes, 0);
+  EXPECT_FALSE(CheckedByteSize({2, -3}, DType::kFloat32, &bytes));
+  EXPECT_FALSE(CheckedByteSize({100000000000, 1000000, 1000000}, DType::kFloat32, &bytes));
+  EXPECT_FALSE(CheckedByteSize({int64_t{1} << 61}, DType::kFloat32, &bytes));
+}
+
 TEST(Tensor, Owns_zeroed_aligned_storage) {
   Tensor t(DType::kFloat32, {2, 3});
   EXPECT_EQ(t.num_elements(), 6);

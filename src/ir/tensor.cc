@@ -15,6 +15,15 @@ int64_t NumElements(const Shape& shape) {
   return n;
 }
 
+bool CheckedByteSize(const Shape& shape, DType dtype, int64_t* bytes) {
+  int64_t n = static_cast<int64_t>(DTypeSize(dtype));
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return false;
+  }
+  *bytes = n;
+  return true;
+}
+
 std::string ShapeToString(const Shape& shape) {
   if (shape.empty()) return "scalar";
   std::string s;

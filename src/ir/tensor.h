@@ -19,6 +19,10 @@ namespace tessel {
 using Shape = std::vector<int64_t>;
 
 int64_t NumElements(const Shape& shape);
+// The bytes of a tensor of `shape` and `dtype`, in `*bytes`; false when a
+// dimension is negative or the size does not fit in int64_t. Shapes from
+// files and from shape inference go through this before any NumElements.
+bool CheckedByteSize(const Shape& shape, DType dtype, int64_t* bytes);
 std::string ShapeToString(const Shape& shape);  // "1x3x224x224", "scalar"
 // Row-major strides in elements.
 std::vector<int64_t> StridesOf(const Shape& shape);

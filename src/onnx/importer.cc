@@ -284,9 +284,14 @@ StatusOr<std::unique_ptr<ir::Graph>> ImportModel(const fs::path& path,
   // The checker on the parsed model, not on the file: reading it a second
   // time would hold the model's bytes twice more at the peak. External data
   // needs the file's folder, which only the path form knows.
+  // External data stays inside the model's folder: checked before anyone
+  // (the checker included) opens a file the model names.
   bool external_data = false;
   for (const auto& init : model.graph().initializer()) {
-    external_data = external_data || init.data_location() == onnx::TensorProto::EXTERNAL;
+    if (init.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    external_data = true;
+    TESSEL_RETURN_IF_ERROR(
+        CheckExternalData(init, path.parent_path(), "initializer '" + init.name() + "'"));
   }
   // Debian's libonnx checker judges IR versions up to 8 and opsets up to
   // 17; newer models get tessel's own validation only, which every model

@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 
+#include "core/messages.h"
 #include "onnx/onnx_pb.h"
 
 namespace tessel::onnx_io {
@@ -96,33 +98,116 @@ Status CopyTyped(const Field& field, Tensor& t, const std::string& what) {
   return Status::Ok();
 }
 
-Status ReadExternal(const onnx::TensorProto& proto, const fs::path& base_dir, Tensor& t,
-                    const std::string& what) {
+// A non-negative decimal integer, all of `text`.
+bool ParseCount(const std::string& text, int64_t* out) {
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  return ec == std::errc() && ptr == end && *out >= 0;
+}
+
+// The external data file of `what` (an initializer, a tensor attribute),
+// only if it lies inside `base_dir` (the model's folder): no absolute
+// location, no ".." component, no link that resolves outside it (the bug
+// class of CVE-2024-27318), and a regular file.
+StatusOr<fs::path> ExternalDataPath(const std::string& location, const fs::path& base_dir,
+                                    const std::string& what) {
+  const std::string quoted = "'" + EscapeForMessage(location) + "'";
+  if (location.empty()) return InvalidArgument(what + ": external data without a location");
+  if (location.find('\0') != std::string::npos || location.find('\\') != std::string::npos) {
+    return InvalidArgument(what + ": external data location " + quoted +
+                           " has a NUL or a backslash");
+  }
+  const fs::path rel(location);
+  if (rel.is_absolute() || rel.has_root_path()) {
+    return InvalidArgument(what + ": external data location " + quoted +
+                           " is absolute; it must be a path inside the model's folder");
+  }
+  for (const fs::path& part : rel) {
+    if (part == "..") {
+      return InvalidArgument(what + ": external data location " + quoted +
+                             " leaves the model's folder (..)");
+    }
+  }
+  std::error_code ec;
+  const fs::path dir = fs::canonical(base_dir.empty() ? fs::path(".") : base_dir, ec);
+  if (ec) return NotFound(what + ": the model's folder cannot be resolved: " + ec.message());
+  const fs::path file = fs::weakly_canonical(dir / rel, ec);
+  if (ec) return NotFound(what + ": external data file " + quoted + " cannot be resolved");
+  // Inside `dir`, component by component, once every link is resolved.
+  auto f = file.begin();
+  for (auto d = dir.begin(); d != dir.end(); ++d, ++f) {
+    if (f == file.end() || *f != *d) {
+      return InvalidArgument(what + ": external data location " + quoted +
+                             " resolves outside the model's folder (a symbolic link)");
+    }
+  }
+  if (!fs::exists(file, ec)) {
+    return NotFound(what + ": external data file " + quoted + " not found");
+  }
+  if (!fs::is_regular_file(file, ec)) {
+    return InvalidArgument(what + ": external data location " + quoted + " is not a regular file");
+  }
+  return file;
+}
+
+// The external_data entries of `proto`: where, from which byte, how many
+// (-1: as many as the tensor has).
+struct ExternalData {
   std::string location;
   int64_t offset = 0, length = -1;
+};
+
+StatusOr<ExternalData> ParseExternalData(const onnx::TensorProto& proto, const std::string& what) {
+  ExternalData e;
   for (const auto& kv : proto.external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    if (kv.key() == "offset") offset = std::atoll(kv.value().c_str());
-    if (kv.key() == "length") length = std::atoll(kv.value().c_str());
+    if (kv.key() == "location") e.location = kv.value();
+    if ((kv.key() == "offset" && !ParseCount(kv.value(), &e.offset)) ||
+        (kv.key() == "length" && !ParseCount(kv.value(), &e.length))) {
+      return InvalidArgument(what + ": external data " + kv.key() + " '" +
+                             EscapeForMessage(kv.value()) + "' is not a byte count");
+    }
   }
-  if (location.empty()) return InvalidArgument(what + ": external data without a location");
-  const fs::path file = base_dir / location;
+  return e;
+}
+
+Status ReadExternal(const onnx::TensorProto& proto, const fs::path& base_dir, Tensor& t,
+                    const std::string& what) {
+  TESSEL_ASSIGN_OR_RETURN(const ExternalData e, ParseExternalData(proto, what));
+  const std::string& location = e.location;
+  const int64_t offset = e.offset, length = e.length;
+  TESSEL_ASSIGN_OR_RETURN(const fs::path file, ExternalDataPath(location, base_dir, what));
+  const std::string quoted = "'" + EscapeForMessage(location) + "'";
   const int64_t want = static_cast<int64_t>(t.size_bytes());
   if (length >= 0 && length != want) {
     return DataLoss(what + ": external data length " + std::to_string(length) +
                     " does not match its shape (" + std::to_string(want) + " bytes)");
   }
+  std::error_code ec;
+  const auto size = static_cast<int64_t>(fs::file_size(file, ec));
+  if (ec) return NotFound(what + ": external data file " + quoted + " cannot be read");
+  // offset + want <= size, without overflow: both are non-negative.
+  if (offset > size || want > size - offset) {
+    return DataLoss(what + ": external data file " + quoted + " has " + std::to_string(size) +
+                    " bytes; the tensor needs " + std::to_string(want) + " from offset " +
+                    std::to_string(offset));
+  }
   std::ifstream in(file, std::ios::binary);
-  if (!in) return NotFound(what + ": external data file '" + file.string() + "' not found");
+  if (!in) return NotFound(what + ": external data file " + quoted + " cannot be opened");
   in.seekg(offset);
   in.read(static_cast<char*>(t.raw_data()), want);
   if (in.gcount() != want) {
-    return DataLoss(what + ": external data file '" + file.string() + "' is too short");
+    return DataLoss(what + ": external data file " + quoted + " is too short");
   }
   return Status::Ok();
 }
 
 }  // namespace
+
+Status CheckExternalData(const onnx::TensorProto& proto, const fs::path& base_dir,
+                         const std::string& what) {
+  TESSEL_ASSIGN_OR_RETURN(const ExternalData e, ParseExternalData(proto, what));
+  return ExternalDataPath(e.location, base_dir, what).status();
+}
 
 StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const fs::path& base_dir,
                                  const std::string& what) {

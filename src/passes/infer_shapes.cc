@@ -1,5 +1,6 @@
 #include "passes/infer_shapes.h"
 
+#include "core/resources.h"
 #include "ops/op_registry.h"
 
 namespace tessel::passes {
@@ -19,13 +20,36 @@ bool AllInputsConstant(const ir::Node& node) {
   return true;
 }
 
+// Whether `v` (typed) may exist: its size fits in 64 bits and the limit.
+Status CheckTensorSize(const ir::Value& v, const ir::Node* producer, int64_t limit) {
+  if (!v.shape_known) return Status::Ok();
+  int64_t bytes = 0;
+  const std::string what = "value '" + v.name + "'" +
+                           (producer ? " of " + producer->Describe() : std::string(" (an input)")) +
+                           " has shape " + ShapeToString(v.shape) + " of " + DTypeName(v.dtype);
+  if (!CheckedByteSize(v.shape, v.dtype, &bytes)) {
+    return ResourceExhausted(what + ": its size does not fit in 64 bits");
+  }
+  if (limit > 0 && bytes > limit) {
+    return ResourceExhausted(what + ", " + FormatByteSize(bytes) + ": over the limit of " +
+                             FormatByteSize(limit) + " for one tensor (--max-tensor-size)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status InferShapes(ir::Graph& graph, const InferShapesOptions& options) {
   const int opset = graph.opset_version();
+  for (const ir::Value* v : graph.inputs()) {
+    TESSEL_RETURN_IF_ERROR(CheckTensorSize(*v, nullptr, options.max_tensor_bytes));
+  }
   for (const auto& node_ptr : graph.nodes()) {
     ir::Node& node = *node_ptr;
     TESSEL_RETURN_IF_ERROR(ops::InferNode(node, opset));
+    for (const ir::Value* o : node.outputs) {
+      if (o) TESSEL_RETURN_IF_ERROR(CheckTensorSize(*o, &node, options.max_tensor_bytes));
+    }
     bool all_outputs_known = true;
     int64_t out_bytes = 0;
     for (const ir::Value* o : node.outputs) {

@@ -19,6 +19,10 @@ namespace tessel::passes {
 struct InferShapesOptions {
   // Results larger than this are not folded (they would bloat the model).
   int64_t max_folded_bytes = int64_t{64} << 20;
+  // A graph input or node output larger than this (or whose size overflows)
+  // stops the pass with ResourceExhausted, naming the value, its shape and
+  // size, before anything of that size is allocated; 0: only overflow.
+  int64_t max_tensor_bytes = 0;
 };
 
 Status InferShapes(ir::Graph& graph, const InferShapesOptions& options = {});

@@ -82,6 +82,7 @@ class Tokenizer {
   }
 
   bool Legal(const std::vector<int>& members) {
+    if (static_cast<int>(members.size()) > options_.max_ops) return false;
     if (HasCycle(members)) return false;
     Cut cut = MakeCut(members);
     if (static_cast<int>(cut.inputs.size() + cut.outputs.size()) > options_.max_args) return false;

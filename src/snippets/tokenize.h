@@ -33,6 +33,11 @@ struct TokenizeOptions {
   int max_args = kMaxKernelArgs;
   // AVX2's register file, so every subgraph compiles for either ISA.
   int max_vector_registers = 16;
+  // Ops in one subgraph. Each candidate is lowered to check it, so growing
+  // a group costs its size: the cap keeps tokenizing linear in the graph (a
+  // chain of a million elementwise ops), far above what real models fuse
+  // (GELU, SiLU, residual + activation: under 16).
+  int max_ops = 32;
 };
 
 // Precondition: `graph` is typed and topologically sorted (after

@@ -93,6 +93,24 @@ class TokenizeTest : public ::testing::Test {
   std::mt19937 rng_{1};
 };
 
+TEST_F(TokenizeTest, A_long_chain_is_cut_into_subgraphs_of_at_most_max_ops) {
+  BodyBuilder b;
+  ir::Graph& g = b.graph();
+  ir::Value* v = b.Input("x", {1, 64});
+  for (int i = 0; i < 100; ++i) v = b.Op(i % 2 ? "Relu" : "Neg", {v});
+  b.Output(v);
+  const std::vector<std::string> ops = Tokenize(g);
+  // 100 ops, 32 at most in each: four subgraphs, in a chain.
+  EXPECT_EQ(ops, (std::vector<std::string>(4, "Subgraph")));
+  size_t fused = 0;
+  for (const auto& n : g.nodes()) {
+    EXPECT_LE(n->body->nodes().size(), 32u);
+    fused += n->body->nodes().size();
+  }
+  EXPECT_EQ(fused, 100u);
+  ExpectEquivalent(g);
+}
+
 TEST_F(TokenizeTest, GeLU_with_its_bias_add_is_one_subgraph) {
   BodyBuilder b;
   ir::Graph& g = b.graph();

@@ -29,6 +29,7 @@
 #include <sstream>
 
 #include "common.h"
+#include "core/messages.h"
 #include "onnx/importer.h"
 #include "onnx/tensor_io.h"
 #include "onnx/test_data.h"
@@ -105,10 +106,6 @@ std::string OpOf(const TestCase& test) {
   return ops->front();
 }
 
-std::string OneLine(std::string s) {
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  return s;
-}
 
 // Every folder holding a model.onnx at or below `path`, without descending
 // into a test folder (its data sets are not tests).

@@ -5,7 +5,10 @@
 #include <cstdio>
 #include <iostream>
 #include <random>
+#include <tuple>
 
+#include "core/messages.h"
+#include "memory/pool_spec.h"
 #include "onnx/tensor_io.h"
 
 namespace tessel::cli {
@@ -17,11 +20,25 @@ void AddModelOptions(CLI::App& app, ModelOptions& opts) {
                  "Bind a graph input to a constant at compile time: NAME=FILE.pb (repeatable)");
   app.add_flag("--no-fusion", opts.no_fusion,
                "Do not fuse elementwise ops into snippets (each op runs its reference kernel)");
+  app.add_option("--max-tensor-size", opts.max_tensor_size,
+                 "Refuse a model with a tensor larger than this (like 512MiB; default: this "
+                 "machine's memory)");
+  app.add_option("--max-memory", opts.max_memory,
+                 "Refuse a model whose planned memory (workspace and constants) is larger than "
+                 "this (default: this machine's memory)");
 }
 
 StatusOr<CompileOptions> MakeCompileOptions(const ModelOptions& opts) {
   CompileOptions options;
   options.fusion = !opts.no_fusion;
+  for (const auto& [flag, text, limit] :
+       {std::tuple{"--max-tensor-size", &opts.max_tensor_size, &options.limits.max_tensor_bytes},
+        std::tuple{"--max-memory", &opts.max_memory, &options.limits.max_memory_bytes}}) {
+    if (text->empty()) continue;
+    StatusOr<int64_t> bytes = memory::ParseByteCount(*text);
+    if (!bytes.ok()) return InvalidArgument(std::string(flag) + " " + bytes.status().message());
+    *limit = *bytes;
+  }
   for (const std::string& spec : opts.input_shapes) {
     TESSEL_ASSIGN_OR_RETURN(auto parsed, onnx_io::ParseInputShape(spec));
     options.import.input_shapes[parsed.first] = parsed.second;
@@ -143,7 +160,9 @@ std::string Checksum(const Tensor& t) {
 }
 
 int ReportError(const Status& status) {
-  std::cerr << "tessel: error: " << status.message() << "\n";
+  // One line, whatever the message quotes (a library's text, bytes of a
+  // file): line breaks fold, control bytes are escaped.
+  std::cerr << "tessel: error: " << OneLine(status.message()) << "\n";
   return 2;
 }
 

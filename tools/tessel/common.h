@@ -17,6 +17,8 @@ struct ModelOptions {
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
   std::vector<std::string> bindings;      // NAME=FILE.pb: input bound at compile time
   bool no_fusion = false;                 // --no-fusion: no snippets (CompileOptions::fusion)
+  std::string max_tensor_size;            // --max-tensor-size: ResourceLimits (default: RAM)
+  std::string max_memory;                 // --max-memory
 };
 void AddModelOptions(CLI::App& app, ModelOptions& opts);
 StatusOr<CompileOptions> MakeCompileOptions(const ModelOptions& opts);

@@ -9,6 +9,7 @@
 #include <new>
 
 #include "common.h"
+#include "core/messages.h"
 #include "target.h"
 
 int main(int argc, char** argv) {
@@ -58,7 +59,8 @@ int main(int argc, char** argv) {
     names += (names.empty() ? "" : ", ") + sub->get_name();
   }
   if (!known) {
-    std::cerr << "tessel: error: unknown command '" << argv[1] << "' (commands: " << names << ")\n";
+    std::cerr << "tessel: error: unknown command '" << tessel::EscapeForMessage(argv[1])
+              << "' (commands: " << names << ")\n";
     return 2;
   }
   try {
@@ -69,13 +71,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // Usage errors are bad input: one line, exit code 2.
-    std::cerr << "tessel: error: " << e.what() << " (see tessel --help)\n";
+    std::cerr << "tessel: error: " << tessel::OneLine(e.what()) << " (see tessel --help)\n";
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "tessel: error: out of memory\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "tessel: error: " << e.what() << "\n";
+    std::cerr << "tessel: error: " << tessel::OneLine(e.what()) << "\n";
     return 2;
   }
   return exit_code;
