@@ -5,11 +5,13 @@
 
 BUILD ?= build
 BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build demo test test-avx2 test-sanitize zoo clean
+.PHONY: all deps build demo test test-avx2 test-sanitize zoo fuzz clean
 
 all: build
 
@@ -52,3 +54,15 @@ test-sanitize: deps
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN)
+
+# Coverage-guided fuzzing (fuzz/README.md): every fuzzer of fuzz/ built with
+# clang under ASan and UBSan, each run FUZZ_SECONDS from its seed corpus;
+# fails on the first crash, leak or sanitizer report (saved under
+# $(BUILD_FUZZ)/crashes).
+fuzz:
+	@bash scripts/install-deps.sh --fuzz
+	@CC=clang CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -DTESSEL_FUZZ=ON -DTESSEL_BUILD_TESTS=OFF \
+	  -DTESSEL_WITH_OPENCL=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD_FUZZ) -j$(JOBS) --target fuzzers
+	@bash fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+

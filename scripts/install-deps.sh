@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every system dependency of tessel from Debian 12 packages.
 # Idempotent: when everything is present it only checks, in well under a second.
+#   scripts/install-deps.sh          # what make, make test and make demo need
+#   scripts/install-deps.sh --fuzz   # and clang with libFuzzer (make fuzz)
 set -euo pipefail
 
 packages=(
@@ -11,6 +13,9 @@ packages=(
   libonnx-testdata
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
 )
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

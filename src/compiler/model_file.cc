@@ -491,9 +491,15 @@ StatusOr<CompiledModel> DeserializeCompiledModel(const std::string& bytes,
   if (Fnv1a64(payload, size) != checksum) {
     return DataLoss(where + " is corrupt: checksum mismatch");
   }
+  return DeserializeCompiledModelPayload(std::string_view(payload, size), source);
+}
+
+StatusOr<CompiledModel> DeserializeCompiledModelPayload(std::string_view payload,
+                                                        const std::string& source) {
+  const std::string where = "compiled model '" + source + "'";
   CompiledModel model;
   model.source = source;
-  Reader r(payload, size);
+  Reader r(payload.data(), payload.size());
   Status s = ReadPayload(r, &model);
   if (!s.ok()) return DataLoss(where + ": " + s.message());
   s = ir::VerifyGraph(*model.graph);

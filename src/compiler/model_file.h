@@ -17,6 +17,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string_view>
 
 #include "compiler/compiled_model.h"
 #include "core/status.h"
@@ -33,6 +34,11 @@ StatusOr<CompiledModel> ReadCompiledModel(const std::filesystem::path& path);
 std::string SerializeCompiledModel(const CompiledModel& model);
 StatusOr<CompiledModel> DeserializeCompiledModel(const std::string& bytes,
                                                  const std::string& source);
+// The payload alone (what follows the header, its checksum already
+// checked): for the fuzzer, which reaches the parser without having to
+// forge checksums.
+StatusOr<CompiledModel> DeserializeCompiledModelPayload(std::string_view payload,
+                                                        const std::string& source);
 
 // True if the file starts with the magic bytes; NotFound if it does not exist.
 StatusOr<bool> IsCompiledModelFile(const std::filesystem::path& path);

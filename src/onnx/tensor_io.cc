@@ -216,27 +216,41 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const fs::path&
   for (int64_t d : shape) {
     if (d < 0) return InvalidArgument(what + " has negative dimension " + std::to_string(d));
   }
-  // Guard against absurd sizes from corrupt files before allocating.
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d != 0 && n > (int64_t{1} << 40) / d) return DataLoss(what + " has an absurd shape " + ShapeToString(shape));
-    n *= d;
+  // Nothing is allocated before the bytes that fill it are known to exist:
+  // a corrupt or hostile file may claim any shape.
+  int64_t bytes = 0;
+  if (!CheckedByteSize(shape, dtype, &bytes) || bytes > (int64_t{1} << 40)) {
+    return DataLoss(what + " has an absurd shape " + ShapeToString(shape));
   }
-  Tensor t(dtype, shape);
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    TESSEL_RETURN_IF_ERROR(CheckExternalData(proto, base_dir, what));
+    Tensor t(dtype, shape);
     TESSEL_RETURN_IF_ERROR(ReadExternal(proto, base_dir, t, what));
     return t;
   }
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
-    if (raw.size() != t.size_bytes()) {
+    if (static_cast<int64_t>(raw.size()) != bytes) {
       return DataLoss(what + " has " + std::to_string(raw.size()) + " bytes of raw data; shape " +
                       ShapeToString(shape) + " of " + DTypeName(dtype) + " needs " +
-                      std::to_string(t.size_bytes()));
+                      std::to_string(bytes));
     }
+    Tensor t(dtype, shape);
     if (!raw.empty()) std::memcpy(t.raw_data(), raw.data(), raw.size());
     return t;
   }
+  const int64_t n = bytes / static_cast<int64_t>(DTypeSize(dtype));
+  int64_t given = 0;
+  switch (dtype) {
+    case DType::kFloat32: given = proto.float_data_size(); break;
+    case DType::kFloat64: given = proto.double_data_size(); break;
+    case DType::kInt64: given = proto.int64_data_size(); break;
+    case DType::kUInt32:
+    case DType::kUInt64: given = proto.uint64_data_size(); break;
+    default: given = proto.int32_data_size(); break;
+  }
+  if (given != n) return CountMismatch(what, given, n);
+  Tensor t(dtype, shape);
   switch (dtype) {
     case DType::kFloat32: TESSEL_RETURN_IF_ERROR(CopyTyped(proto.float_data(), t, what)); break;
     case DType::kFloat64: TESSEL_RETURN_IF_ERROR(CopyTyped(proto.double_data(), t, what)); break;
