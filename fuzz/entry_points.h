@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -16,12 +17,14 @@
 #include "compiler/compile.h"
 #include "compiler/model_file.h"
 #include "compiler/plan_memory.h"
+#include "core/sealed_file.h"
 #include "memory/instance_csv.h"
 #include "memory/planner.h"
 #include "memory/pool_spec.h"
 #include "onnx/importer.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/tensor_io.h"
+#include "op_fuzzer.h"
 #include "targets/reference/target.h"
 
 namespace tessel::fuzz {
@@ -101,6 +104,18 @@ inline void FuzzOnnxModel(const uint8_t* data, size_t size) {
   options.limits.max_tensor_bytes = int64_t{64} << 20;
   options.limits.max_memory_bytes = int64_t{256} << 20;
   (void)Compile(path, **target, options);
+}
+
+// a cache file (the OpenCL program cache: core/sealed_file.h) -> its
+// parser (ReadSealedFile reads the file, then this). What it accepts must be
+// exactly what SealBlob writes for that payload and key: anything else would
+// hand a driver a program it was not built from, so it aborts.
+inline void FuzzProgramCache(const uint8_t* data, size_t size) {
+  using namespace std::string_view_literals;
+  constexpr std::string_view kKey = "fuzz device\0driver 1.0\0-cl-std=CL1.2\0"sv;
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  StatusOr<std::string> payload = UnsealBlob(bytes, kKey);
+  if (payload.ok() && SealBlob(kKey, *payload) != bytes) std::abort();
 }
 
 }  // namespace tessel::fuzz

@@ -45,7 +45,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Fuzzer{"tsl", fuzz::FuzzTsl}, Fuzzer{"tensor_pb", fuzz::FuzzTensorPb},
                       Fuzzer{"instance_csv", fuzz::FuzzInstanceCsv},
                       Fuzzer{"cli_options", fuzz::FuzzCliOptions},
-                      Fuzzer{"onnx_model", fuzz::FuzzOnnxModel}),
+                      Fuzzer{"onnx_model", fuzz::FuzzOnnxModel},
+                      Fuzzer{"program_cache", fuzz::FuzzProgramCache},
+                      Fuzzer{"ops", fuzz::FuzzOps}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

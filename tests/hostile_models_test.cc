@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "cli_runner.h"
 #include "onnx/model_builder.h"
@@ -124,6 +125,55 @@ TEST_F(HostileModels, A_shape_beyond_any_machine_is_refused_naming_the_tensor) {
   ExpectRejected(RunTessel("run " + path("big.onnx")),
                  {"value 'y' of Expand 'big'", "1048576x1048576", "4.0 TiB",
                   "over the limit of", "--max-tensor-size"});
+}
+
+TEST_F(HostileModels, An_empty_tensor_with_a_huge_dimension_is_refused) {
+  // 0 x 2^40 floats hold nothing, but a kernel would loop (or allocate)
+  // along the 2^40: the limit applies to the dimensions, a 0 counted as 1.
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {0, int64_t{1} << 40});
+  b.Node("Softmax", {"x"}, {"y"}, "soft");
+  b.Output("y");
+  ASSERT_TRUE(b.Save(path("empty_huge.onnx")).ok());
+  ExpectRejected(RunTessel("run " + path("empty_huge.onnx")),
+                 {"value 'x' (an input)", "0x1099511627776", "empty, but its other dimensions span",
+                  "4.0 TiB", "--max-tensor-size"});
+}
+
+TEST_F(HostileModels, Attribute_arithmetic_cannot_overflow) {
+  // Pads near 2^63: the window is refused, not wrapped into a small one.
+  ModelBuilder c(13);
+  c.Input("x", DType::kFloat32, {1, 1, 4, 4});
+  c.Initializer("w", Tensor::FromVector<float>(std::vector<float>(9, 1.f), {1, 1, 3, 3}));
+  auto& conv = c.Node("Conv", {"x", "w"}, {"y"}, "conv");
+  ModelBuilder::SetAttr(conv, "pads",
+                        std::vector<int64_t>{std::numeric_limits<int64_t>::max(), 0, 1, 0});
+  c.Output("y");
+  ASSERT_TRUE(c.Save(path("pads.onnx")).ok());
+  ExpectRejected(RunTessel("run " + path("pads.onnx")),
+                 {"Conv 'conv'", "window along axis 2", "spans past 64 bits"});
+
+  // A group that would multiply the weight's channels past 2^63.
+  ModelBuilder g(13);
+  g.Input("x", DType::kFloat32, {1, 2, 4, 4});
+  g.Initializer("w", Tensor::FromVector<float>(std::vector<float>(18, 1.f), {2, 1, 3, 3}));
+  auto& grouped = g.Node("Conv", {"x", "w"}, {"y"}, "grouped");
+  ModelBuilder::SetAttr(grouped, "group", std::numeric_limits<int64_t>::max());
+  g.Output("y");
+  ASSERT_TRUE(g.Save(path("group.onnx")).ok());
+  ExpectRejected(RunTessel("run " + path("group.onnx")), {"Conv 'grouped'", "group"});
+
+  // Split sizes whose sum wraps around to the dimension.
+  ModelBuilder s(13);
+  s.Input("x", DType::kFloat32, {4});
+  s.Initializer("split", Tensor::FromVector<int64_t>(
+                             {std::numeric_limits<int64_t>::max(),
+                              std::numeric_limits<int64_t>::max(), 6},
+                             {3}));
+  s.Node("Split", {"x", "split"}, {"a", "b", "c"}, "split");
+  s.Output("a");
+  ASSERT_TRUE(s.Save(path("split.onnx")).ok());
+  ExpectRejected(RunTessel("run " + path("split.onnx")), {"Split 'split'", "sums past 64 bits"});
 }
 
 TEST_F(HostileModels, The_limits_are_configurable) {

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "compiler/plan_memory.h"
+#include "core/hash.h"
 #include "core/messages.h"
 #include "ir/verifier.h"
 #include "onnx/tensor_io.h"
@@ -17,15 +18,6 @@ namespace {
 
 constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'E', 'L', 'C', 'M'};
 constexpr size_t kHeaderBytes = 8 + 4 + 8 + 8;
-
-uint64_t Fnv1a64(const char* data, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= static_cast<uint8_t>(data[i]);
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 enum class AttrKind : uint8_t { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor };
 

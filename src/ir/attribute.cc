@@ -8,7 +8,7 @@ int64_t AttributeMap::Int(const std::string& name, int64_t fallback) const {
   auto it = attrs_.find(name);
   if (it == attrs_.end()) return fallback;
   if (auto* i = std::get_if<int64_t>(&it->second)) return *i;
-  if (auto* f = std::get_if<float>(&it->second)) return static_cast<int64_t>(*f);
+  if (auto* f = std::get_if<float>(&it->second)) return FromDouble<int64_t>(*f);
   return fallback;
 }
 

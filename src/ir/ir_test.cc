@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "ir/graph.h"
 #include "ir/printer.h"
@@ -28,6 +29,19 @@ TEST(DType, BFloat16_keeps_the_top_bits) {
   EXPECT_NEAR(BFloat16ToFloat(FloatToBFloat16(3.14159f)), 3.14159f, 0.02f);
 }
 
+TEST(Tensor, Conversions_to_integers_saturate_and_map_nan_to_zero) {
+  EXPECT_EQ(FromDouble<uint8_t>(-29.0), 0);
+  EXPECT_EQ(FromDouble<uint8_t>(300.0), 255);
+  EXPECT_EQ(FromDouble<uint8_t>(254.9), 254);
+  EXPECT_EQ(FromDouble<int8_t>(-1e9), -128);
+  EXPECT_EQ(FromDouble<int64_t>(1e300), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(FromDouble<int64_t>(-std::numeric_limits<double>::infinity()),
+            std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(FromDouble<int32_t>(std::nan("")), 0);
+  EXPECT_EQ(FromDouble<uint64_t>(-1.0), 0u);
+  EXPECT_EQ(FromDouble<int64_t>(-3.7), -3);  // truncation inside the range, as static_cast
+}
+
 TEST(Tensor, Checked_byte_sizes_refuse_negative_dims_and_overflow) {
   int64_t bytes = -1;
   EXPECT_TRUE(CheckedByteSize({2, 3}, DType::kFloat32, &bytes));
@@ -39,6 +53,9 @@ TEST(Tensor, Checked_byte_sizes_refuse_negative_dims_and_overflow) {
   EXPECT_FALSE(CheckedByteSize({2, -3}, DType::kFloat32, &bytes));
   EXPECT_FALSE(CheckedByteSize({100000000000, 1000000, 1000000}, DType::kFloat32, &bytes));
   EXPECT_FALSE(CheckedByteSize({int64_t{1} << 61}, DType::kFloat32, &bytes));
+  // Empty, but Flatten would multiply 2^62 by 5.
+  EXPECT_FALSE(CheckedByteSize({0, int64_t{1} << 62, 5}, DType::kFloat32, &bytes));
+  EXPECT_FALSE(CheckedByteSize({int64_t{1} << 62, 5, 0}, DType::kUInt8, &bytes));
 }
 
 TEST(Tensor, Owns_zeroed_aligned_storage) {

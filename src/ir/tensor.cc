@@ -1,5 +1,6 @@
 #include "ir/tensor.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -15,12 +16,16 @@ int64_t NumElements(const Shape& shape) {
   return n;
 }
 
-bool CheckedByteSize(const Shape& shape, DType dtype, int64_t* bytes) {
-  int64_t n = static_cast<int64_t>(DTypeSize(dtype));
+bool CheckedByteSize(const Shape& shape, DType dtype, int64_t* bytes, int64_t* extent_bytes) {
+  const int64_t element = static_cast<int64_t>(DTypeSize(dtype));
+  int64_t extent = std::max<int64_t>(element, 1);
+  bool empty = element == 0;
   for (int64_t d : shape) {
-    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return false;
+    if (d < 0 || __builtin_mul_overflow(extent, std::max<int64_t>(d, 1), &extent)) return false;
+    empty = empty || d == 0;
   }
-  *bytes = n;
+  *bytes = empty ? 0 : extent;
+  if (extent_bytes) *extent_bytes = extent;
   return true;
 }
 
@@ -121,7 +126,7 @@ int64_t Tensor::GetAsInt64(int64_t i) const {
     if constexpr (std::is_integral_v<T>) {
       return static_cast<int64_t>(static_cast<const T*>(data_)[i]);
     } else {
-      return static_cast<int64_t>(ToDouble(static_cast<const T*>(data_)[i]));
+      return FromDouble<int64_t>(ToDouble(static_cast<const T*>(data_)[i]));
     }
   });
 }

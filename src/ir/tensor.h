@@ -6,9 +6,12 @@
 // Copies share storage; Clone() copies the elements.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/check.h"
@@ -20,9 +23,15 @@ using Shape = std::vector<int64_t>;
 
 int64_t NumElements(const Shape& shape);
 // The bytes of a tensor of `shape` and `dtype`, in `*bytes`; false when a
-// dimension is negative or the size does not fit in int64_t. Shapes from
-// files and from shape inference go through this before any NumElements.
-bool CheckedByteSize(const Shape& shape, DType dtype, int64_t* bytes);
+// dimension is negative or when its dimensions, a 0 counted as 1, times the
+// element size do not fit in int64_t. So a shape it accepts, even an empty
+// one ({0, 2^62, 5} is refused), has no product of dimensions that
+// overflows, whichever of them an op multiplies. Shapes from files and from
+// shape inference go through this before any NumElements. `extent_bytes`,
+// when given, receives that product: limits apply to it, because a kernel may
+// allocate or loop along any dimension of an empty tensor.
+bool CheckedByteSize(const Shape& shape, DType dtype, int64_t* bytes,
+                     int64_t* extent_bytes = nullptr);
 std::string ShapeToString(const Shape& shape);  // "1x3x224x224", "scalar"
 // Row-major strides in elements.
 std::vector<int64_t> StridesOf(const Shape& shape);
@@ -94,15 +103,27 @@ Tensor Tensor::FromVector(const std::vector<T>& values, Shape shape) {
 template <>
 Tensor Tensor::FromVector<bool>(const std::vector<bool>& values, Shape shape);
 
-// Value conversion between element types (saturation is the caller's concern;
-// this is C++ static_cast semantics, with 16-bit floats through float).
+// Value conversion between element types: static_cast semantics, with 16-bit
+// floats through float, except that a value out of an integer type's range
+// saturates and NaN becomes 0 (ONNX leaves those results undefined; C++
+// would make the conversion itself undefined).
 template <typename T>
 inline double ToDouble(T v) { return static_cast<double>(v); }
 template <> inline double ToDouble<Half>(Half v) { return HalfToFloat(v.bits); }
 template <> inline double ToDouble<BFloat16>(BFloat16 v) { return BFloat16ToFloat(v.bits); }
 
 template <typename T>
-inline T FromDouble(double v) { return static_cast<T>(v); }
+inline T FromDouble(double v) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (std::isnan(v)) return T{0};
+    // The bounds as doubles: the lowest is exact, max + 1 is a power of two.
+    constexpr double kLowest = static_cast<double>(std::numeric_limits<T>::lowest());
+    constexpr double kAboveMax = 2.0 * static_cast<double>(T{1} << (std::numeric_limits<T>::digits - 1));
+    if (v <= kLowest) return std::numeric_limits<T>::lowest();
+    if (v >= kAboveMax) return std::numeric_limits<T>::max();
+  }
+  return static_cast<T>(v);
+}
 template <> inline Half FromDouble<Half>(double v) { return Half{FloatToHalf(static_cast<float>(v))}; }
 template <> inline BFloat16 FromDouble<BFloat16>(double v) {
   return BFloat16{FloatToBFloat16(static_cast<float>(v))};

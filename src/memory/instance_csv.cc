@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -9,6 +10,11 @@
 namespace tessel::memory {
 
 namespace {
+
+constexpr int64_t kMaxBytes = int64_t{1} << 48;
+constexpr int64_t kMaxTime = int64_t{1} << 48;
+constexpr int64_t kMaxTotalBytes = int64_t{1} << 56;
+constexpr int64_t kMaxAlignment = int64_t{1} << 30;
 
 std::string Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -49,6 +55,7 @@ std::optional<int64_t> CapacityFromFileName(const std::filesystem::path& path) {
 
 StatusOr<Instance> ParseInstanceCsv(const std::string& text, const std::string& source) {
   Instance inst;
+  int64_t total_bytes = 0;
   inst.problem.pools.push_back({.name = "memory"});
   std::istringstream in(text);
   std::string line;
@@ -106,15 +113,24 @@ StatusOr<Instance> ParseInstanceCsv(const std::string& text, const std::string& 
                    std::to_string(upper));
     }
     if (b.size_bytes < 0) return error("size " + std::to_string(b.size_bytes) + " is negative");
+    // Bounds that keep every offset a planner computes (sums of sizes and
+    // alignment padding) far from overflow.
+    if (b.size_bytes > kMaxBytes || std::abs(lower) > kMaxTime || std::abs(upper) > kMaxTime) {
+      return error("size or lifetime beyond 2^48");
+    }
+    total_bytes += b.size_bytes;
+    if (total_bytes > kMaxTotalBytes) return error("sizes add up beyond 2^56 bytes");
     if (column.count("alignment")) {
       TESSEL_RETURN_IF_ERROR(number("alignment", &b.alignment));
-      if (b.alignment < 1 || (b.alignment & (b.alignment - 1)) != 0) {
-        return error("alignment " + std::to_string(b.alignment) + " is not a power of two");
+      if (b.alignment < 1 || (b.alignment & (b.alignment - 1)) != 0 || b.alignment > kMaxAlignment) {
+        return error("alignment " + std::to_string(b.alignment) +
+                     " is not a power of two up to 2^30");
       }
     }
     if (column.count("offset") && !cells[column["offset"]].empty()) {
       int64_t offset = 0;
       TESSEL_RETURN_IF_ERROR(number("offset", &offset));
+      if (offset > kMaxBytes) return error("offset beyond 2^48");
       if (offset < 0 || offset % b.alignment != 0) {
         return error("offset " + std::to_string(offset) +
                      " is not a non-negative multiple of the alignment");

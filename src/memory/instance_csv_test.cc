@@ -65,6 +65,11 @@ TEST(InstanceCsv, rejects_bad_files_naming_file_and_line) {
       {"id,lower,upper,size\nb0,0,3,-4\n", "line 2: size -4 is negative"},
       {"id,lower,upper,size\nb0,0,3,4\n\nb0,1,3,4\n", "line 4: id 'b0' repeats line 2"},
       {"id,lower,upper,size,alignment\nb0,0,3,4,3\n", "line 2: alignment 3 is not a power of two"},
+      // Bounds that keep a planner's offsets from overflowing.
+      {"id,lower,upper,size\nb0,0,3,9223372036854775758\n", "line 2: size or lifetime beyond 2^48"},
+      {"id,lower,upper,size\nb0,0,281474976710657,4\n", "line 2: size or lifetime beyond 2^48"},
+      {"id,lower,upper,size,alignment\nb0,0,3,4,2147483648\n", "up to 2^30"},
+      {"id,lower,upper,size,offset\nb0,0,3,4,281474976710660\n", "line 2: offset beyond 2^48"},
   };
   for (const Case& c : cases) {
     StatusOr<Instance> inst = ParseInstanceCsv(c.text, "f.csv");

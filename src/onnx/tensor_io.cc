@@ -218,8 +218,8 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const fs::path&
   }
   // Nothing is allocated before the bytes that fill it are known to exist:
   // a corrupt or hostile file may claim any shape.
-  int64_t bytes = 0;
-  if (!CheckedByteSize(shape, dtype, &bytes) || bytes > (int64_t{1} << 40)) {
+  int64_t bytes = 0, extent = 0;
+  if (!CheckedByteSize(shape, dtype, &bytes, &extent) || extent > (int64_t{1} << 40)) {
     return DataLoss(what + " has an absurd shape " + ShapeToString(shape));
   }
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {

@@ -3,6 +3,7 @@
 // share: reading and resolving sliding-window attributes, and running float
 // kernels on the 16-bit float types.
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -72,33 +73,48 @@ Status ResolveWindow(const ir::Node& node, const Shape& in_spatial,
   TESSEL_RETURN_IF_ERROR(ReadSpatialInts(node, "dilations", n, 1, 1, dilations));
   TESSEL_RETURN_IF_ERROR(ReadPads(node, n, auto_pad, pads));
   out_spatial->assign(n, 0);
+  // Worked in 128 bits, with pads, strides and dilations of any int64 value:
+  // whatever the attributes, nothing here overflows, and a window that does
+  // not fit in 64 bits is refused before a kernel multiplies it out.
+  using Wide = __int128;
+  constexpr Wide kMax = std::numeric_limits<int64_t>::max();
   for (size_t i = 0; i < n; ++i) {
-    const int64_t in = in_spatial[i], s = (*strides)[i];
-    const int64_t k_eff = ((*dilations)[i]) * (kernel[i] - 1) + 1;
+    const Wide in = in_spatial[i], s = (*strides)[i];
+    const Wide k_eff = Wide{(*dilations)[i]} * (kernel[i] - 1) + 1;
     int64_t& pb = (*pads)[i];
     int64_t& pe = (*pads)[i + n];
-    int64_t out = 0;
+    Wide out = 0;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       out = (in + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * s + k_eff - in);
-      pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pe = total - pb;
+      const Wide total = std::max<Wide>(0, (out - 1) * s + k_eff - in);
+      if (total > kMax) {
+        return InvalidArgument(node.Describe() + ": its window along axis " +
+                               std::to_string(i + 2) + " needs padding past 64 bits");
+      }
+      pb = static_cast<int64_t>(auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2);
+      pe = static_cast<int64_t>(total - pb);
     } else {
-      const int64_t span = in + pb + pe - k_eff;
+      const Wide span = in + pb + pe - k_eff;
       if (span >= 0) {
         out = (ceil_mode && auto_pad == "NOTSET" ? (span + s - 1) / s : span / s) + 1;
         // A last window that would start inside the end padding reads no input.
         if (ceil_mode && (out - 1) * s >= in + pb) --out;
       }
     }
+    if (in + pb + pe > kMax || k_eff > kMax) {
+      return InvalidArgument(node.Describe() + ": its window along axis " + std::to_string(i + 2) + " (kernel " +
+                                 std::to_string(kernel[i]) + ", dilation " +
+                                 std::to_string((*dilations)[i]) + ", pads " + std::to_string(pb) +
+                                 "+" + std::to_string(pe) + ") spans past 64 bits");
+    }
     if (out < 1) {
       return InvalidArgument(node.Describe() + ": kernel " + std::to_string(kernel[i]) +
                              " (dilation " + std::to_string((*dilations)[i]) +
-                             ") does not fit input size " + std::to_string(in) + " along axis " +
-                             std::to_string(i + 2) + " padded by " + std::to_string(pb) + "+" +
-                             std::to_string(pe));
+                             ") does not fit input size " + std::to_string(in_spatial[i]) +
+                             " along axis " + std::to_string(i + 2) + " padded by " +
+                             std::to_string(pb) + "+" + std::to_string(pe));
     }
-    (*out_spatial)[i] = out;
+    (*out_spatial)[i] = static_cast<int64_t>(out);
   }
   return Status::Ok();
 }

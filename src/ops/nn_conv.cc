@@ -7,6 +7,7 @@
 // scatters (out[x * s + off] += w * in[x]). The row pairing and the valid x
 // range of each tap are computed once per op call.
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -79,7 +80,7 @@ Status ResolveConv(const ir::Node& node, const Shape& x, const Shape& w, const S
                    ConvGeometry* g) {
   g->group = node.attrs.Int("group", 1);
   TESSEL_RETURN_IF_ERROR(CheckConvInputs(node, x, w, g->group));
-  if (x[1] != w[1] * g->group) {
+  if (x[1] % g->group != 0 || x[1] / g->group != w[1]) {
     return InvalidArgument(node.Describe() + ": input '" + InputName(node, 0) + "' has " +
                            std::to_string(x[1]) + " channels but W '" + InputName(node, 1) + "' (" +
                            ShapeToString(w) + ") expects " + std::to_string(w[1]) + " x group " +
@@ -114,7 +115,12 @@ Status ResolveConvTranspose(const ir::Node& node, const Shape& x, const Shape& w
                            std::to_string(x[1]) + " channels, not divisible by group " +
                            std::to_string(g->group));
   }
-  const int64_t out_channels = w[1] * g->group;
+  int64_t out_channels = 0;
+  if (__builtin_mul_overflow(w[1], g->group, &out_channels)) {
+    return InvalidArgument(node.Describe() + ": W '" + InputName(node, 1) + "' (" +
+                           ShapeToString(w) + ") times group " + std::to_string(g->group) +
+                           " output channels do not fit in 64 bits");
+  }
   TESSEL_RETURN_IF_ERROR(CheckBias(node, b, out_channels));
   const size_t n = x.size() - 2;
   g->batch = x[0];
@@ -149,32 +155,47 @@ Status ResolveConvTranspose(const ir::Node& node, const Shape& x, const Shape& w
   }
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
   g->out_spatial.assign(n, 0);
+  // In 128 bits, as in ResolveWindow: any attribute values, no overflow.
+  using Wide = __int128;
+  constexpr Wide kMax = std::numeric_limits<int64_t>::max();
   for (size_t i = 0; i < n; ++i) {
     const int64_t in = g->in_spatial[i], s = g->strides[i];
-    const int64_t k_eff = g->dilations[i] * (g->kernel[i] - 1) + 1;
-    const int64_t full = s * (in - 1) + output_padding[i] + k_eff;
+    const Wide k_eff = Wide{g->dilations[i]} * (g->kernel[i] - 1) + 1;
+    const Wide full = Wide{s} * (in - 1) + output_padding[i] + k_eff;
     int64_t& pb = g->pads[i];
     int64_t& pe = g->pads[i + n];
-    int64_t out = 0;
+    Wide out = 0;
+    if (full > kMax || k_eff > kMax) {
+      return InvalidArgument(node.Describe() + ": its full output along axis " +
+                             std::to_string(i + 2) + " (input " + std::to_string(in) +
+                             ", stride " + std::to_string(s) + ", kernel " +
+                             std::to_string(g->kernel[i]) + ", dilation " +
+                             std::to_string(g->dilations[i]) + ") spans past 64 bits");
+    }
     if (!output_shape.empty() || same) {
-      out = !output_shape.empty() ? output_shape[i] : in * s;
+      out = !output_shape.empty() ? Wide{output_shape[i]} : Wide{in} * s;
       // A requested size beyond the full output leaves the extra trailing
       // elements at the bias; only a smaller one crops.
-      const int64_t total = std::max<int64_t>(0, full - out);
-      pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pe = total - pb;
+      const Wide total = std::max<Wide>(0, full - out);
+      pb = static_cast<int64_t>(auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2);
+      pe = static_cast<int64_t>(total - pb);
     } else {
       if (auto_pad == "VALID") pb = pe = 0;
       out = full - pb - pe;
     }
+    if (out > kMax) {
+      return InvalidArgument(node.Describe() + ": output size along axis " + std::to_string(i + 2) +
+                             " does not fit in 64 bits");
+    }
     if (out < 1) {
       return InvalidArgument(node.Describe() + ": output size along axis " + std::to_string(i + 2) +
-                             " would be " + std::to_string(out) + " (input " + std::to_string(in) +
+                             " would be " + std::to_string(static_cast<int64_t>(out)) +
+                             " (input " + std::to_string(in) +
                              ", stride " + std::to_string(s) + ", kernel " +
                              std::to_string(g->kernel[i]) + ", pads " + std::to_string(pb) + "+" +
                              std::to_string(pe) + ")");
     }
-    g->out_spatial[i] = out;
+    g->out_spatial[i] = static_cast<int64_t>(out);
   }
   return Status::Ok();
 }

@@ -159,6 +159,13 @@ Status InferNode(ir::Node& node, int opset) {
   return schema->infer(node, opset);
 }
 
+Status RunKernel(const OpSchema& schema, KernelContext& ctx) {
+  for (const Tensor* out : ctx.outputs) {
+    if (out && out->num_elements() > 0) return schema.run(ctx);
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::vector<Tensor>> EvaluateNode(const ir::Node& node, int opset,
                                            const std::vector<const Tensor*>& inputs) {
   const OpSchema* schema = OpRegistry::Global().Find(node.op_type, node.domain);
@@ -181,7 +188,7 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const ir::Node& node, int opset,
       ctx.scratch.push_back(scratch.back().raw_data());
     }
   }
-  TESSEL_RETURN_IF_ERROR(schema->run(ctx));
+  TESSEL_RETURN_IF_ERROR(RunKernel(*schema, ctx));
   return outputs;
 }
 

@@ -122,6 +122,12 @@ class OpRegistry {
 // the schema's infer. Unknown ops are Unsupported.
 Status InferNode(ir::Node& node, int opset);
 
+// Runs `schema`'s kernel on `ctx`, unless every present output is empty:
+// an empty result needs no computing, and a kernel looping over the
+// dimensions beside a 0 ({0, 2^40}) would spin for nothing. Executors run
+// reference kernels through this.
+Status RunKernel(const OpSchema& schema, KernelContext& ctx);
+
 // Runs the reference kernel of `node` on `inputs`, allocating outputs of the
 // node's inferred dtypes and shapes.
 StatusOr<std::vector<Tensor>> EvaluateNode(const ir::Node& node, int opset,

@@ -2,7 +2,9 @@
 // dtype checks. Messages follow STYLE.md: name the node and the values.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,14 @@
 #include "ir/graph.h"
 
 namespace tessel::ops {
+
+// Arithmetic on attribute and constant values (pads, strides, kernel sizes,
+// repeats: any int64 a model may hold) is done in 128 bits, where sums and
+// products of two int64 cannot overflow, and checked once with FitsInt64.
+using WideInt = __int128;
+inline bool FitsInt64(WideInt v) {
+  return v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
+}
 
 // Sets dtype, shape and shape_known of output i (if present).
 void SetOutput(ir::Node& node, size_t i, DType dtype, Shape shape);

@@ -177,7 +177,7 @@ StatusOr<ConvPlan> PlanConv(const ir::Node& node, const Shape& x, const Shape& w
                            " and weight shape " + ShapeToString(w) +
                            " must have the same rank >= 3 (N x C x D1 ...)");
   }
-  if (g.group < 1 || x[1] != w[1] * g.group || w[0] % g.group != 0) {
+  if (g.group < 1 || x[1] % g.group != 0 || x[1] / g.group != w[1] || w[0] % g.group != 0) {
     return InvalidArgument(node.Describe() + ": input shape " + ShapeToString(x) +
                            " and weight shape " + ShapeToString(w) + " do not fit group " +
                            std::to_string(g.group));

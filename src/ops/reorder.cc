@@ -21,7 +21,7 @@ Status InferReverseSequence(ir::Node& node, int opset) {
   const Shape& x = node.input(0)->shape;
   const int64_t batch_axis = node.attrs.Int("batch_axis", 1);
   const int64_t time_axis = node.attrs.Int("time_axis", 0);
-  if (x.size() < 2 || batch_axis + time_axis != 1 || batch_axis * time_axis != 0) {
+  if (x.size() < 2 || !((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0))) {
     return InvalidArgument(node.Describe() + ": batch_axis " + std::to_string(batch_axis) +
                            " and time_axis " + std::to_string(time_axis) +
                            " must be 0 and 1 in some order, for input shape " + ShapeToString(x) +
@@ -84,13 +84,14 @@ StatusOr<Shape> UnpooledShape(const ir::Node& node, const Shape& x) {
   }
   Shape out = {x[0], x[1]};
   for (size_t i = 0; i < n; ++i) {
-    const int64_t d = (x[i + 2] - 1) * strides[i] + kernel[i] - pads[i] - pads[i + n];
-    if (kernel[i] < 1 || strides[i] < 1 || d < 0) {
-      return InvalidArgument(node.Describe() + ": kernel_shape, strides and pads give axis " +
-                             std::to_string(i + 2) + " size " + std::to_string(d) +
-                             " for input shape " + ShapeToString(x));
+    const WideInt d =
+        WideInt{x[i + 2] - 1} * strides[i] + kernel[i] - WideInt{pads[i]} - pads[i + n];
+    if (kernel[i] < 1 || strides[i] < 1 || d < 0 || !FitsInt64(d)) {
+      return InvalidArgument(node.Describe() + ": kernel_shape, strides and pads give no valid " +
+                             "size for axis " + std::to_string(i + 2) + " of input shape " +
+                             ShapeToString(x));
     }
-    out.push_back(d);
+    out.push_back(static_cast<int64_t>(d));
   }
   return out;
 }

@@ -208,6 +208,7 @@ Status RunDft(KernelContext& ctx) {
   for (int64_t d = 0; d < p.axis; ++d) outer *= s[d];
   for (size_t d = p.axis + 1; d + 1 < s.size(); ++d) inner *= s[d];
   const int64_t count = s[p.axis];
+  if (count == 0) return Status::Ok();  // an empty signal, zero-padded: all zeros
   std::vector<double> out_re(static_cast<size_t>(p.bins)), out_im(static_cast<size_t>(p.bins));
   Tensor& y = ctx.out(0);
   for (int64_t o = 0; o < outer; ++o) {
@@ -242,7 +243,7 @@ StatusOr<StftPlan> PlanStft(const ir::Node& node, const Shape& x, int64_t step,
   }
   StftPlan p;
   p.step = step;
-  p.frame_length = frame_length.value_or(window ? (*window)[0] : x[1]);
+  p.frame_length = frame_length.value_or(window && !window->empty() ? (*window)[0] : x[1]);
   if (window && (window->size() != 1 || (*window)[0] != p.frame_length)) {
     return InvalidArgument(node.Describe() + ": window shape " + ShapeToString(*window) +
                            " must be frame_length " + std::to_string(p.frame_length));

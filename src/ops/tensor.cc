@@ -488,7 +488,8 @@ StatusOr<std::vector<int64_t>> SplitSizes(const ir::Node& node, int64_t dim, siz
     int64_t sum = 0;
     for (int64_t s : *split) {
       if (s < 0) return NodeError(node, "split " + ListToString(*split) + " has a negative size");
-      sum += s;
+      if (__builtin_add_overflow(sum, s, &sum))
+        return NodeError(node, "split " + ListToString(*split) + " sums past 64 bits");
     }
     if (static_cast<int64_t>(split->size()) != n || sum != dim) {
       return NodeError(node, "split " + ListToString(*split) + " does not divide dimension " +

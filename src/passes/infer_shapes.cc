@@ -25,13 +25,22 @@ Status CheckTensorSize(const ir::Value& v, const ir::Node* producer, int64_t lim
   if (!v.shape_known) return Status::Ok();
   int64_t bytes = 0;
   const std::string what = "value '" + v.name + "'" +
-                           (producer ? " of " + producer->Describe() : std::string(" (an input)")) +
+                           (producer     ? " of " + producer->Describe()
+                            : v.is_constant() ? std::string(" (an initializer)")
+                                              : std::string(" (an input)")) +
                            " has shape " + ShapeToString(v.shape) + " of " + DTypeName(v.dtype);
-  if (!CheckedByteSize(v.shape, v.dtype, &bytes)) {
-    return ResourceExhausted(what + ": its size does not fit in 64 bits");
+  int64_t extent = 0;
+  if (!CheckedByteSize(v.shape, v.dtype, &bytes, &extent)) {
+    return ResourceExhausted(what + ": its dimensions multiply past 64 bits");
   }
   if (limit > 0 && bytes > limit) {
     return ResourceExhausted(what + ", " + FormatByteSize(bytes) + ": over the limit of " +
+                             FormatByteSize(limit) + " for one tensor (--max-tensor-size)");
+  }
+  // An empty tensor's other dimensions still size loops and index tables.
+  if (limit > 0 && extent > limit) {
+    return ResourceExhausted(what + ": empty, but its other dimensions span " +
+                             FormatByteSize(extent) + ", over the limit of " +
                              FormatByteSize(limit) + " for one tensor (--max-tensor-size)");
   }
   return Status::Ok();
@@ -43,6 +52,10 @@ Status InferShapes(ir::Graph& graph, const InferShapesOptions& options) {
   const int opset = graph.opset_version();
   for (const ir::Value* v : graph.inputs()) {
     TESSEL_RETURN_IF_ERROR(CheckTensorSize(*v, nullptr, options.max_tensor_bytes));
+  }
+  for (const auto& v : graph.values()) {
+    if (v->is_constant() && v->producer == nullptr)
+      TESSEL_RETURN_IF_ERROR(CheckTensorSize(*v, nullptr, options.max_tensor_bytes));
   }
   for (const auto& node_ptr : graph.nodes()) {
     ir::Node& node = *node_ptr;

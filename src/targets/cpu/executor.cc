@@ -188,7 +188,7 @@ Status CpuExecutor::RunStep(size_t step, ThreadPool& pool) {
     return Status::Ok();
   }
   if (fast_[step]) return fast_[step]->Run(ctx);
-  return planned_.schemas[step]->run(ctx);
+  return ops::RunKernel(*planned_.schemas[step], ctx);
 }
 
 }  // namespace tessel::cpu

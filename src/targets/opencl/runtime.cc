@@ -1,22 +1,22 @@
 #include "targets/opencl/runtime.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
+#include "core/hash.h"
+#include "core/sealed_file.h"
 #include "targets/opencl/cl_error.h"
 
 namespace tessel::opencl {
 
 namespace {
 
-constexpr char kCacheMagic[8] = {'T', 'S', 'L', 'C', 'L', 'B', '0', '1'};
+// A program binary larger than this in the cache is not read.
+constexpr int64_t kMaxCachedProgramBytes = int64_t{1} << 31;
 
 std::string PlatformString(cl_platform_id p, cl_platform_info what) {
   size_t size = 0;
@@ -58,63 +58,7 @@ std::string BuildLog(cl_program program, cl_device_id device) {
   return log;
 }
 
-// The cached binary at `path`, or empty when absent or corrupt.
-std::vector<unsigned char> ReadCachedBinary(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  char magic[8];
-  uint64_t size = 0, checksum = 0;
-  if (!in.read(magic, 8) || std::memcmp(magic, kCacheMagic, 8) != 0) return {};
-  if (!in.read(reinterpret_cast<char*>(&size), 8) ||
-      !in.read(reinterpret_cast<char*>(&checksum), 8))
-    return {};
-  if (size == 0 || size > (uint64_t{1} << 31)) return {};
-  std::vector<unsigned char> binary(size);
-  if (!in.read(reinterpret_cast<char*>(binary.data()), static_cast<std::streamsize>(size)))
-    return {};
-  if (in.peek() != std::char_traits<char>::eof()) return {};
-  if (Fnv1a64(binary.data(), binary.size()) != checksum) return {};
-  return binary;
-}
-
-// Best effort: a cache that cannot be written only costs the next build.
-void WriteCachedBinary(const std::filesystem::path& path,
-                       const std::vector<unsigned char>& binary) {
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec) return;
-  // Unique per process, so concurrent writers (parallel tests) never share one.
-  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return;
-    const uint64_t size = binary.size();
-    const uint64_t checksum = Fnv1a64(binary.data(), binary.size());
-    out.write(kCacheMagic, 8);
-    out.write(reinterpret_cast<const char*>(&size), 8);
-    out.write(reinterpret_cast<const char*>(&checksum), 8);
-    out.write(reinterpret_cast<const char*>(binary.data()), static_cast<std::streamsize>(size));
-    if (!out) {
-      out.close();
-      std::filesystem::remove(tmp, ec);
-      return;
-    }
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
-}
-
 }  // namespace
-
-uint64_t Fnv1a64(const void* bytes, size_t size, uint64_t seed) {
-  uint64_t h = seed;
-  const auto* p = static_cast<const unsigned char*>(bytes);
-  for (size_t i = 0; i < size; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 StatusOr<std::vector<DeviceInfo>> ListDevices() {
   cl_uint num_platforms = 0;
@@ -251,37 +195,41 @@ Runtime::~Runtime() {
   if (context_) clReleaseContext(context_);
 }
 
-std::filesystem::path Runtime::CachePath(const std::string& source,
-                                         const std::string& options) const {
-  uint64_t h = Fnv1a64(device_.name.data(), device_.name.size());
-  h = Fnv1a64("\0", 1, h);
-  h = Fnv1a64(device_.platform_name.data(), device_.platform_name.size(), h);
-  h = Fnv1a64("\0", 1, h);
-  h = Fnv1a64(device_.driver_version.data(), device_.driver_version.size(), h);
-  h = Fnv1a64("\0", 1, h);
-  h = Fnv1a64(options.data(), options.size(), h);
-  h = Fnv1a64("\0", 1, h);
+// Everything a built program depends on: the device, its driver, the build
+// options and the source (as a hash). It names the file, and the file holds
+// it too, so a file copied under another name is a miss.
+std::string Runtime::CacheKey(const std::string& source, const std::string& options) const {
   const uint64_t source_hash = Fnv1a64(source.data(), source.size());
+  std::string key = device_.name + '\0' + device_.platform_name + '\0' + device_.driver_version +
+                    '\0' + options + '\0';
+  key.append(reinterpret_cast<const char*>(&source_hash), sizeof source_hash);
+  return key;
+}
+
+std::filesystem::path Runtime::CachePath(const std::string& key, const std::string& source) const {
   char name[64];
-  std::snprintf(name, sizeof name, "%016llx-%016llx.clbin", static_cast<unsigned long long>(h),
-                static_cast<unsigned long long>(source_hash));
+  std::snprintf(name, sizeof name, "%016llx-%016llx.clbin",
+                static_cast<unsigned long long>(Fnv1a64(key.data(), key.size())),
+                static_cast<unsigned long long>(Fnv1a64(source.data(), source.size())));
   return cache_dir_ / name;
 }
 
 StatusOr<cl_program> Runtime::BuildProgram(const std::string& source, const std::string& options) {
   last_from_cache_ = false;
   const bool use_cache = !cache_dir_.empty();
-  const std::filesystem::path path = CachePath(source, options);
+  const std::string key = CacheKey(source, options);
+  const std::filesystem::path path = CachePath(key, source);
   if (auto it = built_.find(path.string()); it != built_.end()) {
     last_from_cache_ = true;
     return it->second;
   }
   cl_int rc = CL_SUCCESS;
   if (use_cache) {
-    const std::vector<unsigned char> binary = ReadCachedBinary(path);
-    if (!binary.empty()) {
-      const unsigned char* bin = binary.data();
-      const size_t size = binary.size();
+    // A missing, damaged or foreign file is a miss: build from source.
+    StatusOr<std::string> binary = ReadSealedFile(path, key, kMaxCachedProgramBytes);
+    if (binary.ok() && !binary->empty()) {
+      const auto* bin = reinterpret_cast<const unsigned char*>(binary->data());
+      const size_t size = binary->size();
       cl_int bin_status = CL_SUCCESS;
       cl_program p =
           clCreateProgramWithBinary(context_, 1, &device_.device, &size, &bin, &bin_status, &rc);
@@ -313,10 +261,11 @@ StatusOr<cl_program> Runtime::BuildProgram(const std::string& source, const std:
     size_t size = 0;
     if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) == CL_SUCCESS &&
         size > 0) {
-      std::vector<unsigned char> binary(size);
-      unsigned char* bin = binary.data();
+      std::string binary(size, '\0');
+      auto* bin = reinterpret_cast<unsigned char*>(binary.data());
+      // Best effort: a cache that cannot be written only costs the next build.
       if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, nullptr) == CL_SUCCESS)
-        WriteCachedBinary(path, binary);
+        (void)WriteSealedFile(path, key, binary);
     }
   }
   return p;

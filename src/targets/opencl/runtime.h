@@ -92,7 +92,8 @@ class Runtime {
 
  private:
   Runtime() = default;
-  std::filesystem::path CachePath(const std::string& source, const std::string& options) const;
+  std::string CacheKey(const std::string& source, const std::string& options) const;
+  std::filesystem::path CachePath(const std::string& key, const std::string& source) const;
 
   DeviceInfo device_;
   RuntimeOptions options_;
@@ -104,8 +105,5 @@ class Runtime {
   std::vector<cl_mem> buffers_;
   bool last_from_cache_ = false;
 };
-
-// FNV-1a 64 of `bytes`.
-uint64_t Fnv1a64(const void* bytes, size_t size, uint64_t seed = 0xcbf29ce484222325ull);
 
 }  // namespace tessel::opencl

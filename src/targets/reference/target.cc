@@ -47,7 +47,7 @@ StatusOr<std::vector<Tensor>> ReferenceExecutor::Run(const std::vector<Tensor>& 
   planned_.BindInputs(graph_, inputs);
   for (size_t step = 0; step < graph_.nodes().size(); ++step) {
     planned_.ClearOutputs(step);
-    Status s = planned_.schemas[step]->run(planned_.contexts[step]);
+    Status s = ops::RunKernel(*planned_.schemas[step], planned_.contexts[step]);
     if (!s.ok()) return Status(s.code(), graph_.nodes()[step]->Describe() + ": " + s.message());
   }
   return planned_.CollectOutputs(graph_);
