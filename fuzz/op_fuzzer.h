@@ -45,21 +45,48 @@ class ByteReader {
   }
   // An integer that tends to sit on an edge.
   int64_t Int() {
-    static const std::vector<int64_t> edges = {
-        0, 1, 2, 3, 4, -1, -2, 5, 7, 8, 16, 64,
-        std::numeric_limits<int32_t>::max(), int64_t{1} << 31, (int64_t{1} << 32) + 1,
-        int64_t{1} << 40, int64_t{1} << 62, std::numeric_limits<int64_t>::max(),
-        std::numeric_limits<int64_t>::min(), -(int64_t{1} << 62), std::numeric_limits<int32_t>::min()};
+    static const std::vector<int64_t> edges = {0,
+                                               1,
+                                               2,
+                                               3,
+                                               4,
+                                               -1,
+                                               -2,
+                                               5,
+                                               7,
+                                               8,
+                                               16,
+                                               64,
+                                               std::numeric_limits<int32_t>::max(),
+                                               int64_t{1} << 31,
+                                               (int64_t{1} << 32) + 1,
+                                               int64_t{1} << 40,
+                                               int64_t{1} << 62,
+                                               std::numeric_limits<int64_t>::max(),
+                                               std::numeric_limits<int64_t>::min(),
+                                               -(int64_t{1} << 62),
+                                               std::numeric_limits<int32_t>::min()};
     const uint8_t b = Byte();
     if (b < 240) return edges[b % edges.size()];
     return static_cast<int64_t>(Raw64());
   }
   float Float() {
-    static const std::vector<float> edges = {0.0f, 1.0f, 0.5f, 2.0f, -1.0f, 3.0f, 1e-30f, 1e30f,
-                                             3.0e9f, -3.0e9f, 9.3e18f, 1e38f,
+    static const std::vector<float> edges = {0.0f,
+                                             1.0f,
+                                             0.5f,
+                                             2.0f,
+                                             -1.0f,
+                                             3.0f,
+                                             1e-30f,
+                                             1e30f,
+                                             3.0e9f,
+                                             -3.0e9f,
+                                             9.3e18f,
+                                             1e38f,
                                              std::numeric_limits<float>::infinity(),
                                              -std::numeric_limits<float>::infinity(),
-                                             std::numeric_limits<float>::quiet_NaN(), -0.0f};
+                                             std::numeric_limits<float>::quiet_NaN(),
+                                             -0.0f};
     const uint8_t b = Byte();
     if (b < 240) return edges[b % edges.size()];
     const uint32_t bits = static_cast<uint32_t>(Raw64());
@@ -68,13 +95,47 @@ class ByteReader {
     return f;
   }
   std::string String() {
-    static const std::vector<std::string> words = {
-        "", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID", "nearest", "linear", "cubic",
-        "half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_crop_and_resize",
-        "half_pixel_symmetric", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "DCR",
-        "CRD", "constant", "reflect", "edge", "wrap", "none", "mean", "sum", "max", "tanh",
-        "Sigmoid", "Relu", "forward", "reverse", "bidirectional", "stretch", "not_larger",
-        "bilinear", "zeros", "border", "reflection", "\xff\n\x01"};
+    static const std::vector<std::string> words = {"",
+                                                   "NOTSET",
+                                                   "SAME_UPPER",
+                                                   "SAME_LOWER",
+                                                   "VALID",
+                                                   "nearest",
+                                                   "linear",
+                                                   "cubic",
+                                                   "half_pixel",
+                                                   "asymmetric",
+                                                   "align_corners",
+                                                   "pytorch_half_pixel",
+                                                   "tf_crop_and_resize",
+                                                   "half_pixel_symmetric",
+                                                   "round_prefer_floor",
+                                                   "round_prefer_ceil",
+                                                   "floor",
+                                                   "ceil",
+                                                   "DCR",
+                                                   "CRD",
+                                                   "constant",
+                                                   "reflect",
+                                                   "edge",
+                                                   "wrap",
+                                                   "none",
+                                                   "mean",
+                                                   "sum",
+                                                   "max",
+                                                   "tanh",
+                                                   "Sigmoid",
+                                                   "Relu",
+                                                   "forward",
+                                                   "reverse",
+                                                   "bidirectional",
+                                                   "stretch",
+                                                   "not_larger",
+                                                   "bilinear",
+                                                   "zeros",
+                                                   "border",
+                                                   "reflection",
+                                                   "\xff\n\x01"};
     return Pick(words);
   }
 
@@ -106,9 +167,12 @@ inline AttrValue FuzzAttribute(ByteReader& in, ONNX_NAMESPACE::AttributeProto::A
   if (in.Byte() % 8 == 0) type = static_cast<AP::AttributeType>(1 + in.Byte() % 8);
   const int count = in.Byte() % 7;
   switch (type) {
-    case AP::INT: return in.Int();
-    case AP::FLOAT: return in.Float();
-    case AP::STRING: return in.String();
+    case AP::INT:
+      return in.Int();
+    case AP::FLOAT:
+      return in.Float();
+    case AP::STRING:
+      return in.String();
     case AP::INTS: {
       std::vector<int64_t> v(count);
       for (int64_t& x : v) x = in.Int();
@@ -179,7 +243,8 @@ inline void FuzzOps(const uint8_t* data, size_t size) {
   node->domain = schema.domain;
 
   if (const auto* onnx_schema = ONNX_NAMESPACE::OpSchemaRegistry::Schema(
-          schema.op_type, opset, schema.domain.empty() ? ONNX_NAMESPACE::ONNX_DOMAIN : schema.domain)) {
+          schema.op_type, opset,
+          schema.domain.empty() ? ONNX_NAMESPACE::ONNX_DOMAIN : schema.domain)) {
     for (const auto& [name, attr] : onnx_schema->attributes()) {
       if (in.Byte() % 3 == 0) continue;
       if (attr.type == ONNX_NAMESPACE::AttributeProto::GRAPH ||
@@ -214,7 +279,8 @@ inline void FuzzOps(const uint8_t* data, size_t size) {
       pointers.push_back(nullptr);
       continue;
     }
-    values.push_back(v->constant.defined() ? v->constant : FuzzTensorValues(in, v->dtype, v->shape));
+    values.push_back(v->constant.defined() ? v->constant
+                                           : FuzzTensorValues(in, v->dtype, v->shape));
     pointers.push_back(&values.back());
   }
   (void)ops::EvaluateNode(*node, opset, pointers);

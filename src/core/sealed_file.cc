@@ -80,7 +80,8 @@ bool WriteSealedFile(const std::filesystem::path& path, std::string_view key,
 StatusOr<std::string> ReadSealedFile(const std::filesystem::path& path, std::string_view key,
                                      int64_t max_payload_bytes) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return NotFound(path.string() + ": no such file");
+  if (!std::filesystem::is_regular_file(path, ec))
+    return NotFound(path.string() + ": no such file");
   const uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) return NotFound(path.string() + ": " + ec.message());
   if (size > kHeaderBytes + static_cast<uintmax_t>(std::max<int64_t>(max_payload_bytes, 0)))

@@ -10,7 +10,7 @@ namespace {
 
 TEST(SealBlob, Round_trips_any_payload_under_its_key) {
   for (const std::string& payload : {std::string(), std::string("x"), std::string(1000, '\0'),
-                                    std::string("binary\xff\x00\x01", 9)}) {
+                                     std::string("binary\xff\x00\x01", 9)}) {
     StatusOr<std::string> back = UnsealBlob(SealBlob("device\0driver", payload), "device\0driver");
     ASSERT_TRUE(back.ok()) << back.status().message();
     EXPECT_EQ(*back, payload);

@@ -118,7 +118,8 @@ inline T FromDouble(double v) {
     if (std::isnan(v)) return T{0};
     // The bounds as doubles: the lowest is exact, max + 1 is a power of two.
     constexpr double kLowest = static_cast<double>(std::numeric_limits<T>::lowest());
-    constexpr double kAboveMax = 2.0 * static_cast<double>(T{1} << (std::numeric_limits<T>::digits - 1));
+    constexpr double kAboveMax =
+        2.0 * static_cast<double>(T{1} << (std::numeric_limits<T>::digits - 1));
     if (v <= kLowest) return std::numeric_limits<T>::lowest();
     if (v >= kAboveMax) return std::numeric_limits<T>::max();
   }
