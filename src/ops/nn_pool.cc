@@ -118,19 +118,28 @@ struct AxisTaps {
   std::vector<int64_t> padded;
 };
 
+// floor(a / d) and ceil(a / d) for d > 0.
+WideInt FloorDiv(WideInt a, WideInt d) { return a >= 0 ? a / d : -((-a + d - 1) / d); }
+WideInt CeilDiv(WideInt a, WideInt d) { return -FloorDiv(-a, d); }
+
+// Tap k of output o reads input o * stride + k * dilation - pad_begin. The
+// taps inside the input, and those inside the padded input, are ranges of k
+// found by division: a window of 2^40 taps over a padded input of 3 costs
+// nothing more than one of 3.
 AxisTaps MakeAxisTaps(const PoolGeometry& g, size_t axis) {
   const size_t n = g.in_spatial.size();
-  const int64_t in = g.in_spatial[axis], pb = g.pads[axis], pe = g.pads[axis + n];
+  const WideInt in = g.in_spatial[axis], pb = g.pads[axis], pe = g.pads[axis + n];
+  const WideInt s = g.strides[axis], d = g.dilations[axis], taps = g.kernel[axis];
   AxisTaps t;
   for (int64_t o = 0; o < g.out_spatial[axis]; ++o) {
     t.begin.push_back(static_cast<int64_t>(t.index.size()));
-    int64_t padded = 0;
-    for (int64_t k = 0; k < g.kernel[axis]; ++k) {
-      const int64_t i = o * g.strides[axis] + k * g.dilations[axis] - pb;
-      if (i >= 0 && i < in) t.index.push_back(i);
-      if (i >= -pb && i < in + pe) ++padded;
-    }
-    t.padded.push_back(padded);
+    const WideInt start = WideInt{o} * s - pb;  // input index of tap 0
+    const WideInt first = std::max<WideInt>(0, CeilDiv(-start, d));
+    const WideInt last = std::min(taps, CeilDiv(in - start, d));  // exclusive
+    for (WideInt k = first; k < last; ++k) t.index.push_back(static_cast<int64_t>(start + k * d));
+    const WideInt padded_end = std::min(taps, CeilDiv(in + pe - start, d));
+    const WideInt padded_begin = std::max<WideInt>(0, CeilDiv(-pb - start, d));
+    t.padded.push_back(static_cast<int64_t>(std::max<WideInt>(0, padded_end - padded_begin)));
   }
   t.begin.push_back(static_cast<int64_t>(t.index.size()));
   return t;

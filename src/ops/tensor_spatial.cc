@@ -195,7 +195,13 @@ Status InferDepthToSpace(ir::Node& node, int opset) {
                                ShapeToString(s) +
                                " are not a multiple of blocksize^2 = " + std::to_string(b * b));
   }
-  SetOutput(node, 0, In(node, 0).dtype, {s[0], s[1] / (b * b), s[2] * b, s[3] * b});
+  const WideInt h = WideInt{s[2]} * b, w = WideInt{s[3]} * b;
+  if (!FitsInt64(h) || !FitsInt64(w)) {
+    return NodeError(node, "blocksize " + std::to_string(b) + " times input shape " +
+                               ShapeToString(s) + " does not fit in 64 bits");
+  }
+  SetOutput(node, 0, In(node, 0).dtype,
+            {s[0], s[1] / (b * b), static_cast<int64_t>(h), static_cast<int64_t>(w)});
   return Status::Ok();
 }
 
@@ -229,7 +235,12 @@ Status InferSpaceToDepth(ir::Node& node, int opset) {
   if (mode != "DCR" && mode != "CRD") {
     return NodeError(node, "mode '" + mode + "' must be DCR or CRD");
   }
-  SetOutput(node, 0, In(node, 0).dtype, {s[0], s[1] * b * b, s[2] / b, s[3] / b});
+  const WideInt c = WideInt{s[1]} * b * b;
+  if (!FitsInt64(c)) {
+    return NodeError(node, "blocksize " + std::to_string(b) + " squared times channels of " +
+                               ShapeToString(s) + " does not fit in 64 bits");
+  }
+  SetOutput(node, 0, In(node, 0).dtype, {s[0], static_cast<int64_t>(c), s[2] / b, s[3] / b});
   return Status::Ok();
 }
 
