@@ -177,10 +177,12 @@ StatusOr<RoiAlignAttrs> ReadRoiAlign(const ir::Node& node, int opset) {
   a.out_w = node.attrs.Int("output_width", 1);
   a.sampling_ratio = node.attrs.Int("sampling_ratio", 0);
   a.spatial_scale = node.attrs.Float("spatial_scale", 1.0f);
-  if (a.out_h < 1 || a.out_w < 1 || a.sampling_ratio < 0) {
+  // As many samples per bin side as adaptive sampling takes at most.
+  if (a.out_h < 1 || a.out_w < 1 || a.sampling_ratio < 0 || a.sampling_ratio > (1 << 16)) {
     return InvalidArgument(node.Describe() + ": output_height " + std::to_string(a.out_h) +
                            ", output_width " + std::to_string(a.out_w) + " must be >= 1 and " +
-                           "sampling_ratio " + std::to_string(a.sampling_ratio) + " >= 0");
+                           "sampling_ratio " + std::to_string(a.sampling_ratio) +
+                           " in [0, 65536]");
   }
   return a;
 }

@@ -127,6 +127,11 @@ class Sampler {
         y = Reflect(y, lo_y_, hi_y_);
       }
     }
+    // Far outside the plane every pixel index clamps or reads zero alike; a
+    // bound keeps the conversion defined and x0 + 2 from overflowing.
+    constexpr double kFar = 1e15;
+    x = std::clamp(x, -kFar, kFar);
+    y = std::clamp(y, -kFar, kFar);
     if (a_.mode == SampleMode::kNearest) {
       return Pixel(static_cast<int64_t>(y), static_cast<int64_t>(x));
     }
