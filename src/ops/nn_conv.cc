@@ -226,8 +226,6 @@ Status InferConvTranspose(ir::Node& node, int opset) {
   return Status::Ok();
 }
 
-int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
 // How the rows (all spatial axes but the last) of a "source" plane pair with
 // those of a "destination" plane for every kernel tap, and which x range of a
@@ -297,8 +295,12 @@ RowPlan MakeRowPlan(const Shape& src, const Shape& dst, const ConvGeometry& g) {
   }
   for (int64_t kx = 0; kx < p.kernel_x; ++kx) {
     const int64_t off = kx * dilations[m - 1] - pad_begin[m - 1];
-    const int64_t begin = std::max<int64_t>(0, CeilDiv(-off, p.stride_x));
-    const int64_t end = std::min(p.src_x, CeilDiv(p.dst_x - off, p.stride_x));
+    // In 128 bits (a pad near 2^63 plus a stride must not wrap); the results
+    // fit in 64 again, as |off| does.
+    const auto begin =
+        static_cast<int64_t>(std::max<WideInt>(0, CeilDiv(-WideInt{off}, p.stride_x)));
+    const auto end = static_cast<int64_t>(
+        std::min<WideInt>(p.src_x, CeilDiv(WideInt{p.dst_x} - off, p.stride_x)));
     p.x_begin.push_back(begin);
     p.x_end.push_back(std::max(begin, end));
     p.x_offset.push_back(off);

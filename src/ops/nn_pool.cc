@@ -118,10 +118,6 @@ struct AxisTaps {
   std::vector<int64_t> padded;
 };
 
-// floor(a / d) and ceil(a / d) for d > 0.
-WideInt FloorDiv(WideInt a, WideInt d) { return a >= 0 ? a / d : -((-a + d - 1) / d); }
-WideInt CeilDiv(WideInt a, WideInt d) { return -FloorDiv(-a, d); }
-
 // Tap k of output o reads input o * stride + k * dilation - pad_begin. The
 // taps inside the input, and those inside the padded input, are ranges of k
 // found by division: a window of 2^40 taps over a padded input of 3 costs

@@ -20,6 +20,9 @@ using WideInt = __int128;
 inline bool FitsInt64(WideInt v) {
   return v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
 }
+// floor(a / b) and ceil(a / b) for b > 0.
+inline WideInt FloorDiv(WideInt a, WideInt b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+inline WideInt CeilDiv(WideInt a, WideInt b) { return -FloorDiv(-a, b); }
 
 // Sets dtype, shape and shape_known of output i (if present).
 void SetOutput(ir::Node& node, size_t i, DType dtype, Shape shape);
