@@ -849,24 +849,32 @@ StatusOr<Col2ImPlan> PlanCol2Im(const ir::Node& node, const Shape& x) {
                      "strides, dilations and pads must have one (pads: two) value per "
                      "spatial axis");
   }
-  int64_t kernel = 1, count = 1;
+  // In 128 bits: attributes and constants may hold any int64.
+  WideInt kernel = 1, count = 1;
   for (size_t d = 0; d < n; ++d) {
-    if (p.block[d] < 1 || p.strides[d] < 1 || p.dilations[d] < 1 || p.image[d] < 0) {
-      return NodeError(node, "block_shape, strides and dilations must be positive");
+    if (p.block[d] < 1 || p.strides[d] < 1 || p.dilations[d] < 1 || p.image[d] < 0 ||
+        p.pads[d] < 0 || p.pads[d + n] < 0) {
+      return NodeError(node, "block_shape, strides and dilations must be positive, pads >= 0");
     }
     kernel *= p.block[d];
-    const int64_t span = p.dilations[d] * (p.block[d] - 1) + 1;
-    const int64_t b = (p.image[d] + p.pads[d] + p.pads[d + n] - span) / p.strides[d] + 1;
+    const WideInt span = WideInt{p.dilations[d]} * (p.block[d] - 1) + 1;
+    const WideInt b =
+        (WideInt{p.image[d]} + p.pads[d] + p.pads[d + n] - span) / p.strides[d] + 1;
     if (b < 1) return NodeError(node, "the blocks do not fit image_shape " + ListToString(p.image));
-    p.blocks.push_back(b);
     count *= b;
+    if (!FitsInt64(kernel) || !FitsInt64(count)) {
+      return NodeError(node, "block_shape " + ListToString(p.block) + " and image_shape " +
+                                 ListToString(p.image) + " make more blocks than 64 bits count");
+    }
+    p.blocks.push_back(static_cast<int64_t>(b));
   }
-  if (x[1] % kernel != 0 || x[2] != count) {
+  const auto kernel64 = static_cast<int64_t>(kernel), count64 = static_cast<int64_t>(count);
+  if (x[1] % kernel64 != 0 || x[2] != count64) {
     return NodeError(node, "input " + ShapeToString(x) + " must be N x (C * " +
-                               std::to_string(kernel) + ") x " + std::to_string(count) +
+                               std::to_string(kernel64) + ") x " + std::to_string(count64) +
                                " for these blocks");
   }
-  p.channels = x[1] / kernel;
+  p.channels = x[1] / kernel64;
   return p;
 }
 
