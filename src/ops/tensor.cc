@@ -637,16 +637,20 @@ StatusOr<SlicePlan> PlanSlice(const ir::Node& node, int opset, const Shape& in,
     } else if (step > 0) {
       start = std::clamp(start, int64_t{0}, dim);
       end = std::clamp(end, int64_t{0}, dim);
-      len = end > start ? (end - start + step - 1) / step : 0;
+      // In 128 bits: a step near 2^63 must not wrap; len itself is <= dim.
+      len = end > start ? static_cast<int64_t>((WideInt{end} - start + step - 1) / step) : 0;
     } else {
       // A negative step walks down from start (at most dim - 1) to end
       // (exclusive; -1 means "through index 0").
       start = std::clamp(start, int64_t{0}, dim - 1);
       end = std::clamp(end, int64_t{-1}, dim - 1);
-      len = start > end ? (start - end - step - 1) / -step : 0;
+      len = start > end ? static_cast<int64_t>((WideInt{start} - end - step - 1) / -WideInt{step})
+                        : 0;
     }
     plan.out[a] = len;
-    plan.strides[a] = in_strides[a] * step;
+    // With two or more elements |step| < dim, so the product fits; with one
+    // or none the stride is never used.
+    plan.strides[a] = len > 1 ? in_strides[a] * step : in_strides[a];
     if (len > 0) plan.base += start * in_strides[a];
   }
   return plan;
