@@ -1,5 +1,9 @@
 #include "targets/target.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
 namespace tessel::targets {
 
 std::string TargetSpec::ToString() const {
@@ -16,6 +20,53 @@ std::string TargetSpec::Option(const std::string& key, const std::string& fallba
 std::string KernelFamily(const std::string& kernel) {
   const size_t paren = kernel.find(" (");
   return paren == std::string::npos ? kernel : kernel.substr(0, paren);
+}
+
+bool IsSlowPath(const std::string& op_type, const std::string& kernel) {
+  // Ops whose reference kernel moves no data, or a few scalars.
+  static const std::set<std::string> kFree = {
+      "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size", "Constant",
+      "ConstantOfShape", "Range", "Dropout"};
+  if (kernel == "reference") return kFree.count(op_type) == 0;
+  return kernel.find("simple_") != std::string::npos || kernel.find("(ref") != std::string::npos ||
+         kernel.find(" ref:") != std::string::npos || kernel.find("(ref:") != std::string::npos;
+}
+
+std::string FormatProfile(const std::vector<ProfileRow>& rows, int runs) {
+  std::vector<ProfileRow> sorted = rows;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const ProfileRow& a, const ProfileRow& b) { return a.ms > b.ms; });
+  double total = 0, slow = 0;
+  const ProfileRow* slowest = nullptr;
+  int slow_nodes = 0;
+  for (const ProfileRow& r : sorted) {
+    total += r.ms;
+    if (!r.slow) continue;
+    slow += r.ms;
+    slow_nodes += r.nodes;
+    if (!slowest) slowest = &r;
+  }
+  auto share = [&](double ms) { return total > 0 ? 100 * ms / total : 0.0; };
+  char line[512];
+  std::snprintf(line, sizeof line, "profile  per run, by op and kernel (total %.3f ms, %d runs)\n",
+                total, runs);
+  std::string out = line;
+  for (const ProfileRow& r : sorted) {
+    std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  %s  %s (%d node%s)%s\n", r.ms,
+                  share(r.ms), r.op_type.c_str(), r.kernel.c_str(), r.nodes,
+                  r.nodes == 1 ? "" : "s", r.slow ? "  <- slow path" : "");
+    out += line;
+  }
+  if (slowest) {
+    std::snprintf(line, sizeof line,
+                  "slow paths  %.1f%% of the time in %d node%s; the most: %s %s, %.1f%%\n",
+                  share(slow), slow_nodes, slow_nodes == 1 ? "" : "s", slowest->op_type.c_str(),
+                  slowest->kernel.c_str(), share(slowest->ms));
+  } else {
+    std::snprintf(line, sizeof line, "slow paths  none\n");
+  }
+  out += line;
+  return out;
 }
 
 }  // namespace tessel::targets

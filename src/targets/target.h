@@ -92,6 +92,26 @@ struct ExecutableStats {
   int64_t packed_weight_bytes = 0;
 };
 
+// One line of a profile: the nodes of one op type that ran on one kernel.
+struct ProfileRow {
+  std::string op_type;
+  std::string kernel;  // NodeKernel::kernel
+  int nodes = 0;
+  double ms = 0;       // per run, all these nodes together
+  // A reference kernel or a library's reference-grade implementation
+  // (oneDNN's simple_* and ref:*): time that a fast path should take.
+  bool slow = false;
+};
+
+// Whether `kernel` (as NodeKernel::kernel names it) running `op_type` is a
+// slow path. Views and metadata ops (Reshape, Shape, ...) cost nothing on the
+// reference kernel and are not.
+bool IsSlowPath(const std::string& op_type, const std::string& kernel);
+
+// The rows as a table, slowest first, slow paths marked, with a last line
+// giving their share of the time.
+std::string FormatProfile(const std::vector<ProfileRow>& rows, int runs);
+
 // A compiled model bound to a target's kernels and memory: what runs.
 class Executable {
  public:
@@ -103,8 +123,10 @@ class Executable {
   virtual std::string Describe() const = 0;
   // Whether the next runs record where the time goes (it costs time).
   virtual void SetProfiling(bool on) {}
-  // With profiling on: where the time of the profiled runs went, slowest
-  // first; empty otherwise.
+  // With profiling on: where the time of the profiled runs went, per op and
+  // kernel, slowest first; empty otherwise.
+  virtual std::vector<ProfileRow> Profile() const { return {}; }
+  // The same as text (FormatProfile), or the target's own richer report.
   virtual std::string ProfileReport() const { return ""; }
 };
 

@@ -63,11 +63,13 @@ Status Bench(const BenchArgs& args) {
   }
   const Latency lat = Summarize(times);
   std::string profile;
+  std::vector<targets::ProfileRow> profile_rows;
   if (args.target.profile) {
     // Separate runs, so that the timers do not weigh on the latencies above.
     executor->SetProfiling(true);
     for (int i = 0; i < args.repeat; ++i) TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
     profile = executor->ProfileReport();
+    profile_rows = executor->Profile();
   }
   const int64_t peak_rss = ProcStatusBytes("VmHWM");
   const int64_t rss_delta = peak_rss - rss_before_load;
@@ -87,6 +89,24 @@ Status Bench(const BenchArgs& args) {
         {"rss_before_load_bytes", rss_before_load},
         {"peak_rss_bytes", peak_rss},
         {"rss_delta_bytes", rss_delta}};
+    if (!profile_rows.empty()) {
+      double total = 0, slow = 0;
+      for (const auto& r : profile_rows) {
+        total += r.ms;
+        if (r.slow) slow += r.ms;
+      }
+      nlohmann::json rows = nlohmann::json::array();
+      for (const auto& r : profile_rows) {
+        rows.push_back({{"op_type", r.op_type},
+                        {"kernel", r.kernel},
+                        {"nodes", r.nodes},
+                        {"ms", r.ms},
+                        {"percent", total > 0 ? 100 * r.ms / total : 0.0},
+                        {"slow", r.slow}});
+      }
+      j["profile"] = rows;
+      j["slow_path_percent"] = total > 0 ? 100 * slow / total : 0.0;
+    }
     std::cout << j.dump(2) << "\n";
     return Status::Ok();
   }

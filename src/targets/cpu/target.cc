@@ -54,34 +54,26 @@ class CpuExecutable : public targets::Executable {
     profiling_ = on;
     profiled_runs_ = 0;
   }
-  // Time per op type and kernel, averaged over the profiled runs, largest first.
-  std::string ProfileReport() const override {
-    if (profiled_runs_ == 0) return "";
-    std::map<std::string, std::pair<double, int>> by_kind;
-    double total = 0;
+  // Time per op type and kernel, averaged over the profiled runs.
+  std::vector<targets::ProfileRow> Profile() const override {
+    if (profiled_runs_ == 0) return {};
+    std::map<std::pair<std::string, std::string>, targets::ProfileRow> by_kind;
     for (size_t i = 0; i < graph_.nodes().size(); ++i) {
       const ir::Node& node = *graph_.nodes()[i];
-      const double seconds = exec_->node_seconds()[i] / profiled_runs_;
-      auto& [sum, count] = by_kind[node.op_type + "  " + exec_->kernels()[i].kernel];
-      sum += seconds;
-      count += 1;
-      total += seconds;
+      const std::string& kernel = exec_->kernels()[i].kernel;
+      targets::ProfileRow& row = by_kind[{node.op_type, kernel}];
+      row.op_type = node.op_type;
+      row.kernel = kernel;
+      row.nodes += 1;
+      row.ms += exec_->node_seconds()[i] / profiled_runs_ * 1e3;
+      row.slow = targets::IsSlowPath(node.op_type, kernel);
     }
-    std::vector<std::pair<double, std::string>> rows;
-    for (const auto& [kind, v] : by_kind) {
-      rows.emplace_back(v.first, kind + " (" + std::to_string(v.second) + " nodes)");
-    }
-    std::sort(rows.rbegin(), rows.rend());
-    char line[256];
-    std::snprintf(line, sizeof line, "profile  per run, by op and kernel (total %.3f ms, %d runs)\n",
-                  total * 1e3, profiled_runs_);
-    std::string out = line;
-    for (const auto& [seconds, kind] : rows) {
-      std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  %s\n", seconds * 1e3,
-                    total > 0 ? 100 * seconds / total : 0.0, kind.c_str());
-      out += line;
-    }
-    return out;
+    std::vector<targets::ProfileRow> rows;
+    for (auto& [key, row] : by_kind) rows.push_back(std::move(row));
+    return rows;
+  }
+  std::string ProfileReport() const override {
+    return profiled_runs_ == 0 ? "" : targets::FormatProfile(Profile(), profiled_runs_);
   }
 
  private:

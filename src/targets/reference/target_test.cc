@@ -103,3 +103,37 @@ TEST(ReferenceTarget, Rejects_an_op_without_a_kernel_naming_the_node) {
 
 }  // namespace
 }  // namespace tessel::targets
+
+namespace tessel::targets {
+namespace {
+
+TEST(Profile, Slow_paths_are_reference_kernels_and_reference_grade_library_code) {
+  EXPECT_TRUE(IsSlowPath("Resize", "reference"));
+  EXPECT_TRUE(IsSlowPath("MaxPool", "onednn max pool (simple_nchw:any)"));
+  EXPECT_TRUE(IsSlowPath("LRN", "onednn lrn (ref:any)"));
+  EXPECT_FALSE(IsSlowPath("MaxPool", "onednn max pool (jit:avx2)"));
+  EXPECT_FALSE(IsSlowPath("Reshape", "reference"));  // a view: moves nothing
+  EXPECT_FALSE(IsSlowPath("Shape", "reference"));
+  EXPECT_FALSE(IsSlowPath("Relu", "snippet (avx2)"));
+}
+
+TEST(Profile, The_report_marks_slow_paths_and_gives_their_share) {
+  const std::vector<ProfileRow> rows = {
+      {"Conv", "onednn conv (jit:avx2)", 3, 6.0, false},
+      {"Resize", "reference", 1, 3.0, true},
+      {"MaxPool", "onednn max pool (simple_nchw:any)", 2, 1.0, true}};
+  const std::string report = FormatProfile(rows, 10);
+  EXPECT_NE(report.find("total 10.000 ms, 10 runs"), std::string::npos) << report;
+  // Slowest first; each slow row marked.
+  EXPECT_LT(report.find("Conv"), report.find("Resize")) << report;
+  EXPECT_NE(report.find("Resize  reference (1 node)  <- slow path"), std::string::npos) << report;
+  EXPECT_EQ(report.find("(jit:avx2) (3 nodes)  <- slow"), std::string::npos) << report;
+  EXPECT_NE(report.find("slow paths  40.0% of the time in 3 nodes; the most: Resize reference, "
+                        "30.0%"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(FormatProfile({rows[0]}, 1).find("slow paths  none"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessel::targets
