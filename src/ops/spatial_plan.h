@@ -34,7 +34,9 @@ struct AxisSampling {
   std::vector<int64_t> index;  // taps per output coordinate
   std::vector<double> weight;
   std::vector<bool> outside;
-  // The axis keeps its length and every output coordinate reads its own.
+  // The axis keeps its length and every output coordinate reads its own
+  // (for interpolation, the reference kernel then skips the axis: its taps
+  // are not read).
   bool identity = false;
 };
 

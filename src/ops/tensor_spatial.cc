@@ -1048,8 +1048,20 @@ StatusOr<ResizeSampling> PlanResizeNode(const ir::Node& node, int opset) {
   for (size_t d = 0; d < in.size(); ++d) {
     const auto [start, end] = AxisRoi(plan, roi, d, in.size());
     sampling.axes.push_back(SampleAxis(plan, d, in[d], start, end));
-    sampling.axes.back().identity =
-        plan.coord != CoordMode::kTfCropAndResize && in[d] == plan.out[d] && plan.scales[d] == 1.0;
+    AxisSampling& axis = sampling.axes.back();
+    if (sampling.nearest) {
+      // Nearest reads each coordinate's index, which a coordinate mode may
+      // shift (tf_half_pixel_for_nn) even where the length stays.
+      axis.identity = in[d] == plan.out[d];
+      for (int64_t x = 0; x < plan.out[d] && axis.identity; ++x) {
+        axis.identity = !axis.outside[x] && axis.index[x] == x;
+      }
+    } else {
+      // Interpolation skips an axis that keeps its length and scale
+      // (RunResizeInterpolated).
+      axis.identity = plan.coord != CoordMode::kTfCropAndResize && in[d] == plan.out[d] &&
+                      plan.scales[d] == 1.0;
+    }
   }
   return sampling;
 }

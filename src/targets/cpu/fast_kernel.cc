@@ -29,6 +29,10 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
          [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeStridedCopy(n, opset); }},
         {{"", "Slice"},
          [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeStridedCopy(n, opset); }},
+        {{"", "Resize"},
+         [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeResize(n, opset); }},
+        {{"", "Upsample"},
+         [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeResize(n, opset); }},
         {{"tessel", "ChannelShuffle"},
          [](const ir::Node& n, int, ActivationLayout, bool) { return MakeChannelShuffle(n); }},
     };

@@ -362,6 +362,104 @@ TEST(FastCopy, Slice_with_negative_step_and_clamped_ends) {
     EXPECT_EQ(out.data<float>()[i], (*ref)[0].data<float>()[i]) << i;
 }
 
+// A Resize (opset 18) of a float input of `shape` with constant roi, scales
+// or sizes (empty: absent), against the reference; or, with `fast` false,
+// checks that no fast kernel takes it.
+void CheckResize(const Shape& shape, const AttributeMap& attrs, const std::vector<float>& roi,
+                 const std::vector<float>& scales, const std::vector<int64_t>& sizes,
+                 bool fast = true) {
+  ir::Graph g;
+  g.set_opset_version(18);
+  Tensor data = RandomFloats(shape, 11);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, shape, true);
+  g.inputs() = {x};
+  auto constant = [&](const std::string& name, Tensor t) { return g.AddConstant(name, std::move(t)); };
+  const int64_t n_roi = static_cast<int64_t>(roi.size());
+  const int64_t n_scales = static_cast<int64_t>(scales.size());
+  const int64_t n_sizes = static_cast<int64_t>(sizes.size());
+  std::vector<ir::Value*> ins = {
+      x, roi.empty() ? nullptr : constant("roi", Tensor::FromVector<float>(roi, {n_roi})),
+      scales.empty() ? nullptr : constant("scales", Tensor::FromVector<float>(scales, {n_scales})),
+      sizes.empty() ? nullptr : constant("sizes", Tensor::FromVector<int64_t>(sizes, {n_sizes}))};
+  while (ins.back() == nullptr) ins.pop_back();
+  ir::Value* y = g.AddValue("y");
+  ir::Node* n = g.AddNode("Resize", "r", ins, {y});
+  n->attrs = attrs;
+  ASSERT_TRUE(ops::InferNode(*n, 18).ok());
+  std::unique_ptr<FastKernel> k = SelectFastKernel(*n, 18);
+  if (!fast) {
+    EXPECT_EQ(k, nullptr) << k->Describe();
+    return;
+  }
+  ASSERT_NE(k, nullptr);
+  std::vector<const Tensor*> in = {&data};
+  for (size_t i = 1; i < ins.size(); ++i) in.push_back(ins[i] ? &ins[i]->constant : nullptr);
+  StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(*n, 18, in);
+  ASSERT_TRUE(ref.ok()) << ref.status().message();
+  Tensor out(DType::kFloat32, y->shape);
+  std::fill(out.data<float>(), out.data<float>() + out.num_elements(), 1e30f);
+  ops::KernelContext ctx{*n, 18, in, {&out}};
+  ASSERT_TRUE(k->Run(ctx).ok());
+  ASSERT_EQ(out.shape(), (*ref)[0].shape());
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    const float a = out.data<float>()[i], b = (*ref)[0].data<float>()[i];
+    ASSERT_NEAR(a, b, 1e-5f * (1.f + std::fabs(b))) << ShapeToString(out.shape()) << " element " << i;
+  }
+}
+
+AttributeMap ResizeAttrs(const std::string& mode, const std::string& coord,
+                         const std::string& nearest = "round_prefer_floor") {
+  AttributeMap a;
+  a.Set("mode", mode);
+  a.Set("coordinate_transformation_mode", coord);
+  a.Set("nearest_mode", nearest);
+  return a;
+}
+
+TEST(FastResize, Linear_in_every_coordinate_mode) {
+  for (const char* coord : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                            "half_pixel_symmetric"}) {
+    SCOPED_TRACE(coord);
+    CheckResize({1, 3, 7, 5}, ResizeAttrs("linear", coord), {}, {1, 1, 2.5f, 3}, {});
+    CheckResize({2, 2, 9, 8}, ResizeAttrs("linear", coord), {}, {}, {2, 2, 4, 3});  // shrinks
+  }
+  // Big enough to spread its rows over the thread pool.
+  CheckResize({1, 21, 28, 28}, ResizeAttrs("linear", "half_pixel"), {}, {}, {1, 21, 224, 224});
+}
+
+TEST(FastResize, Nearest_in_every_rounding_mode_and_rows_or_columns_only) {
+  for (const char* mode : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}) {
+    SCOPED_TRACE(mode);
+    CheckResize({1, 2, 5, 6}, ResizeAttrs("nearest", "asymmetric", mode), {}, {1, 1, 3, 0.5f}, {});
+    CheckResize({1, 2, 5, 6}, ResizeAttrs("nearest", "half_pixel", mode), {}, {}, {1, 2, 8, 6});
+    CheckResize({5, 6}, ResizeAttrs("nearest", "tf_half_pixel_for_nn", mode), {}, {}, {7, 9});
+  }
+  // tf_half_pixel_for_nn moves even an axis that keeps its length: channel
+  // 0 reads channel 1.
+  CheckResize({1, 2, 5, 6}, ResizeAttrs("nearest", "tf_half_pixel_for_nn", "ceil"), {}, {},
+              {1, 2, 8, 6}, /*fast=*/false);
+  CheckResize({2, 3, 4, 6}, ResizeAttrs("linear", "half_pixel"), {}, {1, 1, 2, 1}, {});
+  CheckResize({2, 3, 4, 6}, ResizeAttrs("linear", "half_pixel"), {}, {1, 1, 1, 2}, {});
+  CheckResize({3, 10}, ResizeAttrs("linear", "align_corners"), {}, {2, 1.5f}, {});  // rank 2
+}
+
+TEST(FastResize, Cubic_antialias_and_crop_with_extrapolation) {
+  AttributeMap cubic = ResizeAttrs("cubic", "half_pixel");
+  cubic.Set("exclude_outside", int64_t{1});
+  CheckResize({1, 2, 6, 7}, cubic, {}, {1, 1, 1.7f, 2}, {});
+  AttributeMap antialias = ResizeAttrs("linear", "half_pixel");
+  antialias.Set("antialias", int64_t{1});
+  CheckResize({1, 2, 16, 15}, antialias, {}, {1, 1, 0.3f, 0.45f}, {});
+  AttributeMap crop = ResizeAttrs("linear", "tf_crop_and_resize");
+  crop.Set("extrapolation_value", 7.5f);
+  CheckResize({6, 6}, crop, {-0.2f, 0.1f, 0.9f, 1.3f}, {}, {5, 7});
+}
+
+TEST(FastResize, Resampling_channels_keeps_the_reference_kernel) {
+  CheckResize({1, 4, 3, 3}, ResizeAttrs("linear", "half_pixel"), {}, {1, 2, 2, 2}, {},
+              /*fast=*/false);
+}
+
 TEST(FastKernels, Executor_releasing_packed_weights_gives_the_same_outputs) {
   REQUIRE_ONEDNN();
   // Conv (packs W) -> Relu; W is read by the Conv only, B stays (not packed).

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
+#include "ops/spatial_plan.h"
 #include "ops/strided_view.h"
 #include "targets/cpu/thread_pool.h"
 
@@ -199,6 +201,129 @@ class ChannelShuffleCopy final : public LayoutFlexibleKernel {
   const std::vector<ops::ScratchNeed> none_;
 };
 
+// Resize and Upsample of float tensors whose last two axes (rows and
+// columns) are resampled and the others kept: each output row blends its
+// rows' taps (ops::PlanResizeNode, the reference kernel's plan), each column
+// gathering its columns' taps, written straight into the output. Rows are
+// spread over the thread pool.
+class ResizeRows final : public FastKernel {
+ public:
+  ResizeRows(const ops::ResizeSampling& s, const Shape& in)
+      : rows_(Simplified(s.axes[in.size() - 2])),
+        cols_(Simplified(s.axes[in.size() - 1])),
+        extrapolation_(static_cast<float>(s.extrapolation_value)),
+        in_h_(in[in.size() - 2]),
+        in_w_(in[in.size() - 1]),
+        out_h_(s.out[in.size() - 2]),
+        out_w_(s.out[in.size() - 1]) {
+    planes_ = NumElements(Shape(in.begin(), in.end() - 2));
+    for (int64_t i : cols_.index) col_index_.push_back(static_cast<int32_t>(i));
+    for (double w : cols_.weight) col_weight_.push_back(static_cast<float>(w));
+    for (double w : rows_.weight) row_weight_.push_back(static_cast<float>(w));
+    for (bool o : cols_.outside) any_col_outside_ = any_col_outside_ || o;
+    cols_identity_ = cols_.identity;
+  }
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+  std::string Describe() const override { return "resize rows"; }
+
+  Status Run(ops::KernelContext& ctx) override {
+    const float* in = ctx.in(0).data<float>();
+    float* out = ctx.out(0).data<float>();
+    const int64_t rows = planes_ * out_h_;
+    ThreadPool& pool = ThreadPool::Default();
+    const int64_t bytes = rows * out_w_ * static_cast<int64_t>(sizeof(float));
+    const int64_t chunks =
+        bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(rows, 8 * pool.num_threads());
+    auto run = [&](int64_t c) {
+      for (int64_t r = rows * c / chunks; r < rows * (c + 1) / chunks; ++r) {
+        Row(in + (r / out_h_) * in_h_ * in_w_, r % out_h_, out + r * out_w_);
+      }
+    };
+    if (chunks <= 1) {
+      run(0);
+    } else {
+      pool.ParallelFor(chunks, run);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  // An axis that keeps its length reads its own coordinate: one tap of
+  // weight 1, as the reference kernel skips it (a linear plan's second tap
+  // of weight 0 would turn a neighbouring infinity into NaN).
+  static ops::AxisSampling Simplified(ops::AxisSampling a) {
+    if (!a.identity || a.taps == 1) return a;
+    const int64_t n = static_cast<int64_t>(a.outside.size());
+    a.taps = 1;
+    a.index.resize(n);
+    for (int64_t x = 0; x < n; ++x) a.index[x] = x;
+    a.weight.assign(n, 1.0);
+    a.outside.assign(n, false);
+    return a;
+  }
+
+  // Output row y of one plane.
+  void Row(const float* plane, int64_t y, float* out) const {
+    if (rows_.outside[y]) {
+      std::fill(out, out + out_w_, extrapolation_);
+      return;
+    }
+    const int64_t* ri = rows_.index.data() + y * rows_.taps;
+    const float* rw = row_weight_.data() + y * rows_.taps;
+    const int32_t* ci = col_index_.data();
+    const float* cw = col_weight_.data();
+    if (rows_.taps == 1 && rw[0] == 1.0f && cols_.taps == 1) {  // nearest: copies
+      const float* src = plane + ri[0] * in_w_;
+      if (cols_identity_) {
+        std::memcpy(out, src, static_cast<size_t>(out_w_) * sizeof(float));
+      } else {
+        for (int64_t x = 0; x < out_w_; ++x) out[x] = cw[x] == 1.0f ? src[ci[x]] : cw[x] * src[ci[x]];
+      }
+    } else if (rows_.taps == 2 && cols_.taps == 2) {  // linear
+      const float* a = plane + ri[0] * in_w_;
+      const float* b = plane + ri[1] * in_w_;
+      const float wa = rw[0], wb = rw[1];
+      for (int64_t x = 0; x < out_w_; ++x) {
+        const int32_t i0 = ci[2 * x], i1 = ci[2 * x + 1];
+        const float w0 = cw[2 * x], w1 = cw[2 * x + 1];
+        out[x] = wa * (w0 * a[i0] + w1 * a[i1]) + wb * (w0 * b[i0] + w1 * b[i1]);
+      }
+    } else if (rows_.taps == 2 && cols_identity_) {  // linear over rows only
+      const float* a = plane + ri[0] * in_w_;
+      const float* b = plane + ri[1] * in_w_;
+      const float wa = rw[0], wb = rw[1];
+      for (int64_t x = 0; x < out_w_; ++x) out[x] = wa * a[x] + wb * b[x];
+    } else {  // any taps: cubic, antialiased, mixed
+      const int tc = cols_.taps;
+      for (int64_t x = 0; x < out_w_; ++x) {
+        float v = 0;
+        for (int k = 0; k < rows_.taps; ++k) {
+          const float* src = plane + ri[k] * in_w_;
+          float h = 0;
+          for (int j = 0; j < tc; ++j) h += cw[x * tc + j] * src[ci[x * tc + j]];
+          v += rw[k] * h;
+        }
+        out[x] = v;
+      }
+    }
+    if (any_col_outside_) {
+      for (int64_t x = 0; x < out_w_; ++x) {
+        if (cols_.outside[x]) out[x] = extrapolation_;
+      }
+    }
+  }
+
+  const ops::AxisSampling rows_, cols_;
+  const float extrapolation_;
+  const int64_t in_h_, in_w_, out_h_, out_w_;
+  int64_t planes_ = 1;
+  std::vector<int32_t> col_index_;
+  std::vector<float> col_weight_, row_weight_;
+  bool any_col_outside_ = false, cols_identity_ = false;
+  const std::vector<ops::ScratchNeed> none_;
+};
+
 }  // namespace
 
 std::unique_ptr<FastKernel> MakeChannelShuffle(const ir::Node& node) {
@@ -214,6 +339,20 @@ std::unique_ptr<FastKernel> MakeChannelShuffle(const ir::Node& node) {
   }
   return std::make_unique<ChannelShuffleCopy>(x->shape, node.inputs.size(), node.outputs.size(),
                                               DTypeSize(x->dtype));
+}
+
+std::unique_ptr<FastKernel> MakeResize(const ir::Node& node, int opset) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* y = node.output(0);
+  if (!x || !y || x->dtype != DType::kFloat32 || y->dtype != DType::kFloat32) return nullptr;
+  const size_t rank = x->shape.size();
+  if (rank < 2 || x->shape[rank - 1] > std::numeric_limits<int32_t>::max()) return nullptr;
+  StatusOr<ops::ResizeSampling> s = ops::PlanResizeNode(node, opset);
+  if (!s.ok() || s->out != y->shape || s->axes.size() != rank) return nullptr;
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    if (!s->axes[d].identity) return nullptr;  // resampled images or channels: rare
+  }
+  return std::make_unique<ResizeRows>(*s, x->shape);
 }
 
 std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset) {

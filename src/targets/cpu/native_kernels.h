@@ -1,7 +1,8 @@
 // Hand-written fast kernels (fast_kernel.h) for memory-bound ops where the
 // reference kernel's generality costs: Transpose and Slice as one strided
 // copy with collapsed dimensions, contiguous runs copied whole, rows spread
-// over the thread pool; ChannelShuffle as one gather, plain or channels last.
+// over the thread pool; ChannelShuffle as one gather, plain or channels last;
+// Resize as a blend of rows and gathered columns.
 #pragma once
 
 #include <memory>
@@ -12,6 +13,10 @@ namespace tessel::cpu {
 
 // Null unless `node` is a Transpose or a Slice with constant parameters.
 std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset);
+
+// Null unless `node` is a Resize or Upsample of floats with constant
+// parameters that resamples only the last two axes.
+std::unique_ptr<FastKernel> MakeResize(const ir::Node& node, int opset);
 
 // Null unless `node` is a tessel ChannelShuffle of typed inputs.
 std::unique_ptr<FastKernel> MakeChannelShuffle(const ir::Node& node);
