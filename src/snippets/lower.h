@@ -19,6 +19,16 @@ namespace tessel::snippets {
 
 // Precondition: as Canonicalize (canonicalize.h). Fails naming the snippet
 // when the body cannot be scheduled as one kernel.
-StatusOr<KernelIR> LowerSubgraph(const ir::Graph& body);
+//
+// `channels_last`: the arguments hold their data channels last (nhwc for a
+// 4-D NCHW shape): every argument's shape is padded with leading 1s to the
+// outputs' rank (at least 3), then its axis 1 moves last. Elementwise and
+// broadcasting ops do not care about axis order, so the kernel computes the
+// same values on that layout.
+StatusOr<KernelIR> LowerSubgraph(const ir::Graph& body, bool channels_last = false);
+
+// An argument of `shape`, padded to `rank`, is laid out alike plain and
+// channels last: it has one channel, or one pixel.
+bool SameInBothLayouts(const Shape& shape, size_t rank);
 
 }  // namespace tessel::snippets

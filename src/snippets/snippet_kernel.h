@@ -47,6 +47,9 @@ struct SnippetOptions {
   // Launches over fewer elements run on the calling thread: waking the pool
   // costs more than the work.
   int64_t min_parallel_elements = int64_t{1} << 17;
+  // The arguments hold channels last (LowerSubgraph): a tensor of rank 3 to
+  // 5 in nwc, nhwc or ndhwc, the others padded to that rank first.
+  bool channels_last = false;
 };
 
 class X86Function;

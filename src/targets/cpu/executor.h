@@ -36,10 +36,6 @@
 #include "targets/reference/planned_memory.h"
 #include "targets/target.h"
 
-namespace tessel::snippets {
-class SnippetKernel;
-}
-
 namespace tessel::cpu {
 
 class FastKernel;
@@ -74,12 +70,8 @@ class CpuExecutor {
   // turned on (by node index); empty when off. For `tessel bench --profile`.
   void set_profiling(bool on) { node_seconds_.assign(on ? graph_.nodes().size() : 0, 0.0); }
   const std::vector<double>& node_seconds() const { return node_seconds_; }
-  // Whether a snippet writes so little that it runs on the calling thread
-  // (under ParallelCopyBytes, thread_pool.h): a small memory-bound kernel
-  // gains microseconds from a second thread, and on cores shared with other
-  // work a parallel region can cost a hundred.
-  static bool RunsSerially(const ir::Node& node);
-  // Node i's fast kernel, or null when it runs on a snippet or the reference.
+  // Node i's fast kernel (a snippet for a Subgraph), or null when it runs on
+  // the reference.
   const FastKernel* fast_kernel(size_t i) const { return fast_[i].get(); }
   // What every node runs on, and the scratch it needs: "onednn conv
   // (brgconv:avx512_core)", "snippet (avx512)", "reference".
@@ -88,9 +80,8 @@ class CpuExecutor {
  private:
   const ir::Graph& graph_;
   int opset_;
-  // Per node: the compiled snippet of a Subgraph node, else null.
-  std::vector<std::unique_ptr<snippets::SnippetKernel>> snippets_;
-  // Per node: the fast kernel the target selected, else null.
+  // Per node: the fast kernel the target selected (a Subgraph's is its
+  // snippet), else null.
   std::vector<std::unique_ptr<FastKernel>> fast_;
   std::vector<targets::NodeKernel> kernels_;
   RunStats stats_;
@@ -104,7 +95,7 @@ class CpuExecutor {
   // The memory plan's arenas and bindings.
   targets::PlannedMemory planned_;
   void BindPlan(const ir::MemoryLayout* layout);
-  Status RunStep(size_t step, ThreadPool& pool);
+  Status RunStep(size_t step);
 };
 
 // The kernels the CPU target runs a graph on, as CpuExecutor selects them,

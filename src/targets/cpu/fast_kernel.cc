@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "ops/subgraph.h"
 #include "targets/cpu/native_kernels.h"
 #include "targets/cpu/options.h"
 #if TESSEL_WITH_ONEDNN
@@ -33,6 +34,8 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
          [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeResize(n, opset); }},
         {{"", "Upsample"},
          [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeResize(n, opset); }},
+        {{"", "GlobalAveragePool"},
+         [](const ir::Node& n, int, ActivationLayout, bool) { return MakeGlobalAverage(n); }},
         {{"tessel", "ChannelShuffle"},
          [](const ir::Node& n, int, ActivationLayout, bool) { return MakeChannelShuffle(n); }},
     };
@@ -78,7 +81,6 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
         {{"", "ReduceMean"}, reduce},
         {{"", "ReduceSum"}, reduce},
         {{"", "ReduceMax"}, reduce},
-        {{"", "GlobalAveragePool"}, reduce},
         {{"", "GlobalMaxPool"}, reduce},
     });
 #endif
@@ -89,6 +91,8 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
 
 std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, ActivationLayout layout,
                                    bool pack) {
+  // Snippets run with fast kernels or without (their JIT has its own ISA).
+  if (ops::IsSubgraph(node)) return MakeSnippetNodeKernel(node);
   if (!FastKernelsEnabled()) return nullptr;
   for (const ir::Value* v : node.inputs) {
     // An input with no shape yet (or an omitted one in the middle) is not ours.

@@ -75,6 +75,10 @@ class LayoutFlexibleKernel : public FastKernel {
   virtual bool CanRunIn(ActivationLayout layout) = 0;
   // Switches to `layout`; CanRunIn(layout) must hold.
   virtual void RunIn(ActivationLayout layout) = 0;
+  // Whether input `input` is read alike whether it is held in `layout` or
+  // plain (a snippet's per-channel scale of one pixel): it need not be
+  // exchanged in the kernel's layout.
+  virtual bool TakesEitherLayout(size_t input, ActivationLayout layout) const { return false; }
 };
 
 // The fast kernel for `node`, or null when the reference kernel runs it

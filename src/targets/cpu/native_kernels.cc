@@ -324,6 +324,84 @@ class ResizeRows final : public FastKernel {
   const std::vector<ops::ScratchNeed> none_;
 };
 
+// GlobalAveragePool of floats: one sum per image and channel, plain (each
+// channel's pixels contiguous) or channels last (each pixel's channels
+// contiguous, summed a block of channels at a time). The output, one pixel
+// per channel, has the same bytes in both layouts.
+class GlobalAverage final : public LayoutFlexibleKernel {
+ public:
+  explicit GlobalAverage(const Shape& in)
+      : images_(in[0]), channels_(in[1]), pixels_(NumElements(Shape(in.begin() + 2, in.end()))) {}
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+  std::string Describe() const override {
+    return channels_last_ ? "global average, channels last" : "global average";
+  }
+  bool CanRunIn(ActivationLayout layout) override {
+    return layout == ActivationLayout::kChannelsLast;
+  }
+  void RunIn(ActivationLayout layout) override { channels_last_ = true; }
+
+  Status Run(ops::KernelContext& ctx) override {
+    const float* in = ctx.in(0).data<float>();
+    float* out = ctx.out(0).data<float>();
+    const float scale = 1.0f / static_cast<float>(pixels_);
+    // Channels last: blocks of kBlock channels of one image.
+    const int64_t blocks = (channels_ + kBlock - 1) / kBlock;
+    const int64_t items = channels_last_ ? images_ * blocks : images_ * channels_;
+    ThreadPool& pool = ThreadPool::Default();
+    const int64_t bytes = images_ * channels_ * pixels_ * static_cast<int64_t>(sizeof(float));
+    const int64_t chunks =
+        bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(items, 4 * pool.num_threads());
+    auto run = [&](int64_t c) {
+      for (int64_t i = items * c / chunks; i < items * (c + 1) / chunks; ++i) {
+        if (channels_last_) {
+          SumBlock(in, i / blocks, (i % blocks) * kBlock, scale, out);
+        } else {
+          out[i] = SumPlane(in + i * pixels_) * scale;
+        }
+      }
+    };
+    if (chunks <= 1) {
+      run(0);
+    } else {
+      pool.ParallelFor(chunks, run);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static constexpr int64_t kBlock = 64;
+  static constexpr int kLanes = 16;
+
+  // Sixteen running sums, which the compiler keeps in vector registers.
+  float SumPlane(const float* p) const {
+    float acc[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= pixels_; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) acc[j] += p[i + j];
+    }
+    float sum = 0;
+    for (; i < pixels_; ++i) sum += p[i];
+    for (int j = 0; j < kLanes; ++j) sum += acc[j];
+    return sum;
+  }
+
+  void SumBlock(const float* in, int64_t image, int64_t first, float scale, float* out) const {
+    const int64_t width = std::min(kBlock, channels_ - first);
+    float acc[kBlock] = {};
+    const float* p = in + image * pixels_ * channels_ + first;
+    for (int64_t q = 0; q < pixels_; ++q, p += channels_) {
+      for (int64_t j = 0; j < width; ++j) acc[j] += p[j];
+    }
+    for (int64_t j = 0; j < width; ++j) out[image * channels_ + first + j] = acc[j] * scale;
+  }
+
+  const int64_t images_, channels_, pixels_;
+  bool channels_last_ = false;
+  const std::vector<ops::ScratchNeed> none_;
+};
+
 }  // namespace
 
 std::unique_ptr<FastKernel> MakeChannelShuffle(const ir::Node& node) {
@@ -353,6 +431,14 @@ std::unique_ptr<FastKernel> MakeResize(const ir::Node& node, int opset) {
     if (!s->axes[d].identity) return nullptr;  // resampled images or channels: rare
   }
   return std::make_unique<ResizeRows>(*s, x->shape);
+}
+
+std::unique_ptr<FastKernel> MakeGlobalAverage(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* y = node.output(0);
+  if (!x || !y || x->dtype != DType::kFloat32 || x->shape.size() < 3) return nullptr;
+  if (NumElements(x->shape) == 0) return nullptr;
+  return std::make_unique<GlobalAverage>(x->shape);
 }
 
 std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset) {

@@ -18,6 +18,14 @@ std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset);
 // parameters that resamples only the last two axes.
 std::unique_ptr<FastKernel> MakeResize(const ir::Node& node, int opset);
 
+// Null unless `node` is a GlobalAveragePool of floats with pixels.
+std::unique_ptr<FastKernel> MakeGlobalAverage(const ir::Node& node);
+
+// A Subgraph node's JIT-compiled snippet (snippet_node_kernel.cc), which
+// runs plain or channels last; null when the snippet compiler does not
+// take the body (the reference kernel interprets it).
+std::unique_ptr<FastKernel> MakeSnippetNodeKernel(const ir::Node& node);
+
 // Null unless `node` is a tessel ChannelShuffle of typed inputs.
 std::unique_ptr<FastKernel> MakeChannelShuffle(const ir::Node& node);
 

@@ -6,6 +6,7 @@
 #if TESSEL_WITH_ONEDNN
 #include "targets/cpu/onednn_kernels.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "ops/nn_internal.h"
+#include "snippets/lower.h"
 #include "targets/cpu/onednn_internal.h"
 #include "targets/cpu/options.h"
 
@@ -49,6 +51,16 @@ using ConvPd = dnnl::convolution_forward::primitive_desc;
 // 4x3's scratchpad is 7-9 MiB (2x3: 0.2-2 MiB) and its packed weights 4
 // times the originals (2x3: 1.8), which puts SqueezeNet's peak RSS 9 MiB
 // higher. 2x3 it is, unless the CPU target's winograd option says 4x3.
+// TESSEL_CONV_LAYOUT=any leaves every conv's activation layout to oneDNN
+// (for measuring what naming nhwc gains).
+bool NhwcConvsWanted() {
+  static const bool wanted = [] {
+    const char* v = std::getenv("TESSEL_CONV_LAYOUT");
+    return !(v && std::string(v) == "any");
+  }();
+  return wanted;
+}
+
 std::optional<ConvPd> WinogradConv(const ConvDesc& desc, const dnnl::primitive_attr& attr) {
   const std::string variant =
       ProcessOptions().winograd == Winograd::k4x3 ? "wino_4x3" : "wino_2x3";
@@ -212,7 +224,30 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, ActivationLay
     if (blocked && WinogradShape(node)) {
       winograd = WinogradConv(desc(dnnl::algorithm::convolution_winograd), attr);
     }
+    // A channels-last graph asks for nhwc by name where oneDNN has a JIT
+    // kernel for it: left to pick ("any"), oneDNN 2.6 on AVX2 picks nChw8c,
+    // which no neighbour exchanges, so every conv would reorder its input
+    // and output.
+    std::optional<ConvPd> nhwc;
+    if (!winograd && layout == ActivationLayout::kChannelsLast && NhwcConvsWanted()) {
+      const memory::desc src_nhwc = LayoutDesc(x->shape, layout),
+                         dst_nhwc = LayoutDesc(y->shape, layout);
+      try {
+        ConvPd p(b ? ConvDesc(dnnl::prop_kind::forward_inference,
+                              dnnl::algorithm::convolution_direct, src_nhwc, w_any,
+                              PlainDesc({out_channels}), dst_nhwc, stride_dims, dilates, pad_l,
+                              pad_r)
+                   : ConvDesc(dnnl::prop_kind::forward_inference,
+                              dnnl::algorithm::convolution_direct, src_nhwc, w_any, dst_nhwc,
+                              stride_dims, dilates, pad_l, pad_r),
+                 attr, Engine());
+        const std::string impl = p.impl_info_str();
+        if (impl.rfind("ref", 0) != 0 && impl.rfind("gemm", 0) != 0) nhwc = p;
+      } catch (const dnnl::error&) {
+      }
+    }
     const ConvPd pd = winograd ? *winograd
+                      : nhwc   ? *nhwc
                                : ConvPd(desc(dnnl::algorithm::convolution_direct), attr, Engine());
     k->impl_ = pd.impl_info_str();
     if (k->impl_.rfind("ref", 0) == 0) return nullptr;  // no faster than ours
@@ -305,12 +340,21 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
       outputs_direct(node, f->CanRunIn(layout));
     }
   }
+  // A tensor of one channel or one pixel has the same bytes channels last
+  // as plain: any reader takes it either way (a conv that wants another
+  // layout reorders it as if it were plain).
+  auto same_bytes = [&](const ir::Value* v) {
+    return layout == ActivationLayout::kChannelsLast && v->shape.size() >= 3 &&
+           snippets::SameInBothLayouts(v->shape, v->shape.size());
+  };
   // Whether every reader of `y` takes it in the graph's layout.
   auto readers_take = [&](const ir::Value* y) {
+    if (same_bytes(y)) return true;
     const memory::desc want = LayoutDesc(y->shape, layout);
     for (const ir::Node* r : consumers[id_of(y)]) {
       const size_t j = index.at(r);
       OneDnnConv* c = conv_at(j);
+      LayoutFlexibleKernel* f = flex_at(j);
       for (size_t k = 0; k < r->inputs.size(); ++k) {
         if (r->inputs[k] != y) continue;
         bool ok;
@@ -319,7 +363,7 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
         } else if (c && static_cast<int>(k) == c->residual_input_) {
           ok = c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == want;
         } else {
-          ok = flex_at(j) != nullptr && direct[id_of(r->output(0))];
+          ok = f != nullptr && (direct[id_of(r->output(0))] || f->TakesEitherLayout(k, layout));
         }
         if (!ok) return false;
       }
@@ -332,8 +376,11 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
       const ir::Node& node = *nodes[i];
       if (node.outputs.empty() || !node.output(0) || !direct[id_of(node.output(0))]) continue;
       bool ok = true;
-      if (flex_at(i)) {
-        for (const ir::Value* in : node.inputs) ok = ok && in && direct[id_of(in)];
+      if (LayoutFlexibleKernel* f = flex_at(i)) {
+        for (size_t k = 0; k < node.inputs.size(); ++k) {
+          const ir::Value* in = node.inputs[k];
+          ok = ok && in && (direct[id_of(in)] || same_bytes(in) || f->TakesEitherLayout(k, layout));
+        }
       }
       for (const ir::Value* y : node.outputs) ok = ok && readers_take(y);
       if (!ok) {
@@ -345,10 +392,17 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& n = *nodes[i];
     if (OneDnnConv* c = conv_at(i)) {
-      c->src_direct_ = c->src_buffer_ >= 0 && direct[id_of(n.inputs[0])];
+      // Direct where the tensor is held in the layout the kernel runs in (a
+      // tensor of the same bytes either way may be held in the graph's
+      // layout and read by a kernel in another: that one reorders).
+      auto held_as = [&](const ir::Value* v, const memory::desc& kernel) {
+        return direct[id_of(v)] && kernel == LayoutDesc(v->shape, layout);
+      };
+      c->src_direct_ = c->src_buffer_ >= 0 && held_as(n.inputs[0], c->src_kernel_.get_desc());
       c->dst_direct_ = direct[id_of(n.outputs[0])];
-      c->residual_direct_ = c->residual_input_ >= 0 && c->dst_buffer_ >= 0 &&
-                            direct[id_of(n.inputs[static_cast<size_t>(c->residual_input_)])];
+      c->residual_direct_ =
+          c->residual_input_ >= 0 && c->dst_buffer_ >= 0 &&
+          held_as(n.inputs[static_cast<size_t>(c->residual_input_)], c->dst_kernel_.get_desc());
       // What a direct exchange no longer reorders through is planned at
       // zero bytes (the needs keep their indices).
       if (c->src_direct_) {

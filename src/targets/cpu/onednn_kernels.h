@@ -42,8 +42,8 @@ std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset);
 // MaxPool (without Indices, dilation 1) and AveragePool (ceil_mode 0), on
 // the plain layout.
 std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset);
-// ReduceMean, ReduceSum and ReduceMax with axes known at compile time;
-// GlobalAveragePool and GlobalMaxPool (a reduction over the spatial axes).
+// ReduceMean and ReduceSum with axes known at compile time (null for
+// ReduceMax and GlobalMaxPool: oneDNN drops NaN).
 std::unique_ptr<FastKernel> MakeOneDnnReduce(const ir::Node& node, int opset);
 // Concat of float32 tensors of rank 3-5 computed at run time.
 std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset);

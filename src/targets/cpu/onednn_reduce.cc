@@ -1,5 +1,6 @@
 // oneDNN reductions (onednn_kernels.h): ReduceMean and ReduceSum over
-// constant axes, and GlobalAveragePool.
+// constant axes. (GlobalAveragePool has a native kernel that also runs
+// channels last: native_kernels.h.)
 // Compiled only with oneDNN (TESSEL_WITH_ONEDNN).
 #if TESSEL_WITH_ONEDNN
 #include "targets/cpu/onednn_kernels.h"
@@ -24,10 +25,7 @@ std::unique_ptr<FastKernel> MakeOneDnnReduce(const ir::Node& node, int opset) {
   const bool sum = node.op_type == "ReduceSum";
   const auto alg = sum ? dnnl::algorithm::reduction_sum : dnnl::algorithm::reduction_mean;
   std::vector<int64_t> axes;
-  if (node.op_type == "GlobalAveragePool" || node.op_type == "GlobalMaxPool") {
-    if (x->shape.size() < 3) return nullptr;
-    for (int64_t a = 2; a < static_cast<int64_t>(x->shape.size()); ++a) axes.push_back(a);
-  } else if (sum ? opset >= 13 : opset >= 18) {
+  if (sum ? opset >= 13 : opset >= 18) {
     const ir::Value* a = node.input(1);
     if (a && !a->is_constant()) return nullptr;
     if (a) axes = a->constant.ToInt64Vector();

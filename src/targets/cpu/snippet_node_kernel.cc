@@ -1,0 +1,111 @@
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/subgraph.h"
+#include "snippets/lower.h"
+#include "snippets/snippet_kernel.h"
+#include "targets/cpu/native_kernels.h"
+#include "targets/cpu/thread_pool.h"
+
+namespace tessel::cpu {
+
+namespace {
+
+// A Subgraph node (a fused elementwise region) on its JIT-compiled snippet.
+// In a channels-last graph it can run on its tensors in nhwc (nwc, ndhwc):
+// elementwise and broadcasting ops do not care about axis order, so the
+// snippet is compiled a second time for the permuted shapes. Its inputs of
+// one channel or one pixel (a per-channel scale [N, C, 1, 1], a scalar) are
+// the same bytes in both layouts and are taken from either.
+class SnippetNodeKernel final : public LayoutFlexibleKernel {
+ public:
+  SnippetNodeKernel(const ir::Node& node, std::unique_ptr<snippets::SnippetKernel> plain)
+      : node_(node), plain_(std::move(plain)) {
+    for (const ir::Value* y : node.outputs) rank_ = std::max(rank_, y->shape.size());
+    for (const ir::Value* y : node.outputs) out_bytes_ += static_cast<int64_t>(y->size_bytes());
+  }
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+
+  std::string Describe() const override {
+    const snippets::SnippetKernel* k = channels_last_ ? channels_last_.get() : plain_.get();
+    const std::string d = std::string("snippet (") + snippets::IsaName(k->isa()) + ")";
+    return channels_last_ ? d + " channels last" : d;
+  }
+
+  bool CanRunIn(ActivationLayout layout) override {
+    if (layout != ActivationLayout::kChannelsLast || rank_ < 3 || rank_ > 5) return false;
+    for (const ir::Value* y : node_.outputs) {
+      if (y->shape.size() != rank_) return false;
+    }
+    return snippets::LowerSubgraph(*node_.body, /*channels_last=*/true).ok();
+  }
+
+  bool TakesEitherLayout(size_t input, ActivationLayout layout) const override {
+    const ir::Value* x = node_.input(input);
+    return layout == ActivationLayout::kChannelsLast && x &&
+           snippets::SameInBothLayouts(x->shape, std::max<size_t>(rank_, 3));
+  }
+
+  void RunIn(ActivationLayout layout) override {
+    snippets::SnippetOptions options;
+    options.channels_last = true;
+    auto k = snippets::SnippetKernel::Compile(*node_.body, options);
+    if (k.ok()) {
+      channels_last_ = std::move(*k);
+    } else {
+      channels_last_failed_ = k.status();
+    }
+  }
+
+  Status Run(ops::KernelContext& ctx) override {
+    if (!channels_last_failed_.ok()) return channels_last_failed_;
+    const snippets::SnippetKernel* k = channels_last_ ? channels_last_.get() : plain_.get();
+    in_.clear();
+    out_.clear();
+    for (const Tensor* t : ctx.inputs) in_.push_back(t->raw_data());
+    for (Tensor* t : ctx.outputs) out_.push_back(t->raw_data());
+    // A snippet that writes little runs on the calling thread (thread_pool.h).
+    if (out_bytes_ < ParallelCopyBytes()) {
+      k->Run(in_, out_, [](int64_t n, const std::function<void(int64_t)>& fn) {
+        for (int64_t i = 0; i < n; ++i) fn(i);
+      });
+    } else {
+      ThreadPool& pool = ThreadPool::Default();
+      k->Run(in_, out_, [&pool](int64_t n, const std::function<void(int64_t)>& fn) {
+        pool.ParallelFor(n, fn);
+      });
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const ir::Node& node_;
+  std::unique_ptr<snippets::SnippetKernel> plain_;
+  std::unique_ptr<snippets::SnippetKernel> channels_last_;
+  Status channels_last_failed_;
+  size_t rank_ = 0;
+  int64_t out_bytes_ = 0;
+  std::vector<const void*> in_;
+  std::vector<void*> out_;
+  const std::vector<ops::ScratchNeed> none_;
+};
+
+}  // namespace
+
+std::unique_ptr<FastKernel> MakeSnippetNodeKernel(const ir::Node& node) {
+  if (!ops::IsSubgraph(node) || !node.body) return nullptr;
+  for (const ir::Value* v : node.inputs) {
+    if (!v) return nullptr;
+  }
+  for (const ir::Value* v : node.outputs) {
+    if (!v) return nullptr;
+  }
+  auto k = snippets::SnippetKernel::Compile(*node.body);
+  if (!k.ok()) return nullptr;
+  return std::make_unique<SnippetNodeKernel>(node, std::move(*k));
+}
+
+}  // namespace tessel::cpu
