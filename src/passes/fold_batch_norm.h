@@ -15,8 +15,15 @@
 // convolution, which otherwise runs as a separate pass over the activations
 // and stands between the Conv and the activation that fuse-conv folds.
 //
-// Precondition: InferShapes ran. Preserves the topological order; the result
-// is typed.
+// Every other inference BatchNormalization of float32 with constant
+// parameters (DenseNet's pre-activation BN -> ReLU -> Conv, a BN after a
+// Concat) becomes three broadcasting ops over per-channel constants,
+//   Y = (X - mean) * s + bias,   s = scale / sqrt(var + epsilon),
+// which the snippets fuse with their neighbours into one pass, in any
+// layout, on every target.
+//
+// Precondition: InferShapes ran. The result is typed and topologically
+// sorted.
 #pragma once
 
 #include "core/status.h"

@@ -58,11 +58,45 @@ TEST(FoldBatchNorm, Folds_into_the_conv_with_and_without_a_bias) {
   }
 }
 
-TEST(FoldBatchNorm, Leaves_a_conv_whose_output_is_also_read_elsewhere) {
+TEST(FoldBatchNorm, A_conv_read_elsewhere_keeps_its_output_and_the_bn_becomes_per_channel_ops) {
   ConvBn t(true);
   t.g.outputs().push_back(t.c);
+  const std::vector<Tensor> inputs = {RandomFloats({1, 3, 6, 5}, 7)};
+  const std::vector<Tensor> before = EvaluateGraph(t.g, inputs);
   ASSERT_TRUE(FoldBatchNorm(t.g).ok());
-  EXPECT_EQ(t.g.nodes().size(), 2u);
+  std::vector<std::string> ops;
+  for (const auto& n : t.g.nodes()) ops.push_back(n->op_type);
+  EXPECT_EQ(ops, (std::vector<std::string>{"Conv", "Sub", "Mul", "Add"}));
+  EXPECT_EQ(t.g.nodes()[0]->outputs[0], t.c);
+  EXPECT_EQ(t.y->producer, t.g.nodes()[3].get());
+  // Per-channel constants broadcast over axis 1.
+  EXPECT_EQ(t.g.nodes()[2]->inputs[1]->shape, (Shape{4, 1, 1}));
+  ExpectAllNear(before, EvaluateGraph(t.g, inputs), 1e-5f);
+}
+
+TEST(FoldBatchNorm, A_bn_of_features_or_volumes_becomes_per_channel_ops) {
+  for (const Shape& shape : {Shape{2, 5}, Shape{1, 5, 2, 3, 4}}) {
+    ir::Graph g;
+    g.set_opset_version(15);
+    ir::Value* x = g.AddValue("x", DType::kFloat32, shape, true);
+    g.inputs() = {x};
+    Tensor var = RandomFloats({5}, 6);
+    for (int64_t i = 0; i < 5; ++i) var.data<float>()[i] = 0.5f + std::fabs(var.data<float>()[i]);
+    ir::Value* y = g.AddValue("y");
+    g.AddNode("BatchNormalization", "bn",
+              {x, g.AddConstant("scale", RandomFloats({5}, 3)),
+               g.AddConstant("shift", RandomFloats({5}, 4)),
+               g.AddConstant("mean", RandomFloats({5}, 5)), g.AddConstant("var", var)},
+              {y});
+    g.outputs() = {y};
+    ASSERT_TRUE(InferShapes(g).ok());
+    const std::vector<Tensor> inputs = {RandomFloats(shape, 7)};
+    const std::vector<Tensor> before = EvaluateGraph(g, inputs);
+    ASSERT_TRUE(FoldBatchNorm(g).ok());
+    ASSERT_EQ(g.nodes().size(), 3u) << ShapeToString(shape);
+    EXPECT_EQ(g.nodes()[2]->op_type, "Add");
+    ExpectAllNear(before, EvaluateGraph(g, inputs), 1e-5f);
+  }
 }
 
 TEST(FoldBatchNorm, Leaves_statistics_computed_at_run_time) {
