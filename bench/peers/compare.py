@@ -2,19 +2,26 @@
 """Runs tessel, ONNX Runtime and OpenVINO on the same models, interleaved.
 
 Usage: compare.py TESSEL_BINARY MODEL... [--threads 1,2] [--rounds 3]
-       [--warmup 5] [--repeat 30] [--markdown] [--ort-nospin]
+       [--warmup 5] [--repeat 30] [--isa auto|avx2] [--markdown]
+       [--ort-nospin] [--json FILE]
 
 Each (model, threads) pair runs `rounds` rounds; a round runs every engine
 once, each in its own process (tessel bench --json, driver.py for the
 peers), so no engine warms the caches of another and slow drifts of the
-machine hit all engines alike. Per engine it reports the median over rounds
-of the per-process median latency and of the memory (peak RSS minus RSS just
-before the model is loaded), and the ratio to tessel.
+machine hit all engines alike. Per engine it keeps the best round (the
+lowest per-process median latency: a 2-vCPU machine swings by +-30% from
+run to run) and that round's memory (peak RSS minus RSS just before the
+model is loaded), and reports the ratio to tessel. The last line is the
+geometric mean over the rows of the best peer's latency over tessel's.
+
+--isa avx2 forces AVX2 on an AVX-512 machine: tessel runs with --isa avx2,
+OpenVINO with ONEDNN_MAX_CPU_ISA=AVX2; ONNX Runtime has no such switch and
+runs on what the CPU has.
 """
 import argparse
 import json
+import math
 import os
-import statistics
 import subprocess
 import sys
 
@@ -22,15 +29,26 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ENGINES = ["tessel", "onnxruntime", "openvino"]
 
 
-def measure(engine, tessel, model, threads, warmup, repeat):
+def measure(engine, tessel, model, threads, warmup, repeat, isa="auto"):
+    env = dict(os.environ)
     if engine == "tessel":
         cmd = [tessel, "bench", model, "--json", "--threads", str(threads), "--warmup", str(warmup),
                "--repeat", str(repeat)]
+        if isa != "auto":
+            cmd += ["--isa", isa]
     else:
         cmd = [sys.executable, os.path.join(HERE, "driver.py"), engine, model, "--threads",
                str(threads), "--warmup", str(warmup), "--repeat", str(repeat)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        if isa != "auto" and engine == "openvino":
+            env["ONEDNN_MAX_CPU_ISA"] = isa.upper()
+            env["DNNL_MAX_CPU_ISA"] = isa.upper()
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out[out.index("{"):])
+
+
+def geomean(values):
+    values = [v for v in values if v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
 
 
 def main():
@@ -41,6 +59,8 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--repeat", type=int, default=30)
+    p.add_argument("--isa", default="auto", choices=["auto", "avx2"])
+    p.add_argument("--json", default="", help="also write the results to this file")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p.add_argument("--ort-nospin", action="store_true",
                    help="also ONNX Runtime with intra-op spinning off (one more column)")
@@ -53,11 +73,12 @@ def main():
             results = {e: [] for e in engines}
             for _ in range(a.rounds):
                 for engine in engines:
-                    results[engine].append(measure(engine, a.tessel, model, threads, a.warmup, a.repeat))
+                    results[engine].append(
+                        measure(engine, a.tessel, model, threads, a.warmup, a.repeat, a.isa))
             summary = {}
             for engine, rs in results.items():
-                summary[engine] = (statistics.median(r["latency_ms"]["median"] for r in rs),
-                                   statistics.median(r["rss_delta_bytes"] for r in rs))
+                best = min(rs, key=lambda r: r["latency_ms"]["median"])
+                summary[engine] = (best["latency_ms"]["median"], best["rss_delta_bytes"])
             rows.append((name, threads, summary))
             print(f"# {name} threads={threads}: " + ", ".join(
                 f"{e} {summary[e][0]:.2f} ms {summary[e][1] / 2**20:.1f} MiB" for e in engines),
@@ -73,6 +94,15 @@ def main():
         rows_out.append([name, str(threads)] + [f"{s[e][0]:.2f}" for e in engines] +
                         [f"{s[e][0] / t[0]:.2f}" for e in peers] +
                         [f"{s[e][1] / 2**20:.1f}" for e in engines])
+    speedups = [min(s[e][0] for e in peers) / s["tessel"][0] for _, _, s in rows if peers]
+    summary_line = (f"geometric mean of the best peer's latency over tessel's: "
+                    f"{geomean(speedups):.2f} over {len(speedups)} rows; tessel fastest in "
+                    f"{sum(1 for x in speedups if x >= 1)}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"isa": a.isa, "rows": [{"model": n, "threads": t, "engines": {
+                e: {"ms": v[0], "rss_delta_bytes": v[1]} for e, v in s.items()}}
+                for n, t, s in rows], "geomean_speedup": geomean(speedups)}, f, indent=1)
     if a.markdown:
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
@@ -83,6 +113,7 @@ def main():
         print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
         for r in rows_out:
             print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
+    print(summary_line)
 
 
 if __name__ == "__main__":

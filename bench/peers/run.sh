@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tessel next to ONNX Runtime and OpenVINO on the same models:
 #
-#   bench/peers/run.sh MODEL.onnx... [--threads 1,2] [--rounds 3] [--warmup 5] [--repeat 30] [--markdown] [--ort-nospin]
+#   bench/peers/run.sh MODEL.onnx... [--threads 1,2] [--rounds 3] [--warmup 5] [--repeat 30]
+#                      [--isa auto|avx2] [--markdown] [--ort-nospin] [--json FILE]
 #
 # Creates build/peers-venv (python3 -m venv) on first use and pip-installs
 # onnxruntime and openvino into it; builds build/tessel if it is missing.
@@ -11,7 +12,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 venv="$root/build/peers-venv"
 if [ $# -eq 0 ]; then
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 if [ ! -x "$venv/bin/python" ]; then
