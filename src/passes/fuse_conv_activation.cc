@@ -1,6 +1,9 @@
 #include "passes/fuse_conv_activation.h"
 
 #include <cfloat>
+#include <optional>
+#include <string>
+#include <vector>
 #include <unordered_set>
 
 #include "passes/fusion.h"
@@ -33,6 +36,66 @@ bool ClipBounds(const ir::Node& clip, int opset, float* lo, float* hi) {
   return true;
 }
 
+// The activation applied to `y` alone, if any: the nodes that compute it
+// (the last writes the result) and its FusedConv attributes.
+struct Activation {
+  std::vector<ir::Node*> nodes;
+  AttributeMap attrs;
+};
+
+bool Plain(const ir::Node* n, const ChainFusion& fusion) {
+  return n && n->domain.empty() && !fusion.Taken(n) && n->outputs.size() == 1 && n->outputs[0];
+}
+
+std::optional<Activation> MatchActivation(const Readers& readers, const ChainFusion& fusion,
+                                          const ir::Value* y, int opset) {
+  if (readers.IsGraphOutput(y)) return std::nullopt;
+  const std::vector<ir::Node*>& r = readers.of(y);
+  Activation a;
+  if (r.size() == 1 && Plain(r[0], fusion) && r[0]->input(0) == y) {
+    ir::Node* next = r[0];
+    const std::string& op = next->op_type;
+    float lo = 0, hi = 0;
+    if (op == "Relu" || op == "Sigmoid" || op == "HardSwish") {
+      a.attrs.Set("activation", op);
+    } else if (op == "Clip" && ClipBounds(*next, opset, &lo, &hi)) {
+      a.attrs.Set("activation", op);
+      a.attrs.Set("activation_min", lo);
+      a.attrs.Set("activation_max", hi);
+    } else if (op == "LeakyRelu") {
+      a.attrs.Set("activation", op);
+      a.attrs.Set("activation_alpha", next->attrs.Float("alpha", 0.01f));
+    } else if (op == "HardSigmoid") {
+      a.attrs.Set("activation", op);
+      a.attrs.Set("activation_alpha", next->attrs.Float("alpha", 0.2f));
+      a.attrs.Set("activation_beta", next->attrs.Float("beta", 0.5f));
+    } else {
+      return std::nullopt;
+    }
+    a.nodes = {next};
+    return a;
+  }
+  // Swish as exported: Mul(y, Sigmoid(y)), y read by exactly those two.
+  if (r.size() == 2) {
+    for (int k = 0; k < 2; ++k) {
+      ir::Node* sigmoid = r[k];
+      ir::Node* mul = r[1 - k];
+      if (!Plain(sigmoid, fusion) || !Plain(mul, fusion) || sigmoid->op_type != "Sigmoid" ||
+          mul->op_type != "Mul" || sigmoid->input(0) != y || mul->inputs.size() != 2) {
+        continue;
+      }
+      const ir::Value* s = sigmoid->outputs[0];
+      const bool pair = (mul->inputs[0] == y && mul->inputs[1] == s) ||
+                        (mul->inputs[0] == s && mul->inputs[1] == y);
+      if (!pair || readers.Sole(s) != mul || mul->outputs[0]->shape != y->shape) continue;
+      a.attrs.Set("activation", std::string("Swish"));
+      a.nodes = {sigmoid, mul};
+      return a;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Status FuseConvActivation(ir::Graph& graph) {
@@ -46,8 +109,6 @@ Status FuseConvActivation(ir::Graph& graph) {
       continue;
     ir::Value* y = conv->outputs[0];
     ir::Value* residual = nullptr;
-    std::string activation;
-    float lo = 0, hi = 0;
     std::vector<ir::Node*> chain = {conv};
     ir::Node* next = readers.Sole(y);
     if (next && fusion.Taken(next)) next = nullptr;
@@ -63,23 +124,14 @@ Status FuseConvActivation(ir::Graph& graph) {
         if (next && fusion.Taken(next)) next = nullptr;
       }
     }
-    if (next && next->domain.empty() && next->outputs.size() == 1 && next->inputs[0] == y) {
-      if (next->op_type == "Relu") {
-        activation = "Relu";
-      } else if (next->op_type == "Clip" && ClipBounds(*next, opset, &lo, &hi)) {
-        activation = "Clip";
-      }
-      if (!activation.empty()) chain.push_back(next);
+    AttributeMap attrs = conv->attrs;
+    if (std::optional<Activation> a = MatchActivation(readers, fusion, y, opset)) {
+      chain.insert(chain.end(), a->nodes.begin(), a->nodes.end());
+      for (const auto& [name, value] : a->attrs.all()) attrs.Set(name, value);
     }
     if (chain.size() == 1) continue;
     // The last node of the chain becomes the fused node; the others go.
     ir::Node* host = chain.back();
-    AttributeMap attrs = conv->attrs;
-    if (!activation.empty()) attrs.Set("activation", activation);
-    if (activation == "Clip") {
-      attrs.Set("activation_min", lo);
-      attrs.Set("activation_max", hi);
-    }
     std::vector<ir::Value*> inputs = {conv->input(0), conv->input(1), conv->input(2)};
     if (residual) inputs.push_back(residual);
     while (inputs.back() == nullptr) inputs.pop_back();

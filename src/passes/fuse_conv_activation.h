@@ -3,13 +3,16 @@
 // kernel applies it as post-ops while the output is still in cache, and the
 // intermediate tensors disappear from the memory plan:
 //
-//   Conv ─► Add(·, Z) ─► Relu|Clip      becomes   FusedConv(X, W, B, Z) {activation}
+//   Conv ─► Add(·, Z) ─► activation      becomes   FusedConv(X, W, B, Z) {activation}
 //
-// each of the Add and the activation optional, in that order. A step is
-// folded only when the value before it has no other reader and is not a
+// each of the Add and the activation optional, in that order. The
+// activation is Relu, Clip (constant bounds), LeakyRelu, Sigmoid,
+// HardSigmoid, HardSwish, or Swish as exporters write it, Mul(v,
+// Sigmoid(v)) with v read by those two only (EfficientNet's SiLU). A step
+// is folded only when the value before it has no other reader and is not a
 // graph output; the Add only when Z has the output's dtype and shape (no
-// broadcasting), and Clip only with constant bounds. The fused node takes
-// the place of the last node of the chain, so Z is computed before it.
+// broadcasting). The fused node takes the place of the last node of the
+// chain, so Z is computed before it.
 //
 // Precondition: InferShapes ran (shapes and constants are known). Preserves
 // the topological order; the result is typed.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -142,6 +143,85 @@ TEST(FuseConvActivation, Two_convolutions_meeting_at_one_add_fuse_once) {
     EXPECT_EQ(g.nodes()[1]->attrs.String("activation", ""), "Relu");
     ExpectAllNear(before, EvaluateGraph(g, inputs), 1e-5f);
   }
+}
+
+// x -> Conv -> c -> `activation` -> y, the activation built by `add` from c.
+struct ConvThen {
+  ir::Graph g;
+  ir::Value *x, *c;
+  explicit ConvThen(const std::function<ir::Value*(ir::Graph&, ir::Value*)>& add) {
+    g.set_opset_version(17);
+    x = g.AddValue("x", DType::kFloat32, {1, 3, 6, 6}, true);
+    g.inputs() = {x};
+    c = g.AddValue("c");
+    g.AddNode("Conv", "conv",
+              {x, g.AddConstant("w", RandomFloats({5, 3, 3, 3}, 1)),
+               g.AddConstant("b", RandomFloats({5}, 2))},
+              {c})
+        ->attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    g.outputs() = {add(g, c)};
+    EXPECT_TRUE(InferShapes(g).ok());
+  }
+};
+
+ir::Value* Unary(ir::Graph& g, const std::string& op, ir::Value* in, AttributeMap attrs = {}) {
+  ir::Value* out = g.AddValue(op + "_out");
+  g.AddNode(op, op, {in}, {out})->attrs = std::move(attrs);
+  return out;
+}
+
+TEST(FuseConvActivation, Folds_sigmoid_leaky_relu_hard_sigmoid_and_hard_swish) {
+  AttributeMap leaky;
+  leaky.Set("alpha", 0.3f);
+  AttributeMap hard;
+  hard.Set("alpha", 1.0f / 6);
+  hard.Set("beta", 0.5f);
+  const std::vector<std::pair<std::string, AttributeMap>> cases = {
+      {"Sigmoid", {}}, {"LeakyRelu", leaky}, {"HardSigmoid", hard}, {"HardSwish", {}}};
+  for (const auto& [op, attrs] : cases) {
+    SCOPED_TRACE(op);
+    ConvThen t([&](ir::Graph& g, ir::Value* c) { return Unary(g, op, c, attrs); });
+    const std::vector<Tensor> inputs = {RandomFloats({1, 3, 6, 6}, 3)};
+    const std::vector<Tensor> before = EvaluateGraph(t.g, inputs);
+    ASSERT_TRUE(FuseConvActivation(t.g).ok());
+    ASSERT_EQ(t.g.nodes().size(), 1u);
+    EXPECT_EQ(t.g.nodes()[0]->attrs.String("activation", ""), op);
+    ExpectAllNear(before, EvaluateGraph(t.g, inputs), 1e-5f);
+  }
+}
+
+TEST(FuseConvActivation, Folds_swish_written_as_mul_of_sigmoid_either_way_round) {
+  for (const bool sigmoid_first : {true, false}) {
+    ConvThen t([&](ir::Graph& g, ir::Value* c) {
+      ir::Value* s = Unary(g, "Sigmoid", c);
+      ir::Value* y = g.AddValue("y");
+      g.AddNode("Mul", "mul", sigmoid_first ? std::vector<ir::Value*>{s, c}
+                                            : std::vector<ir::Value*>{c, s},
+                {y});
+      return y;
+    });
+    const std::vector<Tensor> inputs = {RandomFloats({1, 3, 6, 6}, 3)};
+    const std::vector<Tensor> before = EvaluateGraph(t.g, inputs);
+    ASSERT_TRUE(FuseConvActivation(t.g).ok());
+    ASSERT_EQ(t.g.nodes().size(), 1u);
+    EXPECT_EQ(t.g.nodes()[0]->attrs.String("activation", ""), "Swish");
+    EXPECT_EQ(t.g.nodes()[0]->outputs[0], t.g.outputs()[0]);
+    ExpectAllNear(before, EvaluateGraph(t.g, inputs), 1e-5f);
+  }
+}
+
+TEST(FuseConvActivation, Keeps_a_swish_whose_sigmoid_is_read_elsewhere) {
+  ir::Value* gate = nullptr;
+  ConvThen t([&](ir::Graph& g, ir::Value* c) {
+    gate = Unary(g, "Sigmoid", c);
+    ir::Value* y = g.AddValue("y");
+    g.AddNode("Mul", "mul", {c, gate}, {y});
+    return y;
+  });
+  t.g.outputs().push_back(gate);
+  ASSERT_TRUE(FuseConvActivation(t.g).ok());
+  EXPECT_EQ(t.g.nodes().size(), 3u);
+  EXPECT_EQ(t.g.nodes()[0]->op_type, "Conv");
 }
 
 }  // namespace

@@ -190,6 +190,20 @@ TEST(FastConv, Fused_residual_without_bias) {
   ExpectMatchesReference(t);
 }
 
+TEST(FastConv, Fused_sigmoid_swish_leaky_relu_hard_sigmoid_and_hard_swish) {
+  REQUIRE_ONEDNN();
+  for (const char* act : {"Sigmoid", "Swish", "LeakyRelu", "HardSigmoid", "HardSwish"}) {
+    SCOPED_TRACE(act);
+    AttributeMap a = ConvAttrs({1, 1}, {1, 1, 1, 1});
+    a.Set("activation", std::string(act));
+    a.Set("activation_alpha", 0.25f);
+    a.Set("activation_beta", 0.4f);
+    OneNode t("FusedConv", "tessel", {{1, 6, 9, 9}, {8, 6, 3, 3}, {8}, {1, 8, 9, 9}},
+              {false, true, true, false}, a);
+    ExpectMatchesReference(t);
+  }
+}
+
 TEST(FastConv, Weights_computed_at_run_time_keep_the_reference_kernel) {
   OneNode t("Conv", "", {{1, 3, 5, 5}, {4, 3, 3, 3}}, {false, false}, ConvAttrs({1, 1}, {1, 1, 1, 1}));
   EXPECT_EQ(SelectFastKernel(*t.node, 17), nullptr);

@@ -193,6 +193,21 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, ActivationLay
     post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip,
                             node.attrs.Float("activation_min", 0.f),
                             node.attrs.Float("activation_max", 0.f));
+  } else if (activation == "LeakyRelu") {
+    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu,
+                            node.attrs.Float("activation_alpha", 0.01f), 0.f);
+  } else if (activation == "Sigmoid") {
+    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
+  } else if (activation == "Swish") {
+    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+  } else if (activation == "HardSwish") {
+    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f);
+  } else if (activation == "HardSigmoid") {
+    // alpha * v + beta, clipped to [0, 1] (oneDNN 2.6 has no hardsigmoid).
+    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear,
+                            node.attrs.Float("activation_alpha", 0.2f),
+                            node.attrs.Float("activation_beta", 0.5f));
+    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 1.f);
   } else if (!activation.empty()) {
     return nullptr;
   }

@@ -209,6 +209,24 @@ TEST_F(OpenClTest, FusedConv_relu_without_residual) {
   EXPECT_TRUE(Used("f32_conv_epilogue"));
 }
 
+TEST_F(OpenClTest, FusedConv_swish_and_hard_sigmoid_as_epilogues) {
+  // Conv -> Mul(v, Sigmoid(v)) and Conv -> HardSigmoid each become one
+  // FusedConv whose epilogue applies the activation.
+  ModelBuilder swish = ConvModel({1, 3, 7, 7}, {5, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, true, false);
+  swish.Node("Sigmoid", {"y"}, {"s"});
+  swish.Node("Mul", {"y", "s"}, {"z"});
+  swish.Output("z");
+  ExpectMatchesReference(swish, /*fusion=*/true);
+  EXPECT_TRUE(Used("f32_conv_epilogue"));
+  ModelBuilder hard = ConvModel({1, 3, 7, 7}, {5, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, true, false);
+  onnx::NodeProto& n = hard.Node("HardSigmoid", {"y"}, {"z"});
+  ModelBuilder::SetAttr(n, "alpha", 0.3f);
+  ModelBuilder::SetAttr(n, "beta", 0.4f);
+  hard.Output("z");
+  ExpectMatchesReference(hard, /*fusion=*/true);
+  EXPECT_TRUE(Used("f32_conv_epilogue"));
+}
+
 TEST_F(OpenClTest, Channel_shuffle_as_one_strided_copy_per_input_and_part) {
   // ShuffleNet's Concat -> Reshape -> Transpose -> Reshape -> two Slices
   // becomes one ChannelShuffle (fuse-shuffle stage): 2 inputs x 2 parts.

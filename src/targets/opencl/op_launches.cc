@@ -1,6 +1,7 @@
 #include "targets/opencl/op_launches.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <numeric>
 
@@ -644,15 +645,30 @@ Status FusedConv(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const ir::Value* y = c.node.output(0);
   const std::string act = c.node.attrs.String("activation", "");
   if (!z && act.empty()) return Status::Ok();
+  // The epilogue's activation codes (kernels.cl.inc) and its two parameters.
+  static const char* const kCodes[] = {"",        "Relu",  "Clip",        "LeakyRelu",
+                                       "Sigmoid", "Swish", "HardSigmoid", "HardSwish"};
+  const auto code = std::find(std::begin(kCodes), std::end(kCodes), act);
+  if (code == std::end(kCodes)) return Unsupported(c.node, "activation '" + act + "'");
+  float p0 = 0, p1 = 0;
+  if (act == "Clip") {
+    p0 = c.node.attrs.Float("activation_min", 0.f);
+    p1 = c.node.attrs.Float("activation_max", 0.f);
+  } else if (act == "LeakyRelu") {
+    p0 = c.node.attrs.Float("activation_alpha", 0.01f);
+  } else if (act == "HardSigmoid") {
+    p0 = c.node.attrs.Float("activation_alpha", 0.2f);
+    p1 = c.node.attrs.Float("activation_beta", 0.5f);
+  }
   const int64_t n = NumElements(y->shape);
   PendingLaunch l;
   l.kernel_name = "f32_conv_epilogue";
   l.args.Tensor(c.ref(y))
       .Tensor(z ? c.ref(z) : c.ref(y))
       .Int(z ? 1 : 0)
-      .Int(act == "Relu" ? 1 : act == "Clip" ? 2 : 0)
-      .Float(c.node.attrs.Float("activation_min", 0.f))
-      .Float(c.node.attrs.Float("activation_max", 0.f))
+      .Int(static_cast<int64_t>(code - std::begin(kCodes)))
+      .Float(p0)
+      .Float(p1)
       .Int(n);
   l.geometry = Linear(n);
   l.bytes = Bytes(y) * 2 + Bytes(z);
