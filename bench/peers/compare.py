@@ -10,8 +10,8 @@ once, each in its own process (tessel bench --json, driver.py for the
 peers), so no engine warms the caches of another and slow drifts of the
 machine hit all engines alike. Per engine it keeps the best round (the
 lowest per-process median latency: a 2-vCPU machine swings by +-30% from
-run to run) and that round's memory (peak RSS minus RSS just before the
-model is loaded), and reports the ratio to tessel. The last line is the
+run to run) and the median over rounds of the memory (peak RSS minus RSS
+just before the model is loaded), and reports the ratio to tessel. The last line is the
 geometric mean over the rows of the best peer's latency over tessel's.
 
 --isa avx2 forces AVX2 on an AVX-512 machine: tessel runs with --isa avx2,
@@ -22,6 +22,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 
@@ -77,8 +78,8 @@ def main():
                         measure(engine, a.tessel, model, threads, a.warmup, a.repeat, a.isa))
             summary = {}
             for engine, rs in results.items():
-                best = min(rs, key=lambda r: r["latency_ms"]["median"])
-                summary[engine] = (best["latency_ms"]["median"], best["rss_delta_bytes"])
+                summary[engine] = (min(r["latency_ms"]["median"] for r in rs),
+                                   statistics.median(r["rss_delta_bytes"] for r in rs))
             rows.append((name, threads, summary))
             print(f"# {name} threads={threads}: " + ", ".join(
                 f"{e} {summary[e][0]:.2f} ms {summary[e][1] / 2**20:.1f} MiB" for e in engines),

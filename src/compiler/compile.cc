@@ -59,12 +59,14 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   TESSEL_RETURN_IF_ERROR(finish_stage("decompose", true));
 
   // 4. Conv -> BatchNormalization (inference) -> one Conv with the
-  // normalization folded into its weights and bias.
+  // normalization folded into its weights and bias; any other inference
+  // BatchNormalization -> per-channel Sub, Mul, Add (for the snippets).
   if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FoldBatchNorm(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("fold-batchnorm", true));
 
-  // 5. Conv + residual Add + Relu/Clip -> FusedConv, whose kernel applies
-  // the Add and the activation as post-ops.
+  // 5. Conv + residual Add + activation (Relu, Clip, LeakyRelu, Sigmoid,
+  // HardSigmoid, HardSwish, Swish) -> FusedConv, whose kernel applies the
+  // Add and the activation as post-ops.
   if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseConvActivation(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("fuse-conv", true));
 

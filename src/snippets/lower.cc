@@ -18,22 +18,36 @@ Shape Padded(const Shape& shape, size_t rank) {
 
 }  // namespace
 
-bool SameInBothLayouts(const Shape& shape, size_t rank) {
+bool SameAsPlain(const Shape& shape, size_t rank, ArgLayout layout) {
   const Shape p = Padded(shape, rank);
-  if (p.size() < 3 || p[1] == 1) return true;
-  return NumElements(Shape(p.begin() + 2, p.end())) == 1;
+  if (layout == ArgLayout::kPlain || p.size() < 3 || p[1] == 1) return true;
+  const bool one_pixel = NumElements(Shape(p.begin() + 2, p.end())) == 1;
+  return layout == ArgLayout::kChannelsLast ? one_pixel : one_pixel && p[1] % 16 == 0;
 }
 
-StatusOr<KernelIR> LowerSubgraph(const ir::Graph& body, bool channels_last) {
+StatusOr<KernelIR> LowerSubgraph(const ir::Graph& body, ArgLayout layout) {
   TESSEL_ASSIGN_OR_RETURN(KernelIR ir, Canonicalize(body));
-  if (channels_last) {
+  if (layout != ArgLayout::kPlain) {
     size_t rank = 3;
     for (const KernelArg& a : ir.args) {
       if (a.is_output) rank = std::max(rank, a.shape.size());
     }
+    if (layout == ArgLayout::kBlocked16 && rank != 4) {
+      return Unsupported("snippet '" + ir.name + "' has rank-" + std::to_string(rank) +
+                         " outputs; blocks of 16 channels are for rank 4");
+    }
     for (KernelArg& a : ir.args) {
       a.shape = Padded(a.shape, rank);
-      std::rotate(a.shape.begin() + 1, a.shape.begin() + 2, a.shape.end());
+      if (layout == ArgLayout::kChannelsLast) {
+        std::rotate(a.shape.begin() + 1, a.shape.begin() + 2, a.shape.end());
+        continue;
+      }
+      const int64_t c = a.shape[1];
+      if (c != 1 && c % 16 != 0) {
+        return Unsupported("snippet '" + ir.name + "': argument '" + a.name + "' has " +
+                           std::to_string(c) + " channels, not a multiple of 16");
+      }
+      a.shape = {a.shape[0], c == 1 ? 1 : c / 16, a.shape[2], a.shape[3], c == 1 ? 1 : 16};
     }
   }
   TESSEL_RETURN_IF_ERROR(NormalizeDomain(ir));

@@ -17,18 +17,27 @@
 
 namespace tessel::snippets {
 
+// How a snippet's arguments hold their data: plain (row-major in their
+// shape), channels last (nwc, nhwc, ndhwc), or in blocks of 16 channels
+// (nChw16c: a rank-4 argument whose channels are a multiple of 16).
+enum class ArgLayout { kPlain, kChannelsLast, kBlocked16 };
+
 // Precondition: as Canonicalize (canonicalize.h). Fails naming the snippet
 // when the body cannot be scheduled as one kernel.
 //
-// `channels_last`: the arguments hold their data channels last (nhwc for a
-// 4-D NCHW shape): every argument's shape is padded with leading 1s to the
-// outputs' rank (at least 3), then its axis 1 moves last. Elementwise and
-// broadcasting ops do not care about axis order, so the kernel computes the
-// same values on that layout.
-StatusOr<KernelIR> LowerSubgraph(const ir::Graph& body, bool channels_last = false);
+// With another `layout` than plain, every argument's shape is first padded
+// with leading 1s to the outputs' rank, then rewritten to where its elements
+// lie: channels last moves axis 1 last; blocked splits the channels C into
+// C/16 blocks and moves the 16 last ([N, C, H, W] -> [N, C/16, H, W, 16]),
+// while an argument of one channel stays plain ([N, 1, H, W, 1]).
+// Elementwise and broadcasting ops do not care where an axis lies, so the
+// kernel computes the same values on that layout.
+StatusOr<KernelIR> LowerSubgraph(const ir::Graph& body, ArgLayout layout = ArgLayout::kPlain);
 
-// An argument of `shape`, padded to `rank`, is laid out alike plain and
-// channels last: it has one channel, or one pixel.
-bool SameInBothLayouts(const Shape& shape, size_t rank);
+// Whether an argument of `shape`, padded to `rank`, is read from the same
+// bytes in `layout` as plain: one pixel per channel (a per-channel scale;
+// in blocks, of channels by 16), or one channel (channels last; blocked
+// lowering reads it plain).
+bool SameAsPlain(const Shape& shape, size_t rank, ArgLayout layout);
 
 }  // namespace tessel::snippets

@@ -63,6 +63,37 @@ TEST(NormalizeDomain, Merges_dimensions_every_argument_walks_alike) {
   }
 }
 
+TEST(LowerSubgraph, Channels_last_and_blocked_arguments_are_rewritten_to_where_they_lie) {
+  BodyBuilder b;
+  // x * s + m: x of the full shape, s per channel, m one channel per pixel.
+  b.Output(b.Op("Add", {b.Op("Mul", {b.Input("x", {1, 32, 5, 7}), b.Input("s", {32, 1, 1})}),
+                        b.Input("m", {1, 1, 5, 7})}));
+  auto nhwc = LowerSubgraph(b.graph(), ArgLayout::kChannelsLast);
+  ASSERT_TRUE(nhwc.ok()) << nhwc.status().message();
+  EXPECT_EQ(nhwc->args[0].shape, (Shape{1, 5, 7, 32}));
+  EXPECT_EQ(nhwc->args[1].shape, (Shape{1, 1, 1, 32}));
+  EXPECT_EQ(nhwc->args[2].shape, (Shape{1, 5, 7, 1}));
+  EXPECT_EQ(nhwc->args[3].shape, (Shape{1, 5, 7, 32}));  // the output
+  auto blocked = LowerSubgraph(b.graph(), ArgLayout::kBlocked16);
+  ASSERT_TRUE(blocked.ok()) << blocked.status().message();
+  EXPECT_EQ(blocked->args[0].shape, (Shape{1, 2, 5, 7, 16}));
+  EXPECT_EQ(blocked->args[1].shape, (Shape{1, 2, 1, 1, 16}));
+  EXPECT_EQ(blocked->args[2].shape, (Shape{1, 1, 5, 7, 1}));
+  // What reads the same bytes as plain: one pixel per channel, one channel.
+  EXPECT_TRUE(SameAsPlain({32, 1, 1}, 4, ArgLayout::kChannelsLast));
+  EXPECT_TRUE(SameAsPlain({1, 1, 5, 7}, 4, ArgLayout::kChannelsLast));
+  EXPECT_FALSE(SameAsPlain({1, 32, 5, 7}, 4, ArgLayout::kChannelsLast));
+  EXPECT_TRUE(SameAsPlain({1, 32, 1, 1}, 4, ArgLayout::kBlocked16));
+  EXPECT_FALSE(SameAsPlain({1, 24, 1, 1}, 4, ArgLayout::kBlocked16));  // padded to 32
+}
+
+TEST(LowerSubgraph, Blocks_of_16_need_channels_by_16) {
+  BodyBuilder b;
+  b.Output(b.Op("Relu", {b.Input("x", {1, 24, 5, 7})}));
+  EXPECT_FALSE(LowerSubgraph(b.graph(), ArgLayout::kBlocked16).ok());
+  EXPECT_TRUE(LowerSubgraph(b.graph(), ArgLayout::kChannelsLast).ok());
+}
+
 TEST(NormalizeDomain, Rejects_outputs_that_do_not_span_the_domain) {
   auto ir = [] {
     BodyBuilder b;

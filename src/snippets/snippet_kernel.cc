@@ -74,7 +74,7 @@ SnippetKernel::~SnippetKernel() = default;
 StatusOr<std::unique_ptr<SnippetKernel>> SnippetKernel::Compile(const ir::Graph& body,
                                                                 const SnippetOptions& options) {
   std::unique_ptr<SnippetKernel> k(new SnippetKernel());
-  TESSEL_ASSIGN_OR_RETURN(k->ir_, LowerSubgraph(body, options.channels_last));
+  TESSEL_ASSIGN_OR_RETURN(k->ir_, LowerSubgraph(body, options.layout));
   k->options_ = options;
   const Isa isa = std::min(options.isa, HostIsa());
   if (isa == Isa::kInterpreter) return k;

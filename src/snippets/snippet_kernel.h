@@ -20,6 +20,7 @@
 #include "ir/graph.h"
 #include "snippets/isa.h"
 #include "snippets/kernel_ir.h"
+#include "snippets/lower.h"
 
 namespace tessel::snippets {
 
@@ -47,9 +48,9 @@ struct SnippetOptions {
   // Launches over fewer elements run on the calling thread: waking the pool
   // costs more than the work.
   int64_t min_parallel_elements = int64_t{1} << 17;
-  // The arguments hold channels last (LowerSubgraph): a tensor of rank 3 to
-  // 5 in nwc, nhwc or ndhwc, the others padded to that rank first.
-  bool channels_last = false;
+  // Where the arguments hold their elements (LowerSubgraph): plain, channels
+  // last, or in blocks of 16 channels.
+  ArgLayout layout = ArgLayout::kPlain;
 };
 
 class X86Function;

@@ -749,6 +749,41 @@ TEST(FastKernels, Squeeze_excitation_runs_channels_last) {
   ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 8, 12, 12}, 24)});
 }
 
+TEST(FastKernels, Snippets_and_global_average_run_in_nChw16c_between_winograd_convs) {
+  // DenseNet's pre-activation: conv 3x3 -> scale per channel + relu (a
+  // snippet) -> conv 3x3 -> global average. The graph runs blocked, and the
+  // snippet and the average read and write nChw16c.
+  ir::Graph g;
+  g.set_opset_version(17);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {1, 16, 20, 20}, true);
+  g.inputs() = {x};
+  ir::Value* a = AddConv(g, "a", x, 16, 32, 3);
+  ir::Value* scaled = g.AddValue("scaled");
+  g.AddNode("Mul", "scale", {a, g.AddConstant("s", RandomFloats({32, 1, 1}, 25))}, {scaled});
+  ir::Value* r = g.AddValue("r");
+  g.AddNode("Relu", "relu", {scaled}, {r});
+  ir::Value* b = AddConv(g, "b", r, 32, 32, 3);
+  ir::Value* y = g.AddValue("y");
+  g.AddNode("GlobalAveragePool", "gap", {b}, {y});
+  g.outputs() = {y};
+  for (const auto& n : g.nodes()) ASSERT_TRUE(ops::InferNode(*n, 17).ok()) << n->name;
+  ASSERT_TRUE(snippets::TokenizeSnippets(g).ok());
+  if (ChooseActivationLayout(g) != ActivationLayout::kBlocked16) {
+    GTEST_SKIP() << "oneDNN has no Winograd convolution on this CPU (or TESSEL_WINOGRAD=off)";
+  }
+  CpuExecutor fast(g);
+  const std::vector<std::string> snippets = KernelsOf(fast, g, "Subgraph");
+  ASSERT_EQ(snippets.size(), 1u);
+  EXPECT_NE(snippets[0].find("nChw16c"), std::string::npos) << snippets[0];
+  EXPECT_EQ(KernelsOf(fast, g, "GlobalAveragePool"),
+            std::vector<std::string>{"global average, nChw16c"});
+  const std::vector<std::string> convs = KernelsOf(fast, g, "Conv");
+  ASSERT_EQ(convs.size(), 2u);
+  EXPECT_NE(convs[0].find("direct y"), std::string::npos) << convs[0];
+  EXPECT_NE(convs[1].find("direct x,y"), std::string::npos) << convs[1];
+  ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 16, 20, 20}, 26)});
+}
+
 TEST(FastKernels, Global_average_plain_matches_the_reference) {
   OneNode wide("GlobalAveragePool", "", {{2, 3, 40, 41}}, {false}, {});
   ExpectMatchesReference(wide);

@@ -325,22 +325,31 @@ class ResizeRows final : public FastKernel {
 };
 
 // GlobalAveragePool of floats: one sum per image and channel, plain (each
-// channel's pixels contiguous) or channels last (each pixel's channels
-// contiguous, summed a block of channels at a time). The output, one pixel
-// per channel, has the same bytes in both layouts.
+// channel's pixels contiguous), channels last (each pixel's channels
+// contiguous, summed a block of channels at a time) or nChw16c (each
+// pixel's 16 channels of a block contiguous). The output, one pixel per
+// channel, has the same bytes in all three.
 class GlobalAverage final : public LayoutFlexibleKernel {
  public:
   explicit GlobalAverage(const Shape& in)
-      : images_(in[0]), channels_(in[1]), pixels_(NumElements(Shape(in.begin() + 2, in.end()))) {}
+      : rank_(in.size()),
+        images_(in[0]),
+        channels_(in[1]),
+        pixels_(NumElements(Shape(in.begin() + 2, in.end()))) {}
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
   std::string Describe() const override {
-    return channels_last_ ? "global average, channels last" : "global average";
+    return blocked_         ? "global average, nChw16c"
+           : channels_last_ ? "global average, channels last"
+                            : "global average";
   }
   bool CanRunIn(ActivationLayout layout) override {
-    return layout == ActivationLayout::kChannelsLast;
+    return layout == ActivationLayout::kChannelsLast || (rank_ == 4 && channels_ % 16 == 0);
   }
-  void RunIn(ActivationLayout layout) override { channels_last_ = true; }
+  void RunIn(ActivationLayout layout) override {
+    channels_last_ = true;
+    blocked_ = layout == ActivationLayout::kBlocked16;
+  }
 
   Status Run(ops::KernelContext& ctx) override {
     const float* in = ctx.in(0).data<float>();
@@ -387,18 +396,30 @@ class GlobalAverage final : public LayoutFlexibleKernel {
     return sum;
   }
 
+  // Channels [first, first + kBlock) of one image, channels last or blocked.
   void SumBlock(const float* in, int64_t image, int64_t first, float scale, float* out) const {
     const int64_t width = std::min(kBlock, channels_ - first);
     float acc[kBlock] = {};
-    const float* p = in + image * pixels_ * channels_ + first;
-    for (int64_t q = 0; q < pixels_; ++q, p += channels_) {
-      for (int64_t j = 0; j < width; ++j) acc[j] += p[j];
+    if (blocked_) {
+      for (int64_t b = 0; b < width; b += 16) {  // kBlock is a multiple of 16
+        const float* p = in + (image * channels_ + first + b) * pixels_;
+        for (int64_t q = 0; q < pixels_; ++q, p += 16) {
+          for (int64_t j = 0; j < 16; ++j) acc[b + j] += p[j];
+        }
+      }
+    } else {
+      const float* p = in + image * pixels_ * channels_ + first;
+      for (int64_t q = 0; q < pixels_; ++q, p += channels_) {
+        for (int64_t j = 0; j < width; ++j) acc[j] += p[j];
+      }
     }
     for (int64_t j = 0; j < width; ++j) out[image * channels_ + first + j] = acc[j] * scale;
   }
 
+  const size_t rank_;
   const int64_t images_, channels_, pixels_;
-  bool channels_last_ = false;
+  bool channels_last_ = false;  // or blocked: a block of channels at a time
+  bool blocked_ = false;
   const std::vector<ops::ScratchNeed> none_;
 };
 

@@ -335,6 +335,17 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
   // cannot take it so, and every flexible kernel's outputs when one of its
   // inputs is not in that layout or one of its outputs was dropped (such a
   // kernel runs all in the graph's layout or all plain).
+  // A tensor of one pixel per channel (of channels by 16 when blocked) has
+  // the same bytes in the graph's layout as plain: any reader takes it
+  // either way (a conv that wants another layout reorders it as if it were
+  // plain). Tensors of one channel are never held in the graph's layout.
+  auto same_bytes = [&](const ir::Value* v) {
+    return v->shape.size() >= 3 && !LayoutDesc(v->shape, layout).is_zero() &&
+           snippets::SameAsPlain(v->shape, v->shape.size(),
+                                 layout == ActivationLayout::kBlocked16
+                                     ? snippets::ArgLayout::kBlocked16
+                                     : snippets::ArgLayout::kChannelsLast);
+  };
   std::vector<bool> direct(graph.values().size(), false);
   auto outputs_direct = [&](const ir::Node& node, bool value) {
     for (const ir::Value* y : node.outputs) direct[id_of(y)] = value;
@@ -343,8 +354,9 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
     const ir::Node& node = *nodes[i];
     bool candidate = !node.outputs.empty();
     for (const ir::Value* y : node.outputs) {
-      candidate =
-          candidate && y && !is_output[id_of(y)] && !LayoutDesc(y->shape, layout).is_zero();
+      // A graph output stays plain, unless that is the same bytes.
+      candidate = candidate && y && !LayoutDesc(y->shape, layout).is_zero() &&
+                  (!is_output[id_of(y)] || same_bytes(y));
     }
     if (!candidate) continue;
     if (OneDnnConv* c = conv_at(i)) {
@@ -355,13 +367,6 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
       outputs_direct(node, f->CanRunIn(layout));
     }
   }
-  // A tensor of one channel or one pixel has the same bytes channels last
-  // as plain: any reader takes it either way (a conv that wants another
-  // layout reorders it as if it were plain).
-  auto same_bytes = [&](const ir::Value* v) {
-    return layout == ActivationLayout::kChannelsLast && v->shape.size() >= 3 &&
-           snippets::SameInBothLayouts(v->shape, v->shape.size());
-  };
   // Whether every reader of `y` takes it in the graph's layout.
   auto readers_take = [&](const ir::Value* y) {
     if (same_bytes(y)) return true;

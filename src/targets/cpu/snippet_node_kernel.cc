@@ -13,12 +13,18 @@ namespace tessel::cpu {
 
 namespace {
 
+snippets::ArgLayout ArgLayoutOf(ActivationLayout layout) {
+  return layout == ActivationLayout::kBlocked16 ? snippets::ArgLayout::kBlocked16
+                                                : snippets::ArgLayout::kChannelsLast;
+}
+
 // A Subgraph node (a fused elementwise region) on its JIT-compiled snippet.
-// In a channels-last graph it can run on its tensors in nhwc (nwc, ndhwc):
-// elementwise and broadcasting ops do not care about axis order, so the
-// snippet is compiled a second time for the permuted shapes. Its inputs of
-// one channel or one pixel (a per-channel scale [N, C, 1, 1], a scalar) are
-// the same bytes in both layouts and are taken from either.
+// Beside convolutions it can run on their tensors in the graph's layout
+// (nhwc, or nChw16c): elementwise and broadcasting ops do not care where an
+// axis lies, so the snippet is compiled a second time for the rewritten
+// shapes (snippets::LowerSubgraph). Its inputs of one pixel per channel (a
+// squeeze-excitation scale [N, C, 1, 1]) or of one channel are read from
+// the same bytes in either layout, and are taken as they are.
 class SnippetNodeKernel final : public LayoutFlexibleKernel {
  public:
   SnippetNodeKernel(const ir::Node& node, std::unique_ptr<snippets::SnippetKernel> plain)
@@ -30,39 +36,40 @@ class SnippetNodeKernel final : public LayoutFlexibleKernel {
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
 
   std::string Describe() const override {
-    const snippets::SnippetKernel* k = channels_last_ ? channels_last_.get() : plain_.get();
+    const snippets::SnippetKernel* k = in_layout_ ? in_layout_.get() : plain_.get();
     const std::string d = std::string("snippet (") + snippets::IsaName(k->isa()) + ")";
-    return channels_last_ ? d + " channels last" : d;
+    if (!in_layout_) return d;
+    return d + (layout_ == ActivationLayout::kBlocked16 ? " nChw16c" : " channels last");
   }
 
   bool CanRunIn(ActivationLayout layout) override {
-    if (layout != ActivationLayout::kChannelsLast || rank_ < 3 || rank_ > 5) return false;
+    if (rank_ < 3 || rank_ > 5) return false;
     for (const ir::Value* y : node_.outputs) {
       if (y->shape.size() != rank_) return false;
     }
-    return snippets::LowerSubgraph(*node_.body, /*channels_last=*/true).ok();
+    return snippets::LowerSubgraph(*node_.body, ArgLayoutOf(layout)).ok();
   }
 
   bool TakesEitherLayout(size_t input, ActivationLayout layout) const override {
     const ir::Value* x = node_.input(input);
-    return layout == ActivationLayout::kChannelsLast && x &&
-           snippets::SameInBothLayouts(x->shape, std::max<size_t>(rank_, 3));
+    return x && snippets::SameAsPlain(x->shape, std::max<size_t>(rank_, 3), ArgLayoutOf(layout));
   }
 
   void RunIn(ActivationLayout layout) override {
+    layout_ = layout;
     snippets::SnippetOptions options;
-    options.channels_last = true;
+    options.layout = ArgLayoutOf(layout);
     auto k = snippets::SnippetKernel::Compile(*node_.body, options);
     if (k.ok()) {
-      channels_last_ = std::move(*k);
+      in_layout_ = std::move(*k);
     } else {
-      channels_last_failed_ = k.status();
+      in_layout_failed_ = k.status();
     }
   }
 
   Status Run(ops::KernelContext& ctx) override {
-    if (!channels_last_failed_.ok()) return channels_last_failed_;
-    const snippets::SnippetKernel* k = channels_last_ ? channels_last_.get() : plain_.get();
+    if (!in_layout_failed_.ok()) return in_layout_failed_;
+    const snippets::SnippetKernel* k = in_layout_ ? in_layout_.get() : plain_.get();
     in_.clear();
     out_.clear();
     for (const Tensor* t : ctx.inputs) in_.push_back(t->raw_data());
@@ -84,8 +91,10 @@ class SnippetNodeKernel final : public LayoutFlexibleKernel {
  private:
   const ir::Node& node_;
   std::unique_ptr<snippets::SnippetKernel> plain_;
-  std::unique_ptr<snippets::SnippetKernel> channels_last_;
-  Status channels_last_failed_;
+  // Compiled for `layout_` once RunIn switched to it.
+  std::unique_ptr<snippets::SnippetKernel> in_layout_;
+  ActivationLayout layout_ = ActivationLayout::kChannelsLast;
+  Status in_layout_failed_;
   size_t rank_ = 0;
   int64_t out_bytes_ = 0;
   std::vector<const void*> in_;
