@@ -475,6 +475,74 @@ TEST(FastResize, Resampling_channels_keeps_the_reference_kernel) {
               /*fast=*/false);
 }
 
+// A constant-mode Pad (opset 18) of `shape` by `pads`, optionally over
+// `axes` and with `value`, against the reference.
+void CheckPad(const Shape& shape, const std::vector<int64_t>& pads, float value,
+              const std::vector<int64_t>& axes = {}) {
+  ir::Graph g;
+  g.set_opset_version(18);
+  Tensor data = RandomFloats(shape, 31);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, shape, true);
+  g.inputs() = {x};
+  const auto n = static_cast<int64_t>(pads.size());
+  std::vector<ir::Value*> ins = {x, g.AddConstant("pads", Tensor::FromVector<int64_t>(pads, {n})),
+                                 g.AddConstant("value", Tensor::FromVector<float>({value}, {}))};
+  if (!axes.empty()) {
+    const auto a = static_cast<int64_t>(axes.size());
+    ins.push_back(g.AddConstant("axes", Tensor::FromVector<int64_t>(axes, {a})));
+  }
+  ir::Value* y = g.AddValue("y");
+  ir::Node* node = g.AddNode("Pad", "pad", ins, {y});
+  ASSERT_TRUE(ops::InferNode(*node, 18).ok());
+  std::unique_ptr<FastKernel> k = SelectFastKernel(*node, 18);
+  ASSERT_NE(k, nullptr);
+  std::vector<const Tensor*> in = {&data};
+  for (size_t i = 1; i < ins.size(); ++i) in.push_back(&ins[i]->constant);
+  StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(*node, 18, in);
+  ASSERT_TRUE(ref.ok()) << ref.status().message();
+  Tensor out(DType::kFloat32, y->shape);
+  std::fill(out.data<float>(), out.data<float>() + out.num_elements(), 1e30f);
+  ops::KernelContext ctx{*node, 18, in, {&out}};
+  ASSERT_TRUE(k->Run(ctx).ok());
+  ASSERT_EQ(out.shape(), (*ref)[0].shape());
+  for (int64_t i = 0; i < out.num_elements(); ++i)
+    ASSERT_EQ(out.data<float>()[i], (*ref)[0].data<float>()[i]) << ShapeToString(shape) << " " << i;
+}
+
+TEST(FastPad, Constant_padding_cropping_axes_and_a_fill_value) {
+  CheckPad({1, 3, 5, 4}, {0, 0, 1, 2, 0, 0, 2, 1}, 0.f);          // spatial zeros
+  CheckPad({2, 3, 5, 4}, {0, 1, -1, 0, 1, 0, -2, 3}, -7.5f);      // crop and fill
+  CheckPad({7}, {3, 2}, 1.f);                                     // rank 1
+  CheckPad({1, 56, 56, 96}, {0, 2, 3, 0}, 0.f, {1, 2});           // Swin's, over the pool
+  CheckPad({2, 3, 4}, {0, 0, 0, 0, 0, 0}, 5.f);                   // nothing to pad
+}
+
+TEST(FastGather, Constant_indices_on_any_axis_negative_ones_included) {
+  for (int64_t axis : {0, 1, -1}) {
+    SCOPED_TRACE(axis);
+    ir::Graph g;
+    g.set_opset_version(13);
+    Tensor data = RandomFloats({3, 4, 5}, 32);
+    ir::Value* x = g.AddValue("x", DType::kFloat32, {3, 4, 5}, true);
+    g.inputs() = {x};
+    ir::Value* idx = g.AddConstant("i", Tensor::FromVector<int64_t>({2, -1, 0, 2}, {2, 2}));
+    ir::Value* y = g.AddValue("y");
+    ir::Node* n = g.AddNode("Gather", "g", {x, idx}, {y});
+    n->attrs.Set("axis", axis);
+    ASSERT_TRUE(ops::InferNode(*n, 13).ok());
+    std::unique_ptr<FastKernel> k = SelectFastKernel(*n, 13);
+    ASSERT_NE(k, nullptr);
+    std::vector<const Tensor*> in = {&data, &idx->constant};
+    StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(*n, 13, in);
+    ASSERT_TRUE(ref.ok());
+    Tensor out(DType::kFloat32, y->shape);
+    ops::KernelContext ctx{*n, 13, in, {&out}};
+    ASSERT_TRUE(k->Run(ctx).ok());
+    for (int64_t i = 0; i < out.num_elements(); ++i)
+      ASSERT_EQ(out.data<float>()[i], (*ref)[0].data<float>()[i]) << i;
+  }
+}
+
 TEST(FastKernels, Executor_releasing_packed_weights_gives_the_same_outputs) {
   REQUIRE_ONEDNN();
   // Conv (packs W) -> Relu; W is read by the Conv only, B stays (not packed).

@@ -423,6 +423,127 @@ class GlobalAverage final : public LayoutFlexibleKernel {
   const std::vector<ops::ScratchNeed> none_;
 };
 
+// Pad in constant mode (negative pads crop): each output row (the last
+// axis) is the fill value where its outer index lies in the padding, else
+// the fill, the input row's kept part and the fill again. Rows are spread
+// over the thread pool.
+class PadRows final : public FastKernel {
+ public:
+  PadRows(const Shape& in, ops::PadPlan plan)
+      : in_(in), out_(plan.out), begin_(plan.begin), fill_(plan.fill), elem_(plan.fill.size()) {
+    zero_fill_ = std::all_of(fill_.begin(), fill_.end(), [](uint8_t b) { return b == 0; });
+    for (size_t d = 0; d + 1 < out_.size(); ++d) rows_ *= out_[d];
+    last_ = out_.empty() ? 1 : out_.back();
+  }
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+  std::string Describe() const override { return "pad rows"; }
+
+  Status Run(ops::KernelContext& ctx) override {
+    const auto* in = static_cast<const char*>(ctx.in(0).raw_data());
+    auto* out = static_cast<char*>(ctx.out(0).raw_data());
+    ThreadPool& pool = ThreadPool::Default();
+    const int64_t bytes = rows_ * last_ * static_cast<int64_t>(elem_);
+    const int64_t chunks =
+        bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(rows_, 8 * pool.num_threads());
+    auto run = [&](int64_t c) {
+      for (int64_t r = rows_ * c / chunks; r < rows_ * (c + 1) / chunks; ++r) Row(in, r, out);
+    };
+    if (chunks <= 1) {
+      run(0);
+    } else {
+      pool.ParallelFor(chunks, run);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  void Fill(char* to, int64_t n) const {
+    if (n <= 0) return;
+    if (zero_fill_) {
+      std::memset(to, 0, static_cast<size_t>(n) * elem_);
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) std::memcpy(to + i * static_cast<int64_t>(elem_), fill_.data(), elem_);
+  }
+
+  // Output row r: its outer index, odometer-decoded.
+  void Row(const char* in, int64_t r, char* out) const {
+    const int64_t e = static_cast<int64_t>(elem_);
+    char* to = out + r * last_ * e;
+    const size_t rank = out_.size();
+    int64_t offset = 0, stride = 1;
+    bool inside = true;
+    if (rank > 0) stride = in_[rank - 1];
+    for (size_t d = rank - 1; d-- > 0;) {
+      const int64_t o = r % out_[d];
+      r /= out_[d];
+      const int64_t i = o - begin_[d];
+      inside = inside && i >= 0 && i < in_[d];
+      offset += i * stride;
+      stride *= in_[d];
+    }
+    if (!inside || rank == 0) {
+      Fill(to, last_);
+      return;
+    }
+    const int64_t b = begin_[rank - 1];
+    const int64_t first = std::clamp<int64_t>(b, 0, last_);
+    const int64_t end = std::clamp<int64_t>(b + in_[rank - 1], first, last_);
+    Fill(to, first);
+    std::memcpy(to + first * e, in + (offset + first - b) * e, static_cast<size_t>((end - first) * e));
+    Fill(to + end * e, last_ - end);
+  }
+
+  const Shape in_, out_;
+  const std::vector<int64_t> begin_;
+  const std::vector<uint8_t> fill_;
+  const size_t elem_;
+  bool zero_fill_ = true;
+  int64_t rows_ = 1, last_ = 1;
+  const std::vector<ops::ScratchNeed> none_;
+};
+
+// Gather with indices known at compile time: for each outer index, the
+// indexed blocks (everything after the axis) copied whole. Swin's q, k, v =
+// qkv[0], qkv[1], qkv[2] are one contiguous block each.
+class GatherBlocks final : public FastKernel {
+ public:
+  GatherBlocks(std::vector<int64_t> index, int64_t outer, int64_t axis_len, int64_t block_bytes)
+      : index_(std::move(index)), outer_(outer), axis_len_(axis_len), block_(block_bytes) {}
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+  std::string Describe() const override { return "gather blocks"; }
+
+  Status Run(ops::KernelContext& ctx) override {
+    const auto* in = static_cast<const char*>(ctx.in(0).raw_data());
+    auto* out = static_cast<char*>(ctx.out(0).raw_data());
+    const auto n = static_cast<int64_t>(index_.size());
+    const int64_t items = outer_ * n;
+    ThreadPool& pool = ThreadPool::Default();
+    const int64_t chunks =
+        items * block_ < ParallelCopyBytes() ? 1 : std::min<int64_t>(items, 8 * pool.num_threads());
+    auto run = [&](int64_t c) {
+      for (int64_t i = items * c / chunks; i < items * (c + 1) / chunks; ++i) {
+        const int64_t o = i / n, k = i % n;
+        std::memcpy(out + i * block_, in + (o * axis_len_ + index_[k]) * block_,
+                    static_cast<size_t>(block_));
+      }
+    };
+    if (chunks <= 1) {
+      run(0);
+    } else {
+      pool.ParallelFor(chunks, run);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const std::vector<int64_t> index_;  // normalized to [0, axis_len)
+  const int64_t outer_, axis_len_, block_;
+  const std::vector<ops::ScratchNeed> none_;
+};
+
 }  // namespace
 
 std::unique_ptr<FastKernel> MakeChannelShuffle(const ir::Node& node) {
@@ -460,6 +581,42 @@ std::unique_ptr<FastKernel> MakeGlobalAverage(const ir::Node& node) {
   if (!x || !y || x->dtype != DType::kFloat32 || x->shape.size() < 3) return nullptr;
   if (NumElements(x->shape) == 0) return nullptr;
   return std::make_unique<GlobalAverage>(x->shape);
+}
+
+std::unique_ptr<FastKernel> MakePad(const ir::Node& node, int opset) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* y = node.output(0);
+  if (!x || !y || x->shape.empty() || DTypeSize(x->dtype) == 0) return nullptr;
+  StatusOr<ops::PadPlan> plan = ops::PlanPadNode(node, opset);
+  if (!plan.ok() || plan->mode != ops::PadMode::kConstant || plan->out != y->shape ||
+      plan->fill.size() != DTypeSize(x->dtype) || NumElements(x->shape) == 0) {
+    return nullptr;
+  }
+  return std::make_unique<PadRows>(x->shape, std::move(*plan));
+}
+
+std::unique_ptr<FastKernel> MakeGather(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* indices = node.input(1);
+  const ir::Value* y = node.output(0);
+  if (!x || !indices || !y || !indices->is_constant() || x->shape.empty() ||
+      DTypeSize(x->dtype) == 0 || NumElements(y->shape) == 0) {
+    return nullptr;
+  }
+  const auto rank = static_cast<int64_t>(x->shape.size());
+  int64_t axis = node.attrs.Int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return nullptr;
+  const int64_t len = x->shape[static_cast<size_t>(axis)];
+  std::vector<int64_t> index = indices->constant.ToInt64Vector();
+  for (int64_t& i : index) {
+    if (i < 0) i += len;
+    if (i < 0 || i >= len) return nullptr;  // the reference kernel names it at run time
+  }
+  const int64_t outer = NumElements(Shape(x->shape.begin(), x->shape.begin() + axis));
+  const int64_t inner = NumElements(Shape(x->shape.begin() + axis + 1, x->shape.end()));
+  return std::make_unique<GatherBlocks>(std::move(index), outer, len,
+                                        inner * static_cast<int64_t>(DTypeSize(x->dtype)));
 }
 
 std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset) {

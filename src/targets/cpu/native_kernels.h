@@ -18,6 +18,13 @@ std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset);
 // parameters that resamples only the last two axes.
 std::unique_ptr<FastKernel> MakeResize(const ir::Node& node, int opset);
 
+// Null unless `node` is a Pad in constant mode (of any dtype, negative pads
+// cropping) with pads known at compile time, of an input with elements.
+std::unique_ptr<FastKernel> MakePad(const ir::Node& node, int opset);
+
+// Null unless `node` is a Gather whose indices are constants in range.
+std::unique_ptr<FastKernel> MakeGather(const ir::Node& node);
+
 // Null unless `node` is a GlobalAveragePool of floats with pixels.
 std::unique_ptr<FastKernel> MakeGlobalAverage(const ir::Node& node);
 

@@ -32,6 +32,11 @@ bool WinogradShape(const ir::Node& node) {
   const ir::Value* w = node.input(1);
   if (!x || !w || x->shape.size() != 4 || w->shape.size() != 4) return false;
   if (w->shape[2] != 3 || w->shape[3] != 3 || node.attrs.Int("group", 1) != 1) return false;
+  // oneDNN's Winograd kernels take a sum and a relu as post-ops, not the
+  // smooth activations (EfficientNetV2's fused Swish): such a conv runs
+  // direct, and should not pull the graph into blocks.
+  const std::string activation = node.attrs.String("activation", "");
+  if (!activation.empty() && activation != "Relu") return false;
   for (const char* attr : {"strides", "dilations"}) {
     for (int64_t v : node.attrs.Ints(attr)) {
       if (v != 1) return false;
