@@ -11,6 +11,7 @@
 #include "passes/fold_batch_norm.h"
 #include "passes/fuse_channel_shuffle.h"
 #include "passes/fuse_conv_activation.h"
+#include "passes/fuse_layer_norm.h"
 #include "passes/fuse_matmul_bias.h"
 #include "passes/infer_shapes.h"
 #include "snippets/tokenize.h"
@@ -19,9 +20,9 @@ namespace tessel {
 
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {
-      "import",    "infer-shapes", "eliminate-dead-nodes", "decompose",         "fold-batchnorm",
-      "fuse-conv", "fuse-matmul",  "fuse-shuffle",         "tokenize-snippets", "select-kernels",
-      "plan-memory"};
+      "import",         "infer-shapes", "eliminate-dead-nodes", "decompose",
+      "fold-batchnorm", "fuse-layernorm", "fuse-conv",           "fuse-matmul",
+      "fuse-shuffle",   "tokenize-snippets", "select-kernels",   "plan-memory"};
   return names;
 }
 
@@ -63,6 +64,11 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   // BatchNormalization -> per-channel Sub, Mul, Add (for the snippets).
   if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FoldBatchNorm(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("fold-batchnorm", true));
+
+  // 4b. Layer normalization written out in elementwise ops (exports before
+  // opset 17) -> one LayerNormalization node.
+  if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseLayerNorm(*model.graph));
+  TESSEL_RETURN_IF_ERROR(finish_stage("fuse-layernorm", true));
 
   // 5. Conv + residual Add + activation (Relu, Clip, LeakyRelu, Sigmoid,
   // HardSigmoid, HardSwish, Swish) -> FusedConv, whose kernel applies the
