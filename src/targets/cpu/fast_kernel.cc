@@ -36,6 +36,10 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
          [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeResize(n, opset); }},
         {{"", "Gather"},
          [](const ir::Node& n, int, ActivationLayout, bool) { return MakeGather(n); }},
+        {{"", "LayerNormalization"},
+         [](const ir::Node& n, int, ActivationLayout, bool) { return MakeLayerNorm(n); }},
+        {{"", "Split"},
+         [](const ir::Node& n, int, ActivationLayout, bool) { return MakeSplit(n); }},
         {{"", "Pad"},
          [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakePad(n, opset); }},
         {{"", "GlobalAveragePool"},
@@ -71,10 +75,6 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
         {{"", "Softmax"},
          [](const ir::Node& n, int opset, ActivationLayout, bool) {
            return MakeOneDnnSoftmax(n, opset);
-         }},
-        {{"", "LayerNormalization"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool) {
-           return MakeOneDnnLayerNorm(n, opset);
          }},
         {{"", "Concat"},
          [](const ir::Node& n, int opset, ActivationLayout, bool) {

@@ -15,6 +15,7 @@
 
 #include "ops/op_registry.h"
 #include "ops/op_test_util.h"
+#include "snippets/isa.h"
 #include "snippets/tokenize.h"
 #include "targets/cpu/executor.h"
 #include "targets/cpu/thread_pool.h"
@@ -619,15 +620,57 @@ TEST(FastKernels, Equal_weights_of_two_nodes_are_packed_once) {
   }
 }
 
-TEST(FastLayerNorm, Last_axis_with_bias_and_two_axes_without) {
-  REQUIRE_ONEDNN();
-  AttributeMap a;
-  a.Set("epsilon", 1e-5f);
-  OneNode last("LayerNormalization", "", {{2, 5, 33}, {33}, {33}}, {false, true, true}, a);
-  ExpectMatchesReference(last);
-  a.Set("axis", int64_t{1});
-  OneNode two("LayerNormalization", "", {{3, 4, 7}, {4, 7}}, {false, false}, a);
-  ExpectMatchesReference(two);
+TEST(FastLayerNorm, Last_axis_with_bias_and_two_axes_without_on_every_isa) {
+  // The kernel's rows are compiled for AVX-512, AVX2 and baseline x86-64;
+  // the CPU target's isa picks (a cap above the CPU's falls back to it).
+  for (snippets::Isa isa : {snippets::Isa::kAvx512, snippets::Isa::kAvx2,
+                            snippets::Isa::kInterpreter}) {
+    snippets::SetIsaCap(isa);
+    SCOPED_TRACE(snippets::IsaName(snippets::DefaultIsa()));
+    AttributeMap a;
+    a.Set("epsilon", 1e-5f);
+    OneNode last("LayerNormalization", "", {{2, 5, 33}, {33}, {33}}, {false, true, true}, a);
+    ExpectMatchesReference(last);
+    a.Set("axis", int64_t{1});
+    OneNode two("LayerNormalization", "", {{3, 4, 7}, {4, 7}}, {false, false}, a);
+    ExpectMatchesReference(two);
+  }
+  snippets::SetIsaCap(snippets::HostIsa());
+}
+
+TEST(FastSplit, Uneven_parts_on_the_last_and_a_middle_axis) {
+  for (int64_t axis : {-1, 1}) {
+    SCOPED_TRACE(axis);
+    ir::Graph g;
+    g.set_opset_version(13);
+    Tensor data = RandomFloats({2, 6, 9}, 33);
+    ir::Value* x = g.AddValue("x", DType::kFloat32, {2, 6, 9}, true);
+    g.inputs() = {x};
+    const std::vector<int64_t> parts = axis == 1 ? std::vector<int64_t>{1, 3, 2}
+                                                 : std::vector<int64_t>{4, 5};
+    ir::Value* split = g.AddConstant(
+        "split", Tensor::FromVector<int64_t>(parts, {static_cast<int64_t>(parts.size())}));
+    std::vector<ir::Value*> outs;
+    for (size_t i = 0; i < parts.size(); ++i) outs.push_back(g.AddValue("y" + std::to_string(i)));
+    ir::Node* n = g.AddNode("Split", "s", {x, split}, outs);
+    n->attrs.Set("axis", axis);
+    ASSERT_TRUE(ops::InferNode(*n, 13).ok());
+    std::unique_ptr<FastKernel> k = SelectFastKernel(*n, 13);
+    ASSERT_NE(k, nullptr);
+    std::vector<const Tensor*> in = {&data, &split->constant};
+    StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(*n, 13, in);
+    ASSERT_TRUE(ref.ok());
+    std::vector<Tensor> out;
+    for (const ir::Value* y : outs) out.emplace_back(DType::kFloat32, y->shape);
+    std::vector<Tensor*> out_ptrs;
+    for (Tensor& t : out) out_ptrs.push_back(&t);
+    ops::KernelContext ctx{*n, 13, in, out_ptrs};
+    ASSERT_TRUE(k->Run(ctx).ok());
+    for (size_t p = 0; p < out.size(); ++p) {
+      for (int64_t i = 0; i < out[p].num_elements(); ++i)
+        ASSERT_EQ(out[p].data<float>()[i], (*ref)[p].data<float>()[i]) << p << " " << i;
+    }
+  }
 }
 
 TEST(FastConcat, Channels_of_odd_sizes) {

@@ -1,10 +1,12 @@
 #include "targets/cpu/native_kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "ops/spatial_plan.h"
+#include "snippets/isa.h"
 #include "ops/strided_view.h"
 #include "targets/cpu/thread_pool.h"
 
@@ -544,6 +546,143 @@ class GatherBlocks final : public FastKernel {
   const std::vector<ops::ScratchNeed> none_;
 };
 
+// LayerNormalization of floats over trailing axes, a row at a time: the
+// mean, then the variance about it (two passes, as the reference kernel,
+// sums in sixteen lanes the compiler keeps in vector registers), then
+// (x - mean) / sqrt(var + epsilon) * scale + bias. Rows are spread over the
+// thread pool.
+class LayerNormRows final : public FastKernel {
+ public:
+  LayerNormRows(int64_t rows, int64_t cols, float epsilon, bool bias)
+      : rows_(rows), cols_(cols), epsilon_(epsilon), bias_(bias) {}
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+  std::string Describe() const override { return "layer norm rows"; }
+
+  Status Run(ops::KernelContext& ctx) override {
+    const float* x = ctx.in(0).data<float>();
+    const float* scale = ctx.in(1).data<float>();
+    const float* bias = bias_ ? ctx.in(2).data<float>() : nullptr;
+    float* y = ctx.out(0).data<float>();
+    ThreadPool& pool = ThreadPool::Default();
+    // Three passes and a square root per element: worth a second thread
+    // from a quarter of what a copy needs.
+    const int64_t bytes = rows_ * cols_ * static_cast<int64_t>(sizeof(float));
+    const int64_t chunks =
+        4 * bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(rows_, 4 * pool.num_threads());
+    auto run = [&](int64_t c) {
+      for (int64_t r = rows_ * c / chunks; r < rows_ * (c + 1) / chunks; ++r) {
+        Row(x + r * cols_, scale, bias, y + r * cols_);
+      }
+    };
+    if (chunks <= 1) {
+      run(0);
+    } else {
+      pool.ParallelFor(chunks, run);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static constexpr int kLanes = 16;
+
+  template <typename F>
+  __attribute__((always_inline)) inline double Sum(const float* in, F f) const {
+    float acc[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= cols_; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) acc[j] += f(in[i + j]);
+    }
+    double sum = 0;
+    for (; i < cols_; ++i) sum += f(in[i]);
+    for (int j = 0; j < kLanes; ++j) sum += acc[j];
+    return sum;
+  }
+
+  void Row(const float* in, const float* scale, const float* bias, float* out) const {
+    switch (isa_) {
+      case snippets::Isa::kAvx512: RowAvx512(in, scale, bias, out); return;
+      case snippets::Isa::kAvx2: RowAvx2(in, scale, bias, out); return;
+      default: RowAny(in, scale, bias, out);
+    }
+  }
+
+  // The same row compiled for wider vectors: the build targets baseline
+  // x86-64 (SSE2), and the CPU target's isa (snippets::DefaultIsa) says
+  // which the machine may run.
+  __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma"))) void RowAvx512(
+      const float* in, const float* scale, const float* bias, float* out) const {
+    RowAny(in, scale, bias, out);
+  }
+  __attribute__((target("avx2,fma"))) void RowAvx2(const float* in, const float* scale,
+                                                  const float* bias, float* out) const {
+    RowAny(in, scale, bias, out);
+  }
+
+  __attribute__((always_inline)) inline void RowAny(const float* in, const float* scale,
+                                                    const float* bias, float* out) const {
+    const double n = static_cast<double>(cols_);
+    const float mean = static_cast<float>(Sum(in, [](float v) { return v; }) / n);
+    const double var = Sum(in, [mean](float v) { return (v - mean) * (v - mean); }) / n;
+    const float inv = static_cast<float>(1.0 / std::sqrt(var + epsilon_));
+    if (bias) {
+      for (int64_t i = 0; i < cols_; ++i) out[i] = (in[i] - mean) * inv * scale[i] + bias[i];
+    } else {
+      for (int64_t i = 0; i < cols_; ++i) out[i] = (in[i] - mean) * inv * scale[i];
+    }
+  }
+
+  const int64_t rows_, cols_;
+  const double epsilon_;
+  const bool bias_;
+  const snippets::Isa isa_ = snippets::DefaultIsa();
+  const std::vector<ops::ScratchNeed> none_;
+};
+
+// Split along one axis: for each outer index, each output's block copied
+// whole (attention's q, k, v from one projection).
+class SplitBlocks final : public FastKernel {
+ public:
+  SplitBlocks(int64_t outer, std::vector<int64_t> block_bytes)
+      : outer_(outer), block_(std::move(block_bytes)) {
+    for (int64_t b : block_) row_ += b;
+  }
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+  std::string Describe() const override { return "split blocks"; }
+
+  Status Run(ops::KernelContext& ctx) override {
+    const auto* in = static_cast<const char*>(ctx.in(0).raw_data());
+    const auto parts = static_cast<int64_t>(block_.size());
+    const int64_t items = outer_ * parts;
+    ThreadPool& pool = ThreadPool::Default();
+    const int64_t chunks =
+        outer_ * row_ < ParallelCopyBytes() ? 1 : std::min<int64_t>(items, 8 * pool.num_threads());
+    auto run = [&](int64_t c) {
+      for (int64_t i = items * c / chunks; i < items * (c + 1) / chunks; ++i) {
+        const int64_t o = i / parts, k = i % parts;
+        int64_t offset = 0;
+        for (int64_t j = 0; j < k; ++j) offset += block_[static_cast<size_t>(j)];
+        const int64_t b = block_[static_cast<size_t>(k)];
+        auto* out = static_cast<char*>(ctx.out(static_cast<size_t>(k)).raw_data());
+        std::memcpy(out + o * b, in + o * row_ + offset, static_cast<size_t>(b));
+      }
+    };
+    if (chunks <= 1) {
+      run(0);
+    } else {
+      pool.ParallelFor(chunks, run);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const int64_t outer_;
+  const std::vector<int64_t> block_;  // bytes per outer index, per output
+  int64_t row_ = 0;
+  const std::vector<ops::ScratchNeed> none_;
+};
+
 }  // namespace
 
 std::unique_ptr<FastKernel> MakeChannelShuffle(const ir::Node& node) {
@@ -617,6 +756,49 @@ std::unique_ptr<FastKernel> MakeGather(const ir::Node& node) {
   const int64_t inner = NumElements(Shape(x->shape.begin() + axis + 1, x->shape.end()));
   return std::make_unique<GatherBlocks>(std::move(index), outer, len,
                                         inner * static_cast<int64_t>(DTypeSize(x->dtype)));
+}
+
+std::unique_ptr<FastKernel> MakeLayerNorm(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* scale = node.input(1);
+  const ir::Value* bias = node.input(2);
+  const ir::Value* y = node.output(0);
+  auto f32 = [](const ir::Value* v) { return v && v->dtype == DType::kFloat32; };
+  if (!f32(x) || !f32(y) || !f32(scale) || (bias && !f32(bias)) || x->shape.empty()) return nullptr;
+  if (node.output(1) || node.output(2)) return nullptr;  // Mean, InvStdDev
+  const auto rank = static_cast<int64_t>(x->shape.size());
+  int64_t axis = node.attrs.Int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return nullptr;
+  const int64_t rows = NumElements(Shape(x->shape.begin(), x->shape.begin() + axis));
+  const int64_t cols = NumElements(Shape(x->shape.begin() + axis, x->shape.end()));
+  // Scale and B cover the normalized axes exactly (no broadcasting).
+  if (NumElements(scale->shape) != cols || (bias && NumElements(bias->shape) != cols)) return nullptr;
+  if (rows == 0 || cols == 0) return nullptr;
+  return std::make_unique<LayerNormRows>(rows, cols, node.attrs.Float("epsilon", 1e-5f),
+                                         bias != nullptr);
+}
+
+std::unique_ptr<FastKernel> MakeSplit(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  if (!x || x->shape.empty() || DTypeSize(x->dtype) == 0 || node.outputs.empty()) return nullptr;
+  const auto rank = static_cast<int64_t>(x->shape.size());
+  int64_t axis = node.attrs.Int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return nullptr;
+  const int64_t inner = NumElements(Shape(x->shape.begin() + axis + 1, x->shape.end())) *
+                        static_cast<int64_t>(DTypeSize(x->dtype));
+  std::vector<int64_t> blocks;
+  int64_t taken = 0;
+  for (const ir::Value* y : node.outputs) {
+    if (!y || y->dtype != x->dtype || y->shape.size() != x->shape.size()) return nullptr;
+    const int64_t len = y->shape[static_cast<size_t>(axis)];
+    blocks.push_back(len * inner);
+    taken += len;
+  }
+  if (taken != x->shape[static_cast<size_t>(axis)] || NumElements(x->shape) == 0) return nullptr;
+  return std::make_unique<SplitBlocks>(NumElements(Shape(x->shape.begin(), x->shape.begin() + axis)),
+                                       std::move(blocks));
 }
 
 std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset) {

@@ -25,6 +25,13 @@ std::unique_ptr<FastKernel> MakePad(const ir::Node& node, int opset);
 // Null unless `node` is a Gather whose indices are constants in range.
 std::unique_ptr<FastKernel> MakeGather(const ir::Node& node);
 
+// Null unless `node` is a LayerNormalization of floats (Y only) whose scale
+// and bias cover the normalized axes exactly.
+std::unique_ptr<FastKernel> MakeLayerNorm(const ir::Node& node);
+
+// Null unless `node` is a Split whose outputs (all present) cover the axis.
+std::unique_ptr<FastKernel> MakeSplit(const ir::Node& node);
+
 // Null unless `node` is a GlobalAveragePool of floats with pixels.
 std::unique_ptr<FastKernel> MakeGlobalAverage(const ir::Node& node);
 

@@ -47,8 +47,6 @@ std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset);
 std::unique_ptr<FastKernel> MakeOneDnnReduce(const ir::Node& node, int opset);
 // Concat of float32 tensors of rank 3-5 computed at run time.
 std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset);
-// LayerNormalization without the Mean and InvStdDev outputs.
-std::unique_ptr<FastKernel> MakeOneDnnLayerNorm(const ir::Node& node, int opset);
 
 // See ChooseActivationLayout and NegotiateLayouts (fast_kernel.h).
 ActivationLayout ChooseOneDnnActivationLayout(const ir::Graph& graph);
