@@ -13,6 +13,7 @@
 #include "passes/fuse_conv_activation.h"
 #include "passes/fuse_layer_norm.h"
 #include "passes/fuse_matmul_bias.h"
+#include "passes/prune_conv_taps.h"
 #include "passes/infer_shapes.h"
 #include "snippets/tokenize.h"
 
@@ -20,9 +21,10 @@ namespace tessel {
 
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {
-      "import",         "infer-shapes", "eliminate-dead-nodes", "decompose",
-      "fold-batchnorm", "fuse-layernorm", "fuse-conv",           "fuse-matmul",
-      "fuse-shuffle",   "tokenize-snippets", "select-kernels",   "plan-memory"};
+      "import",          "infer-shapes",   "eliminate-dead-nodes", "decompose",
+      "fold-batchnorm",  "prune-conv-taps", "fuse-layernorm",      "fuse-conv",
+      "fuse-matmul",     "fuse-shuffle",   "tokenize-snippets",    "select-kernels",
+      "plan-memory"};
   return names;
 }
 
@@ -64,6 +66,11 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   // BatchNormalization -> per-channel Sub, Mul, Add (for the snippets).
   if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FoldBatchNorm(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("fold-batchnorm", true));
+
+  // 4a. Kernel taps that only ever read padding (atrous convs dilated past
+  // the feature map) -> dropped, with the pads.
+  TESSEL_RETURN_IF_ERROR(passes::PruneConvTaps(*model.graph));
+  TESSEL_RETURN_IF_ERROR(finish_stage("prune-conv-taps", true));
 
   // 4b. Layer normalization written out in elementwise ops (exports before
   // opset 17) -> one LayerNormalization node.
