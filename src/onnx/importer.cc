@@ -1,6 +1,7 @@
 #include "onnx/importer.h"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -252,15 +253,20 @@ StatusOr<std::vector<std::string>> ReadNodeOpTypes(const fs::path& path) {
 
 StatusOr<std::unique_ptr<ir::Graph>> ImportModel(const fs::path& path,
                                                  const ImportOptions& options) {
-  TESSEL_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
   const std::string where = "'" + path.string() + "'";
-  if (bytes.empty()) return DataLoss(where + " is empty; not an ONNX model");
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return NotFound(where + ": no such file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(where + ": cannot be opened");
+  if (fs::file_size(path, ec) == 0 && !ec) return DataLoss(where + " is empty; not an ONNX model");
+  // Parsed from the stream, a buffer at a time: the file's bytes and the
+  // parsed model are never both in memory (a model's weights would be held
+  // twice at the peak).
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes)) {
+  if (!model.ParseFromIstream(&in)) {
     return DataLoss(where + " is not a valid ONNX model (truncated or not a protobuf file)");
   }
-  bytes.clear();
-  bytes.shrink_to_fit();
+  in.close();
   if (!model.has_graph() || model.opset_import_size() == 0) {
     return DataLoss(where + " is not a valid ONNX model (no graph or no opset)");
   }

@@ -275,9 +275,20 @@ StatusOr<std::string> ReadFileBytes(const fs::path& path) {
   if (!fs::is_regular_file(path, ec)) return NotFound("'" + path.string() + "': no such file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound("'" + path.string() + "': cannot be opened");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  // One allocation of the file's size (a stringstream would hold its
+  // growing buffer and then a copy: twice the file at the peak).
+  const auto size = fs::file_size(path, ec);
+  std::string bytes;
+  if (!ec) bytes.resize(static_cast<size_t>(size));
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (static_cast<size_t>(in.gcount()) != bytes.size()) {
+    return DataLoss("'" + path.string() + "': could not be read whole");
+  }
+  // A file that grew meanwhile: the rest too.
+  std::ostringstream rest;
+  rest << in.rdbuf();
+  bytes += rest.str();
+  return bytes;
 }
 
 StatusOr<Tensor> ReadTensorFile(const fs::path& path, std::string* name) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "ops/spatial_plan.h"
@@ -13,6 +14,22 @@
 namespace tessel::cpu {
 
 namespace {
+
+// Calls fn(first, last) over ranges covering [0, items): all on the calling
+// thread when the kernel moves fewer than `bytes` worth a second thread
+// (ParallelCopyBytes), else `per_thread` ranges per thread of the pool, so
+// that uneven ranges balance.
+void ForRanges(int64_t items, int64_t bytes, int per_thread,
+               const std::function<void(int64_t, int64_t)>& fn) {
+  ThreadPool& pool = ThreadPool::Default();
+  const int64_t chunks =
+      bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(items, per_thread * pool.num_threads());
+  if (chunks <= 1) {
+    fn(0, items);
+    return;
+  }
+  pool.ParallelFor(chunks, [&](int64_t c) { fn(items * c / chunks, items * (c + 1) / chunks); });
+}
 
 class StridedCopy final : public FastKernel {
  public:
@@ -47,17 +64,8 @@ class StridedCopy final : public FastKernel {
     if (total_ == 0) return Status::Ok();
     const char* in = static_cast<const char*>(ctx.in(0).raw_data());
     char* out = static_cast<char*>(ctx.out(0).raw_data());
-    const int64_t bytes = total_ * static_cast<int64_t>(elem_);
-    ThreadPool& pool = ThreadPool::Default();
-    const int64_t chunks =
-        bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(rows_, 4 * pool.num_threads());
-    if (chunks <= 1) {
-      CopyRows(in, out, 0, rows_);
-    } else {
-      pool.ParallelFor(chunks, [&](int64_t c) {
-        CopyRows(in, out, rows_ * c / chunks, rows_ * (c + 1) / chunks);
-      });
-    }
+    ForRanges(rows_, total_ * static_cast<int64_t>(elem_), 4,
+              [&](int64_t first, int64_t last) { CopyRows(in, out, first, last); });
     return Status::Ok();
   }
 
@@ -233,20 +241,12 @@ class ResizeRows final : public FastKernel {
     const float* in = ctx.in(0).data<float>();
     float* out = ctx.out(0).data<float>();
     const int64_t rows = planes_ * out_h_;
-    ThreadPool& pool = ThreadPool::Default();
-    const int64_t bytes = rows * out_w_ * static_cast<int64_t>(sizeof(float));
-    const int64_t chunks =
-        bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(rows, 8 * pool.num_threads());
-    auto run = [&](int64_t c) {
-      for (int64_t r = rows * c / chunks; r < rows * (c + 1) / chunks; ++r) {
-        Row(in + (r / out_h_) * in_h_ * in_w_, r % out_h_, out + r * out_w_);
-      }
-    };
-    if (chunks <= 1) {
-      run(0);
-    } else {
-      pool.ParallelFor(chunks, run);
-    }
+    ForRanges(rows, rows * out_w_ * static_cast<int64_t>(sizeof(float)), 8,
+              [&](int64_t first, int64_t last) {
+                for (int64_t r = first; r < last; ++r) {
+                  Row(in + (r / out_h_) * in_h_ * in_w_, r % out_h_, out + r * out_w_);
+                }
+              });
     return Status::Ok();
   }
 
@@ -360,24 +360,16 @@ class GlobalAverage final : public LayoutFlexibleKernel {
     // Channels last: blocks of kBlock channels of one image.
     const int64_t blocks = (channels_ + kBlock - 1) / kBlock;
     const int64_t items = channels_last_ ? images_ * blocks : images_ * channels_;
-    ThreadPool& pool = ThreadPool::Default();
     const int64_t bytes = images_ * channels_ * pixels_ * static_cast<int64_t>(sizeof(float));
-    const int64_t chunks =
-        bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(items, 4 * pool.num_threads());
-    auto run = [&](int64_t c) {
-      for (int64_t i = items * c / chunks; i < items * (c + 1) / chunks; ++i) {
+    ForRanges(items, bytes, 4, [&](int64_t first, int64_t last) {
+      for (int64_t i = first; i < last; ++i) {
         if (channels_last_) {
           SumBlock(in, i / blocks, (i % blocks) * kBlock, scale, out);
         } else {
           out[i] = SumPlane(in + i * pixels_) * scale;
         }
       }
-    };
-    if (chunks <= 1) {
-      run(0);
-    } else {
-      pool.ParallelFor(chunks, run);
-    }
+    });
     return Status::Ok();
   }
 
@@ -444,18 +436,10 @@ class PadRows final : public FastKernel {
   Status Run(ops::KernelContext& ctx) override {
     const auto* in = static_cast<const char*>(ctx.in(0).raw_data());
     auto* out = static_cast<char*>(ctx.out(0).raw_data());
-    ThreadPool& pool = ThreadPool::Default();
-    const int64_t bytes = rows_ * last_ * static_cast<int64_t>(elem_);
-    const int64_t chunks =
-        bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(rows_, 8 * pool.num_threads());
-    auto run = [&](int64_t c) {
-      for (int64_t r = rows_ * c / chunks; r < rows_ * (c + 1) / chunks; ++r) Row(in, r, out);
-    };
-    if (chunks <= 1) {
-      run(0);
-    } else {
-      pool.ParallelFor(chunks, run);
-    }
+    ForRanges(rows_, rows_ * last_ * static_cast<int64_t>(elem_), 8,
+              [&](int64_t first, int64_t last) {
+                for (int64_t r = first; r < last; ++r) Row(in, r, out);
+              });
     return Status::Ok();
   }
 
@@ -522,21 +506,13 @@ class GatherBlocks final : public FastKernel {
     auto* out = static_cast<char*>(ctx.out(0).raw_data());
     const auto n = static_cast<int64_t>(index_.size());
     const int64_t items = outer_ * n;
-    ThreadPool& pool = ThreadPool::Default();
-    const int64_t chunks =
-        items * block_ < ParallelCopyBytes() ? 1 : std::min<int64_t>(items, 8 * pool.num_threads());
-    auto run = [&](int64_t c) {
-      for (int64_t i = items * c / chunks; i < items * (c + 1) / chunks; ++i) {
+    ForRanges(items, items * block_, 8, [&](int64_t first, int64_t last) {
+      for (int64_t i = first; i < last; ++i) {
         const int64_t o = i / n, k = i % n;
         std::memcpy(out + i * block_, in + (o * axis_len_ + index_[k]) * block_,
                     static_cast<size_t>(block_));
       }
-    };
-    if (chunks <= 1) {
-      run(0);
-    } else {
-      pool.ParallelFor(chunks, run);
-    }
+    });
     return Status::Ok();
   }
 
@@ -564,22 +540,12 @@ class LayerNormRows final : public FastKernel {
     const float* scale = ctx.in(1).data<float>();
     const float* bias = bias_ ? ctx.in(2).data<float>() : nullptr;
     float* y = ctx.out(0).data<float>();
-    ThreadPool& pool = ThreadPool::Default();
     // Three passes and a square root per element: worth a second thread
     // from a quarter of what a copy needs.
     const int64_t bytes = rows_ * cols_ * static_cast<int64_t>(sizeof(float));
-    const int64_t chunks =
-        4 * bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(rows_, 4 * pool.num_threads());
-    auto run = [&](int64_t c) {
-      for (int64_t r = rows_ * c / chunks; r < rows_ * (c + 1) / chunks; ++r) {
-        Row(x + r * cols_, scale, bias, y + r * cols_);
-      }
-    };
-    if (chunks <= 1) {
-      run(0);
-    } else {
-      pool.ParallelFor(chunks, run);
-    }
+    ForRanges(rows_, 4 * bytes, 4, [&](int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) Row(x + r * cols_, scale, bias, y + r * cols_);
+    });
     return Status::Ok();
   }
 
@@ -655,11 +621,8 @@ class SplitBlocks final : public FastKernel {
     const auto* in = static_cast<const char*>(ctx.in(0).raw_data());
     const auto parts = static_cast<int64_t>(block_.size());
     const int64_t items = outer_ * parts;
-    ThreadPool& pool = ThreadPool::Default();
-    const int64_t chunks =
-        outer_ * row_ < ParallelCopyBytes() ? 1 : std::min<int64_t>(items, 8 * pool.num_threads());
-    auto run = [&](int64_t c) {
-      for (int64_t i = items * c / chunks; i < items * (c + 1) / chunks; ++i) {
+    ForRanges(items, outer_ * row_, 8, [&](int64_t first, int64_t last) {
+      for (int64_t i = first; i < last; ++i) {
         const int64_t o = i / parts, k = i % parts;
         int64_t offset = 0;
         for (int64_t j = 0; j < k; ++j) offset += block_[static_cast<size_t>(j)];
@@ -667,12 +630,7 @@ class SplitBlocks final : public FastKernel {
         auto* out = static_cast<char*>(ctx.out(static_cast<size_t>(k)).raw_data());
         std::memcpy(out + o * b, in + o * row_ + offset, static_cast<size_t>(b));
       }
-    };
-    if (chunks <= 1) {
-      run(0);
-    } else {
-      pool.ParallelFor(chunks, run);
-    }
+    });
     return Status::Ok();
   }
 
