@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ops/op_registry.h"
+#include "ops/op_util.h"
 
 namespace tessel::passes {
 
@@ -48,8 +49,9 @@ Status PruneConvTaps(ir::Graph& graph) {
       first[a] = k;
       last[a] = -1;
       for (int64_t i = 0; i < k; ++i) {
-        // Rows read: i*d - p + y*s for y in [0, out).
-        const int64_t lo = i * d - p, hi = lo + (out - 1) * s;
+        // Rows read: i*d - p + y*s for y in [0, out), in 128 bits (a
+        // hostile model's dilations and pads may be near 2^62).
+        const ops::WideInt lo = ops::WideInt{i} * d - p, hi = lo + ops::WideInt{out - 1} * s;
         if (out > 0 && lo <= in - 1 && hi >= 0) {
           first[a] = std::min(first[a], i);
           last[a] = std::max(last[a], i);
@@ -59,7 +61,8 @@ Status PruneConvTaps(ir::Graph& graph) {
         valid = false;  // no tap reads anything: leave it to the kernel
         break;
       }
-      const int64_t begin = p - first[a] * d, end = pads[a + n] - (k - 1 - last[a]) * d;
+      const ops::WideInt begin = p - ops::WideInt{first[a]} * d,
+                         end = pads[a + n] - ops::WideInt{k - 1 - last[a]} * d;
       if (begin < 0 || end < 0) valid = false;
       smaller = smaller || first[a] > 0 || last[a] < k - 1;
     }

@@ -576,7 +576,7 @@ class LayerNormRows final : public FastKernel {
   // The same row compiled for wider vectors: the build targets baseline
   // x86-64 (SSE2), and the CPU target's isa (snippets::DefaultIsa) says
   // which the machine may run.
-  __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma"))) void RowAvx512(
+  __attribute__((target("avx512f,avx512vl,avx2,fma"))) void RowAvx512(
       const float* in, const float* scale, const float* bias, float* out) const {
     RowAny(in, scale, bias, out);
   }
