@@ -6,7 +6,6 @@
 #if TESSEL_WITH_ONEDNN
 #include "targets/cpu/onednn_kernels.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -56,16 +55,6 @@ using ConvPd = dnnl::convolution_forward::primitive_desc;
 // 4x3's scratchpad is 7-9 MiB (2x3: 0.2-2 MiB) and its packed weights 4
 // times the originals (2x3: 1.8), which puts SqueezeNet's peak RSS 9 MiB
 // higher. 2x3 it is, unless the CPU target's winograd option says 4x3.
-// TESSEL_CONV_LAYOUT=any leaves every conv's activation layout to oneDNN
-// (for measuring what naming nhwc gains).
-bool NhwcConvsWanted() {
-  static const bool wanted = [] {
-    const char* v = std::getenv("TESSEL_CONV_LAYOUT");
-    return !(v && std::string(v) == "any");
-  }();
-  return wanted;
-}
-
 std::optional<ConvPd> WinogradConv(const ConvDesc& desc, const dnnl::primitive_attr& attr) {
   const std::string variant =
       ProcessOptions().winograd == Winograd::k4x3 ? "wino_4x3" : "wino_2x3";
@@ -249,7 +238,7 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, ActivationLay
     // which no neighbour exchanges, so every conv would reorder its input
     // and output.
     std::optional<ConvPd> nhwc;
-    if (!winograd && layout == ActivationLayout::kChannelsLast && NhwcConvsWanted()) {
+    if (!winograd && layout == ActivationLayout::kChannelsLast) {
       const memory::desc src_nhwc = LayoutDesc(x->shape, layout),
                          dst_nhwc = LayoutDesc(y->shape, layout);
       try {
