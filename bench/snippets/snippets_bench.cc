@@ -34,6 +34,7 @@
 
 #include "ops/op_registry.h"
 #include "snippets/snippet_kernel.h"
+#include "snippets/x86_generator.h"
 #include "targets/cpu/thread_pool.h"
 
 namespace tessel {
@@ -161,6 +162,7 @@ int Main(int argc, char** argv) {
   int threads = 0;
   bool cold = false;
   std::string only;
+  std::string isa = "auto";
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--cold") {
@@ -169,17 +171,30 @@ int Main(int argc, char** argv) {
       continue;
     }
     const bool known = flag == "--max-mib" || flag == "--min-kib" || flag == "--threads" ||
-                       flag == "--workload";
+                       flag == "--workload" || flag == "--isa";
     if (!known || i + 1 >= argc) {
       std::fprintf(stderr, "usage: snippets_bench [--max-mib N] [--min-kib N] [--threads N] "
-                           "[--workload gelu|silu|add_clip] [--cold]\n");
+                           "[--workload gelu|silu|add_clip] [--isa auto|avx512|avx2] [--cold]\n");
       return 2;
     }
     if (flag == "--max-mib") max_mib = std::atoll(argv[i + 1]);
     if (flag == "--min-kib") min_kib = std::atoll(argv[i + 1]);
     if (flag == "--threads") threads = std::atoi(argv[i + 1]);
     if (flag == "--workload") only = argv[i + 1];
+    if (flag == "--isa") isa = argv[i + 1];
   }
+  // --isa caps the JIT's instruction set, as `tessel --isa` does: an AVX-512
+  // machine measures the AVX2 code.
+  if (isa == "avx2") {
+    snippets::SetIsaCap(snippets::Isa::kAvx2);
+  } else if (isa == "avx512" && snippets::IsaSupported(snippets::Isa::kAvx512)) {
+    snippets::SetIsaCap(snippets::Isa::kAvx512);
+  } else if (isa != "auto") {
+    std::fprintf(stderr, "snippets_bench: --isa %s: expected auto, avx2, or avx512 on a CPU "
+                         "that has it\n", isa.c_str());
+    return 2;
+  }
+  if (const char* dir = std::getenv("TESSEL_SNIPPETS_DUMP")) snippets::SetDumpDirectory(dir);
   cpu::ThreadPool pool(threads);
   const snippets::ParallelFor parallel_for = [&](int64_t n, const std::function<void(int64_t)>& fn) {
     pool.ParallelFor(n, fn);

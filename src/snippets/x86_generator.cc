@@ -22,6 +22,8 @@ int NumVectorRegisters(Isa isa) { return isa == Isa::kAvx512 ? 32 : 16; }
 namespace {
 
 constexpr int kMaxUnroll = 4;
+constexpr int kCacheLineBytes = 64;
+constexpr int kPrefetchBytes = 2048;
 
 // x86-specific rewrite: a division by an immediate whose result only feeds
 // erf or tanh becomes a multiplication by the rounded reciprocal. The
@@ -113,6 +115,7 @@ class Generator : public X86Function, public Xbyak::CodeGenerator {
       cmp(rax, unroll * lanes);
       jl(vector_loop, T_NEAR);
       EmitTile(c, ir_.body, vector_regs_, lanes, unroll);
+      Prefetch(c, unroll * lanes);
       Advance(c, unroll * lanes);
       sub(rax, unroll * lanes);
       jmp(unrolled_loop, T_NEAR);
@@ -121,6 +124,7 @@ class Generator : public X86Function, public Xbyak::CodeGenerator {
     cmp(rax, lanes);
     jl(vector_done, T_NEAR);
     EmitTile(c, ir_.body, vector_regs_, lanes);
+    if (unroll == 1) Prefetch(c, lanes);
     Advance(c, lanes);
     sub(rax, lanes);
     jmp(vector_loop, T_NEAR);
@@ -190,6 +194,23 @@ class Generator : public X86Function, public Xbyak::CodeGenerator {
       vmovups(c.Vec(reg), c.Slot(constants[i]));
     }
     return unroll;
+  }
+
+  // Software prefetch of the inputs, kPrefetchBytes ahead, one per cache
+  // line the iteration walks. A kernel that computes (GeLU's erf) walks its
+  // rows too slowly for the hardware's stream prefetchers to run ahead of it;
+  // on a Xeon whose rows came from L3, GeLU at 64 MiB ran at 40% (AVX2) and
+  // 80% (AVX-512) of its in-L2 speed without them. Outputs get none:
+  // prefetchw measured no better there.
+  void Prefetch(x86::JitContext& c, int elements) {
+    for (size_t k = 0; k < ir_.args.size(); ++k) {
+      const KernelArg& a = ir_.args[k];
+      if (a.is_output || a.broadcast_inner()) continue;
+      const int bytes = elements * static_cast<int>(DTypeSize(a.dtype));
+      for (int offset = 0; offset < bytes; offset += kCacheLineBytes) {
+        prefetcht0(ptr[c.arg_ptr[k] + kPrefetchBytes + offset]);
+      }
+    }
   }
 
   void Advance(x86::JitContext& c, int elements) {

@@ -281,43 +281,62 @@ void EmitErfAvx512(JitContext& c, std::vector<Emission>& copies) {
   each([&](Regs& q) { c.CopySign(q.coef, q.coef, q.x, q.z); });
 }
 
+// AVX2: the two ranges as two Horner chains (a per-lane choice of
+// coefficients costs a vblendvps or a vpermilps per step here, and measured
+// slower than the six FMAs it saves), the copies interleaved step by step
+// as on AVX-512 (1.05x on a Granite Rapids core, L2-resident rows).
+void EmitErfAvx2(JitContext& c, std::vector<Emission>& copies) {
+  struct Regs {
+    Xmm x, a, z, small, large, d;
+  };
+  std::vector<Regs> r;
+  for (Emission& e : copies) {
+    r.push_back({e.SrcReg(0), e.Aux(), e.Aux(), e.Aux(), e.Aux(), e.Dst()});
+  }
+  auto each = [&](const auto& step) {
+    for (Regs& q : r) step(q);
+  };
+  each([&](Regs& q) { c.And(q.a, q.x, c.Bits(0x7FFFFFFFu)); });
+  each([&](Regs& q) { c.LoadConst(q.z, kErfClamp); });
+  each([&](Regs& q) { c.g.vminps(q.a, q.z, q.a); });  // a NaN stays NaN
+  each([&](Regs& q) { c.g.vmulps(q.z, q.a, q.a); });
+  each([&](Regs& q) { c.g.vsubps(q.d, q.a, c.Const(kErfCenter)); });
+  // Horner in z (small range) and in a - 2.56 (large range), side by side.
+  each([&](Regs& q) { c.LoadConst(q.small, kErfSmall[0]); });
+  each([&](Regs& q) { c.LoadConst(q.large, kErfLarge[0]); });
+  for (size_t i = 1; i < std::size(kErfLarge); ++i) {
+    if (i < std::size(kErfSmall)) {
+      each([&](Regs& q) { c.g.vfmadd213ps(q.small, q.z, c.Const(kErfSmall[i])); });
+    }
+    each([&](Regs& q) { c.g.vfmadd213ps(q.large, q.d, c.Const(kErfLarge[i])); });
+  }
+  // Small: a c0 + a z Q, c0 in two parts. Large: 1 - B^8, the last squaring
+  // fused into the subtraction.
+  each([&](Regs& q) { c.g.vmulps(q.d, q.a, q.z); });
+  each([&](Regs& q) { c.g.vmulps(q.d, q.d, q.small); });
+  each([&](Regs& q) { c.g.vfmadd231ps(q.d, q.a, c.Const(kErfC0Lo)); });
+  each([&](Regs& q) { c.g.vfmadd231ps(q.d, q.a, c.Const(kErfC0Hi)); });
+  each([&](Regs& q) { c.g.vmulps(q.large, q.large, q.large); });
+  each([&](Regs& q) { c.g.vmulps(q.large, q.large, q.large); });
+  each([&](Regs& q) { c.g.vfnmadd213ps(q.large, q.large, c.Const(1.0f)); });
+  each([&](Regs& q) { c.g.vcmpps(q.z, q.a, c.Const(kErfSplit), kCmpLtOq); });
+  each([&](Regs& q) { c.g.vblendvps(q.d, q.large, q.d, q.z); });
+  each([&](Regs& q) { c.CopySign(q.d, q.d, q.x, q.z); });
+}
+
 }  // namespace
 
 void EmitErfInterleaved(JitContext& c, std::vector<Emission>& copies) {
   if (c.avx512) {
     EmitErfAvx512(c, copies);
-    return;
+  } else {
+    EmitErfAvx2(c, copies);
   }
-  for (Emission& e : copies) EmitErf(c, e);
 }
 
 void EmitErf(JitContext& c, Emission& e) {
-  if (c.avx512) {
-    std::vector<Emission> one{e};
-    EmitErfAvx512(c, one);
-    return;
-  }
-  const Xmm x = e.SrcReg(0);
-  const Xmm a = e.Aux(), t1 = e.Aux(), t2 = e.Aux(), t3 = e.Aux();
-  c.And(a, x, c.Bits(0x7FFFFFFFu));
-  c.LoadConst(t1, kErfClamp);
-  c.g.vminps(a, t1, a);
-  // Small |x|: t3 = erf.
-  c.g.vmulps(t1, a, a);
-  Horner(c, t2, t1, kErfSmall);
-  c.g.vmulps(t3, a, t1);
-  c.g.vmulps(t3, t3, t2);
-  c.g.vfmadd231ps(t3, a, c.Const(kErfC0Lo));
-  c.g.vfmadd231ps(t3, a, c.Const(kErfC0Hi));
-  // Large |x|: t2 = 1 - B^8, the last squaring fused into the subtraction.
-  c.g.vsubps(t1, a, c.Const(kErfCenter));
-  Horner(c, t2, t1, kErfLarge);
-  c.g.vmulps(t2, t2, t2);
-  c.g.vmulps(t2, t2, t2);
-  c.g.vfnmadd213ps(t2, t2, c.Const(1.0f));
-  const Mask small = c.Compare(a, c.Const(kErfSplit), kCmpLtOq, t1);
-  c.Blend(e.Dst(), t2, t3, small);
-  c.CopySign(e.Dst(), e.Dst(), x, t1);
+  std::vector<Emission> one{e};
+  EmitErfInterleaved(c, one);
 }
 
 void EmitTanh(JitContext& c, Emission& e) {
