@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "snippets/approx_error.h"
 #include "targets/cpu/thread_pool.h"
@@ -20,6 +21,10 @@ int main(int argc, char** argv) {
   if (stride == 0) {
     std::fprintf(stderr, "approx_error: STRIDE must be a positive integer\n");
     return 2;
+  }
+  // TESSEL_JIT=avx2 caps the JIT at AVX2, as it does for the tessel CLI.
+  if (const char* jit = std::getenv("TESSEL_JIT"); jit != nullptr && std::string(jit) == "avx2") {
+    snippets::SetIsaCap(snippets::Isa::kAvx2);
   }
   const snippets::Isa isa = snippets::DefaultIsa();
   cpu::ThreadPool& pool = cpu::ThreadPool::Default();

@@ -13,6 +13,7 @@
 
 #include "ops/op_registry.h"
 #include "ops/op_util.h"
+#include "ops/reduce_plan.h"
 
 namespace tessel::ops {
 namespace {
@@ -459,6 +460,18 @@ void RegisterReduce(OpRegistry& r, const char* name) {
 }
 
 }  // namespace
+
+StatusOr<ReducedAxes> PlanReducedAxes(const ir::Node& node, int opset) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* axes = node.input(1);
+  if (x == nullptr) return InvalidArgument(node.Describe() + ": no input");
+  if (axes && !axes->is_constant()) {
+    return Unsupported(node.Describe() + ": axes are not known at compile time");
+  }
+  TESSEL_ASSIGN_OR_RETURN(ReducePlan p,
+                          PlanReduce(node, opset, x->shape, axes ? &axes->constant : nullptr));
+  return ReducedAxes{p.identity, p.reduced};
+}
 
 void RegisterReductionOps(OpRegistry& r) {
   RegisterReduce<ReduceKind::kSum>(r, "ReduceSum");

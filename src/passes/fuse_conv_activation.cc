@@ -75,21 +75,27 @@ std::optional<Activation> MatchActivation(const Readers& readers, const ChainFus
     a.nodes = {next};
     return a;
   }
-  // Swish as exported: Mul(y, Sigmoid(y)), y read by exactly those two.
+  // Swish as exported, Mul(y, Sigmoid(y)), and HardSwish as opset-13
+  // exports write it, Mul(y, HardSigmoid(y)) with alpha 1/6 and beta 1/2;
+  // y read by exactly those two.
   if (r.size() == 2) {
     for (int k = 0; k < 2; ++k) {
-      ir::Node* sigmoid = r[k];
+      ir::Node* gate = r[k];
       ir::Node* mul = r[1 - k];
-      if (!Plain(sigmoid, fusion) || !Plain(mul, fusion) || sigmoid->op_type != "Sigmoid" ||
-          mul->op_type != "Mul" || sigmoid->input(0) != y || mul->inputs.size() != 2) {
+      if (!Plain(gate, fusion) || !Plain(mul, fusion) || mul->op_type != "Mul" ||
+          gate->input(0) != y || mul->inputs.size() != 2) {
         continue;
       }
-      const ir::Value* s = sigmoid->outputs[0];
+      const bool hard_swish = gate->op_type == "HardSigmoid" &&
+                              gate->attrs.Float("alpha", 0.2f) == 1.0f / 6.0f &&
+                              gate->attrs.Float("beta", 0.5f) == 0.5f;
+      if (gate->op_type != "Sigmoid" && !hard_swish) continue;
+      const ir::Value* s = gate->outputs[0];
       const bool pair = (mul->inputs[0] == y && mul->inputs[1] == s) ||
                         (mul->inputs[0] == s && mul->inputs[1] == y);
       if (!pair || readers.Sole(s) != mul || mul->outputs[0]->shape != y->shape) continue;
-      a.attrs.Set("activation", std::string("Swish"));
-      a.nodes = {sigmoid, mul};
+      a.attrs.Set("activation", std::string(hard_swish ? "HardSwish" : "Swish"));
+      a.nodes = {gate, mul};
       return a;
     }
   }

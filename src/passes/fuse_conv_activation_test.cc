@@ -210,6 +210,34 @@ TEST(FuseConvActivation, Folds_swish_written_as_mul_of_sigmoid_either_way_round)
   }
 }
 
+// Opset 13 has no HardSwish: torch writes Mul(y, HardSigmoid(y)) with alpha
+// 1/6 and beta 1/2 (MobileNetV3). Other alphas are a gated product, not
+// HardSwish, and stay.
+TEST(FuseConvActivation, Folds_hard_swish_written_as_mul_of_hard_sigmoid) {
+  for (const float alpha : {1.0f / 6, 0.2f}) {
+    SCOPED_TRACE(alpha);
+    ConvThen t([&](ir::Graph& g, ir::Value* c) {
+      AttributeMap attrs;
+      attrs.Set("alpha", alpha);
+      attrs.Set("beta", 0.5f);
+      ir::Value* s = Unary(g, "HardSigmoid", c, attrs);
+      ir::Value* y = g.AddValue("y");
+      g.AddNode("Mul", "mul", {c, s}, {y});
+      return y;
+    });
+    const std::vector<Tensor> inputs = {RandomFloats({1, 3, 6, 6}, 3)};
+    const std::vector<Tensor> before = EvaluateGraph(t.g, inputs);
+    ASSERT_TRUE(FuseConvActivation(t.g).ok());
+    if (alpha == 1.0f / 6) {
+      ASSERT_EQ(t.g.nodes().size(), 1u);
+      EXPECT_EQ(t.g.nodes()[0]->attrs.String("activation", ""), "HardSwish");
+    } else {
+      EXPECT_EQ(t.g.nodes().size(), 3u);
+    }
+    ExpectAllNear(before, EvaluateGraph(t.g, inputs), 1e-5f);
+  }
+}
+
 TEST(FuseConvActivation, Keeps_a_swish_whose_sigmoid_is_read_elsewhere) {
   ir::Value* gate = nullptr;
   ConvThen t([&](ir::Graph& g, ir::Value* c) {

@@ -44,6 +44,8 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
          [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakePad(n, opset); }},
         {{"", "GlobalAveragePool"},
          [](const ir::Node& n, int, ActivationLayout, bool) { return MakeGlobalAverage(n); }},
+        {{"", "ReduceMean"},
+         [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeSpatialMean(n, opset); }},
         {{"tessel", "ChannelShuffle"},
          [](const ir::Node& n, int, ActivationLayout, bool) { return MakeChannelShuffle(n); }},
     };
@@ -56,6 +58,12 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
     };
     const KernelMaker reduce = [](const ir::Node& n, int opset, ActivationLayout, bool) {
       return MakeOneDnnReduce(n, opset);
+    };
+    // A mean over an image's pixels runs the native kernel, in any layout;
+    // other means go to oneDNN.
+    const KernelMaker mean = [](const ir::Node& n, int opset, ActivationLayout, bool) {
+      std::unique_ptr<FastKernel> k = MakeSpatialMean(n, opset);
+      return k ? std::move(k) : MakeOneDnnReduce(n, opset);
     };
     t->insert({
         {{"", "Conv"}, conv},
@@ -82,11 +90,11 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
          }},
         {{"", "MaxPool"}, pool},
         {{"", "AveragePool"}, pool},
-        {{"", "ReduceMean"}, reduce},
         {{"", "ReduceSum"}, reduce},
         {{"", "ReduceMax"}, reduce},
         {{"", "GlobalMaxPool"}, reduce},
     });
+    (*t)[{"", "ReduceMean"}] = mean;  // replaces the native-only entry
 #endif
     return t;
   }();

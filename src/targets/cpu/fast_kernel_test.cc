@@ -982,6 +982,43 @@ TEST(FastReduce, Mean_over_spatial_axes_without_keepdims_and_sum_over_all) {
   ExpectMatchesReference(global);
 }
 
+// torch's x.mean([2, 3]) (MnasNet's head): the global-average kernel, with
+// keepdims or without, axes as an attribute (opset 13) or a constant input
+// (opset 18); a mean over other axes is not its.
+TEST(FastReduce, Mean_over_an_images_pixels_runs_the_global_average_kernel) {
+  for (int64_t keepdims : {0, 1}) {
+    AttributeMap attrs;
+    attrs.Set("axes", std::vector<int64_t>{-2, 3});
+    attrs.Set("keepdims", keepdims);
+    OneNode m("ReduceMean", "", {{2, 20, 7, 5}}, {false}, attrs, /*opset=*/13);
+    std::unique_ptr<FastKernel> k = SelectFastKernel(*m.node, 13);
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->Describe(), "global average") << "keepdims " << keepdims;
+    ExpectMatchesReference(m);
+  }
+  ir::Graph g;
+  g.set_opset_version(18);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {1, 33, 4, 3, 2}, true);
+  g.inputs() = {x};
+  ir::Value* y = g.AddValue("y");
+  ir::Node* n = g.AddNode("ReduceMean", "mean",
+                          {x, g.AddConstant("axes", Tensor::FromVector<int64_t>({2, 3, 4}, {3}))},
+                          {y});
+  g.outputs() = {y};
+  ASSERT_TRUE(ops::InferNode(*n, 18).ok());
+  std::unique_ptr<FastKernel> k = SelectFastKernel(*n, 18);
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->Describe(), "global average");
+  CpuExecutor fast(g);
+  ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 33, 4, 3, 2}, 41)});
+
+  AttributeMap channels;
+  channels.Set("axes", std::vector<int64_t>{1, 2, 3});
+  OneNode other("ReduceMean", "", {{2, 20, 7, 5}}, {false}, channels, /*opset=*/13);
+  std::unique_ptr<FastKernel> not_global = SelectFastKernel(*other.node, 13);
+  EXPECT_TRUE(not_global == nullptr || not_global->Describe().find("global") == std::string::npos);
+}
+
 // A masked attention row is all -inf: its maximum is -inf, not the lowest
 // finite float, and a NaN anywhere makes the maximum NaN (as in numpy).
 TEST(FastReduce, Max_keeps_infinities_and_nan) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 
+#include "ops/reduce_plan.h"
 #include "ops/spatial_plan.h"
 #include "snippets/isa.h"
 #include "ops/strided_view.h"
@@ -678,6 +679,17 @@ std::unique_ptr<FastKernel> MakeGlobalAverage(const ir::Node& node) {
   if (!x || !y || x->dtype != DType::kFloat32 || x->shape.size() < 3) return nullptr;
   if (NumElements(x->shape) == 0) return nullptr;
   return std::make_unique<GlobalAverage>(x->shape);
+}
+
+std::unique_ptr<FastKernel> MakeSpatialMean(const ir::Node& node, int opset) {
+  const ir::Value* x = node.input(0);
+  if (!x || x->shape.size() < 3) return nullptr;
+  StatusOr<ops::ReducedAxes> plan = ops::PlanReducedAxes(node, opset);
+  if (!plan.ok() || plan->identity) return nullptr;
+  for (size_t d = 0; d < x->shape.size(); ++d) {
+    if (plan->reduced[d] != (d >= 2)) return nullptr;
+  }
+  return MakeGlobalAverage(node);
 }
 
 std::unique_ptr<FastKernel> MakePad(const ir::Node& node, int opset) {

@@ -34,6 +34,10 @@ std::unique_ptr<FastKernel> MakeSplit(const ir::Node& node);
 
 // Null unless `node` is a GlobalAveragePool of floats with pixels.
 std::unique_ptr<FastKernel> MakeGlobalAverage(const ir::Node& node);
+// ReduceMean over every axis after the first two (torch's x.mean([2, 3])):
+// the same kernel as GlobalAveragePool, whatever keepdims says (the bytes
+// are the same); nullptr for other axes.
+std::unique_ptr<FastKernel> MakeSpatialMean(const ir::Node& node, int opset);
 
 // A Subgraph node's JIT-compiled snippet (snippet_node_kernel.cc), which
 // runs plain or channels last; null when the snippet compiler does not

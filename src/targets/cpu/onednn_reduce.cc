@@ -1,6 +1,6 @@
 // oneDNN reductions (onednn_kernels.h): ReduceMean and ReduceSum over
-// constant axes. (GlobalAveragePool has a native kernel that also runs
-// channels last: native_kernels.h.)
+// constant axes. (GlobalAveragePool, and ReduceMean over an image's pixels,
+// have a native kernel that also runs channels last: native_kernels.h.)
 // Compiled only with oneDNN (TESSEL_WITH_ONEDNN).
 #if TESSEL_WITH_ONEDNN
 #include "targets/cpu/onednn_kernels.h"
@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "ops/reduce_plan.h"
 #include "targets/cpu/onednn_internal.h"
 
 namespace tessel::cpu {
@@ -24,22 +25,11 @@ std::unique_ptr<FastKernel> MakeOneDnnReduce(const ir::Node& node, int opset) {
   if (node.op_type == "ReduceMax" || node.op_type == "GlobalMaxPool") return nullptr;
   const bool sum = node.op_type == "ReduceSum";
   const auto alg = sum ? dnnl::algorithm::reduction_sum : dnnl::algorithm::reduction_mean;
-  std::vector<int64_t> axes;
-  if (sum ? opset >= 13 : opset >= 18) {
-    const ir::Value* a = node.input(1);
-    if (a && !a->is_constant()) return nullptr;
-    if (a) axes = a->constant.ToInt64Vector();
-    if (axes.empty() && node.attrs.Int("noop_with_empty_axes", 0) != 0) return nullptr;
-  } else {
-    axes = node.attrs.Ints("axes");
-  }
-  const auto rank = static_cast<int64_t>(x->shape.size());
+  StatusOr<ops::ReducedAxes> plan = ops::PlanReducedAxes(node, opset);
+  if (!plan.ok() || plan->identity) return nullptr;
   std::vector<int64_t> dims = x->shape;
-  if (axes.empty()) dims.assign(x->shape.size(), 1);
-  for (int64_t a : axes) {
-    if (a < 0) a += rank;
-    if (a < 0 || a >= rank) return nullptr;
-    dims[static_cast<size_t>(a)] = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (plan->reduced[d]) dims[d] = 1;
   }
   // keepdims=0 drops the 1s, which leaves the bytes where they are.
   if (NumElements(dims) != NumElements(y->shape)) return nullptr;
