@@ -73,8 +73,9 @@ TEST(ApproxError, Avx2_and_avx512_compute_identical_bits) {
 
 // GeLU as the transformer's exporters write it: its erf runs as interleaved
 // copies (x86_math.cc) next to the other ops' copies, four on AVX-512 with
-// one Horner chain, two on AVX2 with two chains; both must give the same bits, and on a row long
-// enough for the unrolled loop, the single-vector loop and the scalar tail.
+// one Horner chain, two on AVX2 with two chains; both must give the same
+// bits, and on a row long enough for the unrolled loop, the single-vector
+// loop and the scalar tail.
 TEST(ApproxError, Gelu_chain_is_identical_on_avx2_and_avx512) {
   if (!IsaSupported(Isa::kAvx512)) GTEST_SKIP() << "skipped: this CPU does not support avx512";
   std::mt19937 rng(5);

@@ -284,7 +284,7 @@ void EmitErfAvx512(JitContext& c, std::vector<Emission>& copies) {
 // AVX2: the two ranges as two Horner chains (a per-lane choice of
 // coefficients costs a vblendvps or a vpermilps per step here, and measured
 // slower than the six FMAs it saves), the copies interleaved step by step
-// as on AVX-512 (1.05x on a Granite Rapids core, L2-resident rows).
+// as on AVX-512 (1.05x on the Xeon of docs/benchmarks.md, rows in L2).
 void EmitErfAvx2(JitContext& c, std::vector<Emission>& copies) {
   struct Regs {
     Xmm x, a, z, small, large, d;
