@@ -24,9 +24,10 @@
 //            erf = 1 - B(a)^8 with B ~ erfc^(1/8) on [1.2, 3.92] in (a - 2.56),
 //            the last squaring fused into the subtraction;
 //            |x| is clamped to 3.92, where erf rounds to 1. Coefficients from
-//            tools/fit_erf_coefficients.py (mpmath Chebyshev fits). AVX-512
-//            runs both ranges as one Horner chain with per-lane coefficients,
-//            the same arithmetic per lane (identical bits to AVX2).
+//            mpmath Chebyshev fits (the fitting script was never committed;
+//            bench/snippets/approx_error checks the result). AVX-512 runs
+//            both ranges as one Horner chain with per-lane coefficients, AVX2
+//            as two chains: the same arithmetic per lane, identical bits.
 //   tanh     |x| < 0.625: x + x^3 P(x^2) (Cephes); else 1 - 2 / (e^2|x| + 1)
 //            with |x| clamped to 9, where tanh rounds to 1; sign restored.
 //   sigmoid  e = exp(-|x|); (x >= 0 ? 1 : e) / (1 + e), as the reference.
