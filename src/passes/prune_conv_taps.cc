@@ -4,21 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "ops/nn_internal.h"
 #include "ops/op_registry.h"
 #include "ops/op_util.h"
 
 namespace tessel::passes {
-
-namespace {
-
-// The attribute's values, or `n` copies of `fill` when it is absent.
-std::vector<int64_t> IntsOr(const ir::Node& node, const char* name, size_t n, int64_t fill) {
-  std::vector<int64_t> v = node.attrs.Has(name) ? node.attrs.Ints(name) : std::vector<int64_t>();
-  if (v.empty()) v.assign(n, fill);
-  return v;
-}
-
-}  // namespace
 
 Status PruneConvTaps(ir::Graph& graph) {
   const int opset = graph.opset_version();
@@ -37,10 +27,15 @@ Status PruneConvTaps(ir::Graph& graph) {
     }
     if (conv->attrs.String("auto_pad", "NOTSET") != "NOTSET") continue;
     const size_t n = w->shape.size() - 2;
-    const std::vector<int64_t> strides = IntsOr(*conv, "strides", n, 1);
-    const std::vector<int64_t> dilations = IntsOr(*conv, "dilations", n, 1);
-    std::vector<int64_t> pads = IntsOr(*conv, "pads", 2 * n, 0);
-    if (strides.size() != n || dilations.size() != n || pads.size() != 2 * n) continue;
+    // The attributes as the kernels read them (validated, one per axis).
+    std::vector<int64_t> strides, dilations, pads;
+    Shape out_spatial;
+    if (!ops::ResolveWindow(*conv, Shape(x->shape.begin() + 2, x->shape.end()),
+                            std::vector<int64_t>(w->shape.begin() + 2, w->shape.end()), false,
+                            &strides, &dilations, &pads, &out_spatial)
+             .ok()) {
+      continue;
+    }
     std::vector<int64_t> first(n), last(n);
     bool smaller = false, valid = true;
     for (size_t a = 0; a < n && valid; ++a) {
