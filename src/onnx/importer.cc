@@ -254,10 +254,9 @@ StatusOr<std::vector<std::string>> ReadNodeOpTypes(const fs::path& path) {
 StatusOr<std::unique_ptr<ir::Graph>> ImportModel(const fs::path& path,
                                                  const ImportOptions& options) {
   const std::string where = "'" + path.string() + "'";
+  std::ifstream in;
+  TESSEL_RETURN_IF_ERROR(OpenForReading(path, &in));
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return NotFound(where + ": no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(where + ": cannot be opened");
   if (fs::file_size(path, ec) == 0 && !ec) return DataLoss(where + " is empty; not an ONNX model");
   // Parsed from the stream, a buffer at a time: the file's bytes and the
   // parsed model are never both in memory (a model's weights would be held

@@ -270,11 +270,18 @@ void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* 
   proto->set_raw_data(std::string(static_cast<const char*>(t.raw_data()), t.size_bytes()));
 }
 
-StatusOr<std::string> ReadFileBytes(const fs::path& path) {
+Status OpenForReading(const fs::path& path, std::ifstream* in) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return NotFound("'" + path.string() + "': no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("'" + path.string() + "': cannot be opened");
+  in->open(path, std::ios::binary);
+  if (!*in) return NotFound("'" + path.string() + "': cannot be opened");
+  return Status::Ok();
+}
+
+StatusOr<std::string> ReadFileBytes(const fs::path& path) {
+  std::ifstream in;
+  TESSEL_RETURN_IF_ERROR(OpenForReading(path, &in));
+  std::error_code ec;
   // One allocation of the file's size (a stringstream would hold its
   // growing buffer and then a copy: twice the file at the peak).
   const auto size = fs::file_size(path, ec);
