@@ -20,6 +20,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,6 +62,17 @@ struct HostOptions {
   // its device when a model is first prepared, not when it is made (a build
   // machine compiles for a GPU it does not have).
   bool compile_only = false;
+  // OpenCL work-group tuning (src/tuning). The cache of tuned local sizes,
+  // read when a model is prepared if the file exists; empty: none.
+  std::filesystem::path tune_cache;
+  // Tune what the cache lacks when a model is prepared, and save the cache.
+  bool tune_online = false;
+  // MACE's queue window: wait for the device after every N launches (0: never).
+  int queue_window = 0;
+  // Where one-line notes go (a cache ignored or invalidated, what tuning
+  // did), and a line of progress to draw over the last; null: nowhere.
+  std::function<void(const std::string&)> note;
+  std::function<void(const std::string&)> progress;
 };
 
 // What SelectKernels decides for one node.

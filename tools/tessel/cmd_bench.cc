@@ -137,6 +137,7 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   AddModelOptions(*cmd, args->model_options);
   AddTargetOptions(*cmd, args->target, /*profile=*/true);
+  AddTuningOptions(*cmd, args->target);
   cmd->callback([args, &exit_code] {
     Status s = Bench(*args);
     exit_code = s.ok() ? 0 : ReportError(s);

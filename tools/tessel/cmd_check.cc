@@ -99,6 +99,7 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   AddModelOptions(*cmd, args->model_options);
   AddTargetOptions(*cmd, args->target, /*profile=*/false);
+  AddTuningOptions(*cmd, args->target);
   cmd->callback([args, &exit_code] {
     StatusOr<bool> ok = Check(*args);
     exit_code = !ok.ok() ? ReportError(ok.status()) : (*ok ? 0 : 1);

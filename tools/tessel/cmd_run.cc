@@ -129,6 +129,7 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   AddModelOptions(*cmd, args->model_options);
   AddMemoryOptions(*cmd, args->memory, /*time_limit=*/true);
   AddTargetOptions(*cmd, args->target, /*profile=*/true);
+  AddTuningOptions(*cmd, args->target);
   cmd->callback([cmd, args, &exit_code] {
     args->replan = MemoryOptionsGiven(*cmd);
     Status s = Run(*args);

@@ -60,6 +60,8 @@ void AddCompileCommand(CLI::App& app, int& exit_code);
 void AddBenchCommand(CLI::App& app, int& exit_code);
 void AddConformanceCommand(CLI::App& app, int& exit_code);
 void AddPlanCommand(CLI::App& app, int& exit_code);
+void AddTuneCommand(CLI::App& app, int& exit_code);
+void AddTuneCacheCommand(CLI::App& app, int& exit_code);
 
 // Prints "tessel: error: <message>" and returns 2.
 int ReportError(const Status& status);

@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
   tessel::cli::AddBenchCommand(app, exit_code);
   tessel::cli::AddConformanceCommand(app, exit_code);
   tessel::cli::AddPlanCommand(app, exit_code);
+  tessel::cli::AddTuneCommand(app, exit_code);
+  tessel::cli::AddTuneCacheCommand(app, exit_code);
   tessel::cli::AddInfoCommand(app, exit_code);
   // CLI11 would only say "a subcommand is required"; name the culprit.
   const auto subcommands = app.get_subcommands([](const CLI::App*) { return true; });

@@ -1,5 +1,7 @@
 #include "target.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -38,8 +40,34 @@ std::filesystem::path DefaultCacheDir() {
   return std::filesystem::temp_directory_path() / "tessel-cache";
 }
 
+// Whether a progress line is drawn on stderr (so the next output clears it).
+bool progress_drawn = false;
+
 targets::HostOptions HostOptionsOf(const TargetOptions& opts) {
-  return {.profile = opts.profile, .cache_dir = env_defaults.cache_dir / "opencl"};
+  targets::HostOptions host{.profile = opts.profile, .cache_dir = env_defaults.cache_dir / "opencl"};
+  host.tune_cache = TuneCachePath(opts);
+  host.tune_online = opts.tune == "online";
+  host.queue_window = opts.queue_window;
+  host.note = [](const std::string& line) {
+    if (progress_drawn) std::fprintf(stderr, "\r%100s\r", "");
+    progress_drawn = false;
+    std::fprintf(stderr, "tessel: note: %s\n", line.c_str());
+  };
+  if (isatty(STDERR_FILENO)) {
+    host.progress = [](const std::string& line) {
+      std::fprintf(stderr, "\r%-100.100s%s", line.c_str(), line.empty() ? "\r" : "");
+      std::fflush(stderr);
+      progress_drawn = !line.empty();
+    };
+  }
+  return host;
+}
+
+// --tune online and --queue-window are options of the OpenCL target.
+Status CheckTuningOptions(const TargetOptions& opts, const std::string& target) {
+  if (target == "opencl" || (opts.tune != "online" && opts.queue_window == 0)) return Status::Ok();
+  return InvalidArgument(std::string(opts.tune == "online" ? "--tune online" : "--queue-window") +
+                         " needs --target opencl");
 }
 
 // The cpu target's run-time options: the command line's, else the
@@ -104,6 +132,25 @@ void AddTargetOptions(CLI::App& app, TargetOptions& opts, bool profile) {
   }
 }
 
+void AddTuningOptions(CLI::App& app, TargetOptions& opts) {
+  app.add_option("--tune-cache", opts.tune_cache,
+                 "OpenCL tuning cache (tessel tune writes one): local sizes tuned for this "
+                 "device and driver; default <cache dir>/opencl/tuning.json");
+  app.add_option("--tune", opts.tune,
+                 "online: tune the OpenCL launches the cache lacks before the first run, and save "
+                 "the cache; off (default): use what the cache has")
+      ->check(CLI::IsMember({"online", "off"}));
+  app.add_option("--queue-window", opts.queue_window,
+                 "OpenCL: wait for the device after every N kernel launches, so that a display "
+                 "sharing the GPU stays responsive (0, default: never)")
+      ->check(CLI::Range(0, 1000000));
+}
+
+std::filesystem::path TuneCachePath(const TargetOptions& opts) {
+  if (!opts.tune_cache.empty()) return opts.tune_cache;
+  return env_defaults.cache_dir / "opencl" / "tuning.json";
+}
+
 StatusOr<targets::TargetSpec> RequestedSpec(const TargetOptions& opts) {
   targets::TargetSpec spec{opts.target.empty() ? "cpu" : opts.target, {}};
   if (!opts.device.empty()) {
@@ -112,6 +159,7 @@ StatusOr<targets::TargetSpec> RequestedSpec(const TargetOptions& opts) {
     }
     spec.options["device"] = opts.device;
   }
+  TESSEL_RETURN_IF_ERROR(CheckTuningOptions(opts, spec.name));
   if (spec.name != "cpu") {
     if (!opts.isa.empty() || !opts.winograd.empty()) {
       return InvalidArgument(std::string(!opts.isa.empty() ? "--isa" : "--winograd") +
@@ -165,6 +213,7 @@ StatusOr<LoadedModel> LoadModel(const std::string& path, const TargetOptions& op
     }
     spec.options["device"] = opts.device;
   }
+  TESSEL_RETURN_IF_ERROR(CheckTuningOptions(opts, spec.name));
   AddRunOptions(opts, spec);
   StatusOr<std::unique_ptr<targets::Target>> target = targets::MakeTarget(spec, HostOptionsOf(opts));
   if (!target.ok()) return Status(target.status().code(), where + ": " + target.status().message());

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,9 +31,19 @@ struct TargetOptions {
   std::string winograd;  // empty: auto (cpu)
   int threads = 0;       // 0: one per physical core
   bool profile = false;  // where the time goes (per node on cpu, OpenCL events)
+  // OpenCL work-group tuning (AddTuningOptions).
+  std::string tune_cache;  // empty: <cache dir>/opencl/tuning.json
+  std::string tune = "off";
+  int queue_window = 0;
 };
 // `profile`: whether the command takes --profile.
 void AddTargetOptions(CLI::App& app, TargetOptions& opts, bool profile);
+// --tune-cache FILE, --tune online|off and --queue-window N, for the commands
+// that run models on a device.
+void AddTuningOptions(CLI::App& app, TargetOptions& opts);
+// The tuning cache the options name: --tune-cache, else the default file in
+// tessel's cache folder.
+std::filesystem::path TuneCachePath(const TargetOptions& opts);
 
 // Reads the environment variables tessel honours, once, before any target
 // is made (main does): TESSEL_JIT=off|avx2 and TESSEL_FAST_KERNELS=off (the

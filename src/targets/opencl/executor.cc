@@ -55,6 +55,9 @@ StatusOr<std::unique_ptr<ir::Graph>> SingleOpBody(const ir::Node& node, int opse
   return body;
 }
 
+// The name every snippet kernel has in its tuning key.
+constexpr char kSnippetKernel[] = "f32_snippet";
+
 }  // namespace
 
 const std::string& OpKernelSource() {
@@ -86,8 +89,10 @@ OpenClExecutor::~OpenClExecutor() {
 
 StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph& graph,
                                                                  const ir::MemoryLayout& layout,
-                                                                 Runtime& runtime) {
+                                                                 Runtime& runtime,
+                                                                 const ExecutorOptions& options) {
   std::unique_ptr<OpenClExecutor> exec(new OpenClExecutor(graph, runtime));
+  exec->queue_window_ = std::max(options.queue_window, 0);
   Impl& impl = *exec->impl_;
   const auto& values = graph.values();
   const auto& nodes = graph.nodes();
@@ -145,6 +150,9 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
   // The model's snippets: one kernel each, in one program.
   std::string snippet_source;
   std::vector<std::string> snippet_names(nodes.size());
+  // Tuning keys hash each snippet's own source, emitted under one name, so
+  // that one snippet in two models (or at two places) is tuned once.
+  std::vector<std::string> snippet_hashes(nodes.size());
   std::vector<std::vector<ir::Value*>> single_op_inputs(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& node = *nodes[i];
@@ -165,10 +173,13 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
     if (!ir.ok()) return ir.status().WithContext(node.Describe() + " on OpenCL");
     snippet_names[i] = "f32_snippet_" + std::to_string(i) + "__opencl";
     snippet_source += snippets::EmitOpenClKernel(*ir, snippet_names[i]) + "\n";
+    snippet_hashes[i] =
+        tuning::HashHex(snippets::EmitOpenClKernel(*ir, kSnippetKernel) + ProgramOptions());
   }
 
   std::vector<PendingLaunch> pending;
   std::vector<int> pending_node;
+  const std::string ops_hash = tuning::HashHex(OpKernelSource() + ProgramOptions());
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeContext ctx{
         *nodes[i], graph.opset_version(),
@@ -220,15 +231,15 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
           "clSetKernelArg " + std::to_string(a) + " of '" + p.kernel_name + "' (" +
               nodes[static_cast<size_t>(l.node)]->Describe() + ")");
     }
-    size_t max_wg = 0;
+    size_t max_wg = 0, multiple = 1;
     TESSEL_CL_RETURN_IF_ERROR(
         clGetKernelWorkGroupInfo(l.kernel, dev.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg,
                                  &max_wg, nullptr),
         "clGetKernelWorkGroupInfo '" + p.kernel_name + "'");
-    Launch& placed = exec->launches_.back();
-    placed.local =
-        DefaultLocalSize(l.geometry, static_cast<int64_t>(max_wg), dev.global_mem_cache_bytes);
-    placed.global = RoundedGlobal(l.geometry, placed.local);
+    TESSEL_CL_RETURN_IF_ERROR(
+        clGetKernelWorkGroupInfo(l.kernel, dev.device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                                 sizeof multiple, &multiple, nullptr),
+        "clGetKernelWorkGroupInfo '" + p.kernel_name + "'");
     if (l.geometry.fixed_local() &&
         l.geometry.local[0] * l.geometry.local[1] * l.geometry.local[2] > max_wg) {
       return ResourceExhausted(nodes[static_cast<size_t>(l.node)]->Describe() + ": kernel '" +
@@ -236,9 +247,86 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
                                std::to_string(l.geometry.local[0] * l.geometry.local[1]) +
                                " items; " + dev.name + " allows " + std::to_string(max_wg));
     }
+    Launch& placed = exec->launches_.back();
+    tuning::Problem& problem = placed.problem;
+    problem.dims = l.geometry.dims;
+    problem.global = l.geometry.global;
+    problem.max_group = max_wg;
+    for (size_t d = 0; d < 3; ++d) {
+      problem.max_item[d] = static_cast<size_t>(std::max<int64_t>(dev.max_work_item_sizes[d], 1));
+    }
+    problem.preferred_multiple = std::max<size_t>(multiple, 1);
+    problem.compute_units = std::max<int64_t>(dev.compute_units, 1);
+    problem.global_mem_cache_bytes = dev.global_mem_cache_bytes;
+    placed.tunable = !l.geometry.fixed_local();
+    placed.default_local = placed.tunable ? tuning::DefaultLocal(problem) : l.geometry.local;
+    placed.key = {
+        .platform = dev.platform_name,
+        .device = dev.name,
+        .driver = dev.driver_version,
+        .kernel = is_snippet ? kSnippetKernel : p.kernel_name,
+        .source_hash = is_snippet ? snippet_hashes[static_cast<size_t>(l.node)] : ops_hash,
+        .storage = "buffer",
+        .args_hash = tuning::HashHex(p.args.shape_bytes()),
+        .dims = l.geometry.dims,
+        .global = l.geometry.global};
+    placed.local = placed.default_local;
+    if (placed.tunable && options.tuning_cache) {
+      const tuning::TuneEntry* e = options.tuning_cache->Find(placed.key);
+      if (e && tuning::IsLegal(problem, e->local)) {
+        placed.local = e->local;
+        ++exec->tuned_from_cache_;
+      }
+    }
+    placed.global = RoundedGlobal(l.geometry, placed.local);
   }
   TESSEL_CL_RETURN_IF_ERROR(clFinish(queue), "clFinish");
   return exec;
+}
+
+Status OpenClExecutor::SetLocal(size_t k, const tuning::LocalSize& local) {
+  TESSEL_CHECK(k < launches_.size());
+  Launch& l = launches_[k];
+  if (!l.tunable && local != l.default_local) {
+    return InvalidArgument("kernel '" + l.kernel_name + "' requires the local size " +
+                           tuning::ToString(l.default_local, l.geometry.dims));
+  }
+  if (!tuning::IsLegal(l.problem, local)) {
+    return InvalidArgument("kernel '" + l.kernel_name + "' cannot take the local size " +
+                           tuning::ToString(local, 3) + " on this device");
+  }
+  l.local = local;
+  l.global = RoundedGlobal(l.geometry, local);
+  return Status::Ok();
+}
+
+StatusOr<double> OpenClExecutor::TimeLaunch(size_t k, const tuning::LocalSize& local) {
+  TESSEL_CHECK(k < launches_.size());
+  if (!runtime_.profiling()) {
+    return InvalidArgument("timing a launch needs a profiling OpenCL queue");
+  }
+  const Launch& l = launches_[k];
+  if (!tuning::IsLegal(l.problem, local)) {
+    return InvalidArgument("local size " + tuning::ToString(local, 3) + " is not legal");
+  }
+  const std::array<size_t, 3> global = RoundedGlobal(l.geometry, local);
+  cl_event event = nullptr;
+  TESSEL_CL_RETURN_IF_ERROR(
+      clEnqueueNDRangeKernel(runtime_.queue(), l.kernel, static_cast<cl_uint>(l.geometry.dims),
+                             nullptr, global.data(), local.data(), 0, nullptr, &event),
+      "clEnqueueNDRangeKernel '" + l.kernel_name + "' (tuning)");
+  const cl_int waited = clWaitForEvents(1, &event);
+  cl_ulong start = 0, end = 0;
+  cl_int rc = waited;
+  if (rc == CL_SUCCESS) {
+    rc = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr);
+  }
+  if (rc == CL_SUCCESS) {
+    rc = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
+  }
+  clReleaseEvent(event);
+  TESSEL_CL_RETURN_IF_ERROR(rc, "timing '" + l.kernel_name + "'");
+  return static_cast<double>(end - start) * 1e-6;
 }
 
 StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inputs) {
@@ -266,15 +354,25 @@ StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inp
   for (cl_event e : impl_->events) clReleaseEvent(e);
   impl_->events.clear();
   const bool profiling = runtime_.profiling() && record_timings_;
-  for (const Launch& l : launches_) {
+  for (size_t k = 0; k < launches_.size(); ++k) {
+    const Launch& l = launches_[k];
+    // The queue window waits for every queue_window-th launch.
+    const bool window = queue_window_ > 0 && (k + 1) % static_cast<size_t>(queue_window_) == 0;
     cl_event event = nullptr;
-    const size_t* local = l.local.data();
     TESSEL_CL_RETURN_IF_ERROR(
         clEnqueueNDRangeKernel(queue, l.kernel, static_cast<cl_uint>(l.geometry.dims), nullptr,
-                               l.global.data(), local, 0, nullptr, profiling ? &event : nullptr),
+                               l.global.data(), l.local.data(), 0, nullptr,
+                               profiling || window ? &event : nullptr),
         "clEnqueueNDRangeKernel '" + l.kernel_name + "' (" +
             graph_.nodes()[static_cast<size_t>(l.node)]->Describe() + ")");
-    if (profiling) impl_->events.push_back(event);
+    if (window) {
+      TESSEL_CL_RETURN_IF_ERROR(clWaitForEvents(1, &event), "clWaitForEvents (queue window)");
+    }
+    if (profiling) {
+      impl_->events.push_back(event);
+    } else if (event) {
+      clReleaseEvent(event);
+    }
   }
   std::vector<Tensor> outputs;
   for (const ir::Value* o : graph_.outputs()) {

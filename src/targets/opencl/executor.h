@@ -29,6 +29,8 @@
 #include "ir/memory_layout.h"
 #include "targets/opencl/runtime.h"
 #include "targets/opencl/work_size.h"
+#include "tuning/cache.h"
+#include "tuning/space.h"
 
 namespace tessel::opencl {
 
@@ -40,6 +42,12 @@ struct Launch {
   LaunchGeometry geometry;                // the real extent
   std::array<size_t, 3> local{1, 1, 1};   // chosen local size
   std::array<size_t, 3> global{1, 1, 1};  // rounded up to it
+  // Tuning: whether the local size is free (not fixed by the kernel), the
+  // untuned default, what the tuner knows of the launch, and its cache key.
+  bool tunable = false;
+  tuning::LocalSize default_local{1, 1, 1};
+  tuning::Problem problem;
+  tuning::TuneKey key;
   // Work estimates for reports: bytes moved to or from global memory (each
   // tensor once) and floating-point operations.
   int64_t bytes = 0;
@@ -57,17 +65,40 @@ const std::string& OpKernelSource();
 // Build options of every program.
 const std::string& ProgramOptions();
 
+struct ExecutorOptions {
+  // Tuned local sizes: a launch whose key has an entry (legal for its
+  // kernel here) takes that local size instead of the default. Need not
+  // outlive Create.
+  const tuning::TuningCache* tuning_cache = nullptr;
+  // MACE's queue window: Run waits for the device after every this many
+  // launches, so that a UI sharing the GPU stays responsive; 0: never.
+  int queue_window = 0;
+};
+
 class OpenClExecutor {
  public:
   // `graph` and `runtime` must outlive the executor; `layout` need not.
   static StatusOr<std::unique_ptr<OpenClExecutor>> Create(const ir::Graph& graph,
                                                           const ir::MemoryLayout& layout,
-                                                          Runtime& runtime);
+                                                          Runtime& runtime,
+                                                          const ExecutorOptions& options = {});
   ~OpenClExecutor();
 
   StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs);
 
+  const ir::Graph& graph() const { return graph_; }
   const std::vector<Launch>& launches() const { return launches_; }
+  // How many launches took their local size from the tuning cache.
+  int tuned_from_cache() const { return tuned_from_cache_; }
+
+  // Tuning. Sets launch `k`'s local size (global rounded up to it);
+  // InvalidArgument when the kernel cannot take it.
+  Status SetLocal(size_t k, const tuning::LocalSize& local);
+  // Launches launch `k` once with `local`, on its own, and returns its
+  // device time in ms (the runtime must profile). Its inputs hold whatever
+  // the buffers hold: every kernel is safe on any data (indices clamp), and
+  // a tuning pass is followed by a real run. Fails when the launch does.
+  StatusOr<double> TimeLaunch(size_t k, const tuning::LocalSize& local);
   // With a profiling runtime: every launch of the last Run, in schedule order.
   const std::vector<LaunchTiming>& last_timings() const { return timings_; }
   // Whether Run records timings (with a profiling runtime; on by default).
@@ -86,6 +117,8 @@ class OpenClExecutor {
   std::vector<Launch> launches_;
   std::vector<LaunchTiming> timings_;
   int64_t workspace_bytes_ = 0;
+  int tuned_from_cache_ = 0;
+  int queue_window_ = 0;
   bool record_timings_ = true;
 };
 

@@ -660,43 +660,5 @@ TEST(OpenClErrors, Name_the_call_and_the_code) {
   EXPECT_TRUE(ClStatus(CL_SUCCESS, "x").ok());
 }
 
-TEST(OpenClWorkSize, Default_local_size_stays_within_limits) {
-  struct Case {
-    LaunchGeometry g;
-    int64_t max_wg;
-    int64_t cache;
-  };
-  const Case cases[] = {
-      {{1, {1000, 1, 1}, {0, 0, 0}}, 1024, 4 << 20},
-      {{3, {7, 7, 960}, {0, 0, 0}}, 1024, 4 << 20},
-      {{3, {112, 112, 32}, {0, 0, 0}}, 256, 256 << 10},
-      {{2, {1, 4096, 1}, {0, 0, 0}}, 64, 0},
-      {{3, {3, 5, 2}, {0, 0, 0}}, 1, 1 << 20},
-  };
-  for (const Case& c : cases) {
-    const auto local = DefaultLocalSize(c.g, c.max_wg, c.cache);
-    const auto global = RoundedGlobal(c.g, local);
-    size_t items = 1;
-    for (int d = 0; d < 3; ++d) {
-      EXPECT_GE(local[d], 1u);
-      if (d < c.g.dims) {
-        EXPECT_LE(local[d], std::max<size_t>(c.g.global[d], 1));
-        EXPECT_EQ(global[d] % local[d], 0u);
-        EXPECT_GE(global[d], c.g.global[d]);
-      } else {
-        EXPECT_EQ(local[d], 1u);
-      }
-      items *= local[d];
-    }
-    EXPECT_LE(items, static_cast<size_t>(c.max_wg));
-  }
-  // Contiguous dim first: a wide row gets a wide work-group along dim 0.
-  const auto wide = DefaultLocalSize({2, {4096, 64, 1}, {0, 0, 0}}, 1024, 4 << 20);
-  EXPECT_GE(wide[0], 64u);
-  // A fixed local size is kept.
-  EXPECT_EQ(DefaultLocalSize({2, {64, 64, 1}, {32, 4, 1}}, 1024, 0),
-            (std::array<size_t, 3>{32, 4, 1}));
-}
-
 }  // namespace
 }  // namespace tessel::opencl

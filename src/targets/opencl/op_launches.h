@@ -29,8 +29,9 @@ struct TensorRef {
 class KernelArgs {
  public:
   KernelArgs& Tensor(const TensorRef& t) {
-    Add(&t.mem, sizeof(cl_mem));
-    return Int(t.offset);
+    Add(&t.mem, sizeof(cl_mem), /*shape=*/false);
+    const cl_int offset = t.offset;
+    return Add(&offset, sizeof offset, /*shape=*/false);
   }
   KernelArgs& Int(int64_t v) {
     const cl_int x = static_cast<cl_int>(v);
@@ -44,6 +45,7 @@ class KernelArgs {
   // tensor at offset 0: the executor uploads it once, into a buffer of its
   // own, when it binds the arguments.
   KernelArgs& Table(std::vector<unsigned char> bytes) {
+    shape_bytes_.append(bytes.begin(), bytes.end());
     tables_.emplace_back(args_.size(), std::move(bytes));
     return Tensor(TensorRef{});
   }
@@ -55,6 +57,10 @@ class KernelArgs {
     return Add(x, sizeof x);
   }
   const std::vector<std::vector<unsigned char>>& args() const { return args_; }
+  // The bytes of every argument but the tensors' buffers and offsets: what
+  // of the launch besides its geometry its speed depends on (the tuning
+  // key's args_hash).
+  const std::string& shape_bytes() const { return shape_bytes_; }
   // (argument index, bytes) of every Table, in order.
   const std::vector<std::pair<size_t, std::vector<unsigned char>>>& tables() const {
     return tables_;
@@ -63,13 +69,15 @@ class KernelArgs {
   void SetBuffer(size_t index, cl_mem mem) { std::memcpy(args_[index].data(), &mem, sizeof mem); }
 
  private:
-  KernelArgs& Add(const void* p, size_t size) {
+  KernelArgs& Add(const void* p, size_t size, bool shape = true) {
     std::vector<unsigned char> bytes(size);
     std::memcpy(bytes.data(), p, size);
+    if (shape) shape_bytes_.append(reinterpret_cast<const char*>(p), size);
     args_.push_back(std::move(bytes));
     return *this;
   }
   std::vector<std::vector<unsigned char>> args_;
+  std::string shape_bytes_;
   std::vector<std::pair<size_t, std::vector<unsigned char>>> tables_;
 };
 

@@ -6,6 +6,7 @@
 
 #include "compiler/compiled_model.h"
 #include "targets/opencl/executor.h"
+#include "targets/opencl/tune.h"
 #include "targets/reference/planned_memory.h"
 
 namespace tessel::opencl {
@@ -113,11 +114,11 @@ StatusOr<std::unique_ptr<OpenClTarget>> OpenClTarget::Create(const targets::Targ
     }
   }
   RuntimeOptions options;
-  options.profiling = host.profile;
+  options.profiling = host.profile || host.tune_online;  // tuning times launches by events
   options.cache_dir = host.cache_dir;
   targets::TargetSpec resolved{"opencl", {}};
   if (!spec.Option("device").empty()) resolved.options["device"] = spec.Option("device");
-  std::unique_ptr<OpenClTarget> target(new OpenClTarget(std::move(resolved), options));
+  std::unique_ptr<OpenClTarget> target(new OpenClTarget(std::move(resolved), options, host));
   if (!host.compile_only) TESSEL_RETURN_IF_ERROR(target->runtime().status());
   return target;
 }
@@ -139,8 +140,49 @@ StatusOr<std::vector<targets::NodeKernel>> OpenClTarget::SelectKernels(
 
 StatusOr<std::unique_ptr<targets::Executable>> OpenClTarget::Prepare(CompiledModel& model) const {
   TESSEL_ASSIGN_OR_RETURN(std::shared_ptr<Runtime> runtime, this->runtime());
+  const auto note = [this](const std::string& line) {
+    if (host_.note) host_.note(line);
+  };
+  std::vector<std::string> notes;
+  tuning::TuningCache cache;
+  if (!host_.tune_cache.empty()) {
+    const DeviceInfo& dev = runtime->device();
+    cache = tuning::TuningCache::LoadOrEmpty(host_.tune_cache, &notes);
+    cache.Invalidate(dev.platform_name, dev.name, dev.driver_version, &notes);
+  }
+  for (const std::string& line : notes) note(line);
+  ExecutorOptions eopts{.tuning_cache = &cache, .queue_window = host_.queue_window};
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<OpenClExecutor> exec,
-                          OpenClExecutor::Create(*model.graph, model.memory, *runtime));
+                          OpenClExecutor::Create(*model.graph, model.memory, *runtime, eopts));
+  if (host_.tune_online) {
+    TuneLaunchesOptions topts;
+    if (host_.progress) {
+      topts.progress = [this](const TuneProgress& p) {
+        char line[160];
+        std::snprintf(line, sizeof line,
+                      "tuning kernel %d/%d %-28.28s %3d candidates, best %.4f ms", p.kernel,
+                      p.kernels, p.name.c_str(), p.candidates, p.best_ms);
+        host_.progress(line);
+      };
+    }
+    TESSEL_ASSIGN_OR_RETURN(TuneReport report, TuneLaunches(*exec, cache, topts));
+    if (host_.progress) host_.progress("");
+    exec->set_record_timings(host_.profile);
+    if (report.launches > 0) {
+      int tuned = 0;
+      for (const KernelTuning& k : report.kernels) tuned += k.cached ? 0 : 1;
+      std::string where = "; not saved (no --tune-cache)";
+      if (!host_.tune_cache.empty()) {
+        const Status saved = cache.Save(host_.tune_cache);
+        where = saved.ok() ? "; saved to " + host_.tune_cache.string()
+                           : "; not saved: " + saved.message();
+      }
+      char line[200];
+      std::snprintf(line, sizeof line, "tuned %d kernel%s in %.1f s (%lld launches)", tuned,
+                    tuned == 1 ? "" : "s", report.seconds, static_cast<long long>(report.launches));
+      note(line + where);
+    }
+  }
   return std::unique_ptr<targets::Executable>(
       new OpenClExecutable(*model.graph, std::move(runtime), std::move(exec)));
 }

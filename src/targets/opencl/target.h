@@ -7,6 +7,10 @@
 // unless HostOptions::compile_only: then the first Prepare does.
 // The device is not part of what a model was compiled for: a model compiled
 // for opencl runs on any OpenCL device.
+//
+// Prepare takes local sizes from HostOptions::tune_cache (entries tuned
+// under another driver are dropped, with a note), and with tune_online
+// tunes the launches the cache lacks (race), saving the cache.
 #pragma once
 
 #include <memory>
@@ -35,10 +39,11 @@ class OpenClTarget : public targets::Target {
   StatusOr<std::shared_ptr<Runtime>> runtime() const;
 
  private:
-  OpenClTarget(targets::TargetSpec spec, RuntimeOptions options)
-      : spec_(std::move(spec)), options_(std::move(options)) {}
+  OpenClTarget(targets::TargetSpec spec, RuntimeOptions options, targets::HostOptions host)
+      : spec_(std::move(spec)), options_(std::move(options)), host_(std::move(host)) {}
   targets::TargetSpec spec_;
   RuntimeOptions options_;
+  targets::HostOptions host_;
   mutable std::mutex mu_;
   mutable std::shared_ptr<Runtime> runtime_;
 };

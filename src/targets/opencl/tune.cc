@@ -1,0 +1,91 @@
+#include "targets/opencl/tune.h"
+
+#include <chrono>
+#include <map>
+
+namespace tessel::opencl {
+
+StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cache,
+                                  const TuneLaunchesOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  TuneReport report;
+  // Distinct keys, in schedule order, with every launch that has each.
+  std::vector<std::vector<size_t>> users;
+  std::map<std::string, size_t> index;  // by the key's text
+  const std::vector<Launch>& launches = exec.launches();
+  for (size_t k = 0; k < launches.size(); ++k) {
+    const Launch& l = launches[k];
+    if (!l.tunable) {
+      ++report.fixed;
+      continue;
+    }
+    const tuning::TuneKey& key = l.key;
+    const std::string text = key.kernel + "|" + key.source_hash + "|" + key.args_hash + "|" +
+                             tuning::ToString(key.global, key.dims);
+    auto [it, added] = index.try_emplace(text, users.size());
+    if (added) {
+      users.emplace_back();
+      KernelTuning t;
+      t.kernel = l.kernel_name;
+      t.node = exec.graph().nodes()[static_cast<size_t>(l.node)]->name;
+      t.key = key;
+      t.default_local = l.default_local;
+      t.local = l.default_local;
+      report.kernels.push_back(t);
+    }
+    users[it->second].push_back(k);
+    ++report.kernels[it->second].uses;
+  }
+  const int total = static_cast<int>(report.kernels.size());
+  for (size_t i = 0; i < report.kernels.size(); ++i) {
+    KernelTuning& t = report.kernels[i];
+    const size_t first = users[i].front();
+    if (const tuning::TuneEntry* e = cache.Find(t.key)) {
+      if (tuning::IsLegal(launches[first].problem, e->local)) {
+        t.cached = true;
+        t.local = e->local;
+        t.ms = e->ms;
+        t.default_ms = e->default_ms;
+        for (size_t k : users[i]) TESSEL_RETURN_IF_ERROR(exec.SetLocal(k, t.local));
+        continue;
+      }
+    }
+    if (options.budget_seconds > 0 && elapsed() > options.budget_seconds) {
+      t.skipped = true;
+      continue;
+    }
+    const auto timer = [&exec, first](const tuning::LocalSize& l) {
+      return exec.TimeLaunch(first, l);
+    };
+    const auto progress = [&](int candidates, double best_ms) {
+      if (options.progress) {
+        options.progress({static_cast<int>(i) + 1, total, t.kernel, candidates, best_ms});
+      }
+    };
+    tuning::TuneOptions topts{.strategy = options.strategy, .seed = options.seed};
+    StatusOr<tuning::TuneResult> r = tuning::Tune(launches[first].problem, timer, topts, progress);
+    if (!r.ok()) {
+      return r.status().WithContext("tuning kernel '" + t.kernel + "' of node '" + t.node + "'");
+    }
+    t.local = r->local;
+    t.ms = r->ms;
+    t.default_ms = r->default_ms;
+    t.launches = r->launches;
+    t.candidates = r->candidates;
+    report.launches += r->launches;
+    for (size_t k : users[i]) TESSEL_RETURN_IF_ERROR(exec.SetLocal(k, t.local));
+    cache.Put({.key = t.key,
+               .local = t.local,
+               .ms = t.ms,
+               .default_ms = t.default_ms,
+               .strategy = std::string(tuning::StrategyName(options.strategy)),
+               .launches = t.launches});
+  }
+  report.seconds = elapsed();
+  return report;
+}
+
+}  // namespace tessel::opencl

@@ -1,0 +1,66 @@
+// Tuning a prepared model's launches: every distinct tunable launch (by its
+// tuning key) gets the local size the cache holds, or one the tuner finds,
+// which then goes into the cache.
+//
+//   TESSEL_ASSIGN_OR_RETURN(TuneReport r, TuneLaunches(*exec, cache, {.strategy = kRace}));
+//   TESSEL_RETURN_IF_ERROR(cache.Save(path));
+//
+// Launches of one key share one tuning. A key in the cache costs no launch,
+// so a second run with the cache tunes nothing. The executor's runtime must
+// profile. After tuning, the buffers hold what the tuning launches left:
+// run the model again for real outputs.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "targets/opencl/executor.h"
+#include "tuning/cache.h"
+#include "tuning/tuner.h"
+
+namespace tessel::opencl {
+
+struct TuneProgress {
+  int kernel = 0;   // 1-based, of `kernels`
+  int kernels = 0;  // distinct launches to tune
+  std::string name;
+  int candidates = 0;  // timed so far for this one
+  double best_ms = 0;
+};
+
+struct TuneLaunchesOptions {
+  tuning::Strategy strategy = tuning::Strategy::kRace;
+  // Stop starting new tunings after this many seconds (0: no limit); the
+  // launches left keep their default.
+  double budget_seconds = 0;
+  uint64_t seed = 1;
+  std::function<void(const TuneProgress&)> progress;
+};
+
+// One distinct launch.
+struct KernelTuning {
+  std::string kernel;  // the kernel's name
+  std::string node;    // the first node that launches it
+  int uses = 0;        // launches of the model with this key
+  tuning::TuneKey key;
+  tuning::LocalSize default_local{1, 1, 1}, local{1, 1, 1};
+  double default_ms = 0, ms = 0;  // from the cache when cached
+  int64_t launches = 0;           // tuning launches (0 when cached)
+  int candidates = 0;
+  bool cached = false;   // taken from the cache
+  bool skipped = false;  // past the time budget: the default stays
+};
+
+struct TuneReport {
+  std::vector<KernelTuning> kernels;
+  int64_t launches = 0;  // tuning launches in all
+  double seconds = 0;    // wall time of the tuning
+  int fixed = 0;         // launches whose kernel fixes its local size
+};
+
+StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cache,
+                                  const TuneLaunchesOptions& options);
+
+}  // namespace tessel::opencl
