@@ -16,6 +16,7 @@
 // rounds, each keeping its best.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -29,6 +30,7 @@
 #include "compiler/compile.h"
 #include "targets/opencl/executor.h"
 #include "targets/opencl/target.h"
+#include "targets/opencl/tune.h"
 #include "targets/registry.h"
 #include "tuning/tuner.h"
 
@@ -41,9 +43,9 @@ using tuning::Strategy;
 struct Options {
   std::string device;
   std::vector<Strategy> strategies;
-  int rounds = 9;
-  int model_rounds = 5;
-  int model_repeat = 10;
+  int rounds = 15;
+  int model_rounds = 8;
+  int model_repeat = 30;
   size_t max_space = 100000;
   std::string json;
   std::vector<std::string> models;
@@ -70,18 +72,9 @@ std::vector<Tensor> RandomInputs(const ir::Graph& g) {
   return inputs;
 }
 
-double BestRunMs(opencl::OpenClExecutor& exec, const std::vector<Tensor>& in, int repeat) {
-  double best = 1e300;
-  for (int i = 0; i < repeat; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (!exec.Run(in).ok()) return 0;
-    best = std::min(best, Seconds(t0) * 1e3);
-  }
-  return best;
-}
-
 struct StrategyRow {
-  std::vector<double> ratios;
+  std::vector<double> ratios;     // over the fastest choice
+  std::vector<double> vs_oracle;  // over exhaustive's choice
   int64_t launches = 0;
   double seconds = 0;
 };
@@ -182,6 +175,10 @@ int Main(const Options& o) {
         const double ratio = Median(times[r.local]) / best;
         StrategyRow& sr = rows[s];
         sr.ratios.push_back(ratio);
+        if (results.count(Strategy::kExhaustive)) {
+          sr.vs_oracle.push_back(Median(times[r.local]) /
+                                 Median(times[results[Strategy::kExhaustive].local]));
+        }
         sr.launches += r.launches;
         sr.seconds += seconds[s];
         row[std::string(tuning::StrategyName(s))] = {{"local", tuning::ToString(r.local, 3)},
@@ -192,54 +189,71 @@ int Main(const Options& o) {
       out["kernels"].push_back(row);
     }
     // The model, default against race's sizes.
-    double default_ms = 1e300, tuned_ms = 1e300;
-    for (int r = 0; r < o.model_rounds; ++r) {
-      for (int tuned = 0; tuned < 2; ++tuned) {
-        for (size_t k = 0; k < launches.size(); ++k) {
-          const opencl::Launch& l = launches[k];
-          if (!l.tunable) continue;
-          const std::string text = l.key.kernel + "|" + l.key.source_hash + "|" + l.key.args_hash +
-                                   "|" + tuning::ToString(l.key.global, l.key.dims);
-          (void)exec.SetLocal(k, tuned ? race_choice[text] : l.default_local);
-        }
-        const double ms = BestRunMs(exec, inputs, o.model_repeat);
-        (tuned ? tuned_ms : default_ms) = std::min(tuned ? tuned_ms : default_ms, ms);
-      }
+    // The model, default against race's sizes (CheckOnModel keeps the
+    // defaults where race's are slower on the whole model).
+    for (size_t k = 0; k < launches.size(); ++k) {
+      const opencl::Launch& l = launches[k];
+      if (!l.tunable) continue;
+      const std::string text = l.key.kernel + "|" + l.key.source_hash + "|" + l.key.args_hash +
+                               "|" + tuning::ToString(l.key.global, l.key.dims);
+      (void)exec.SetLocal(k, race_choice[text]);
     }
-    std::printf("model %-40s %3d new kernels  default %8.3f ms  tuned %8.3f ms  %.2fx\n",
-                path.c_str(), kernels, default_ms, tuned_ms, default_ms / tuned_ms);
+    tuning::TuningCache scratch;
+    StatusOr<opencl::ModelCheck> check =
+        opencl::CheckOnModel(exec, inputs, o.model_rounds, o.model_repeat, {}, scratch);
+    if (!check.ok()) {
+      std::fprintf(stderr, "tuner_bench: %s\n", check.status().message().c_str());
+      return 2;
+    }
+    const double default_ms = check->default_ms, noise = check->noise;
+    const double tuned_ms = check->kept_tuned ? check->tuned_ms : check->default_ms;
+    std::printf(
+        "model %-40s %3d new kernels  default %8.3f ms  tuned %8.3f ms  %.2fx  (defaults differ "
+        "by %.1f%%)%s\n",
+        path.c_str(), kernels, default_ms, tuned_ms, default_ms / tuned_ms, 100 * noise,
+        check->kept_tuned ? "" : "  race's sizes were slower: defaults kept");
     std::fflush(stdout);
     out["models"].push_back({{"model", path},
                              {"default_ms", default_ms},
                              {"tuned_ms", tuned_ms},
+                             {"default_noise", noise},
+                             {"race_alone_ms", check->tuned_ms},
+                             {"kept_tuned", check->kept_tuned},
                              {"kernels", kernels}});
+    if (!o.json.empty()) std::ofstream(o.json) << out.dump(1) << "\n";  // so far
   }
   const int64_t exhaustive_launches =
       rows.count(Strategy::kExhaustive) ? rows[Strategy::kExhaustive].launches : 0;
   std::printf("\n%zu kernels judged (%d left out: exhaustive space > %zu)\n", seen.size(),
               too_large, o.max_space);
   std::printf(
-      "| strategy | median | p90 | worst | within 3%% | launches | of exhaustive's | tuning s |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+      "| strategy | over exhaustive's choice: median | worst | over the fastest choice: median "
+      "| p90 | worst | within 3%% | launches | of exhaustive's | tuning s |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (Strategy s : o.strategies) {
     StrategyRow& r = rows[s];
-    std::vector<double> v = r.ratios;
+    std::vector<double> v = r.ratios, e = r.vs_oracle;
     std::sort(v.begin(), v.end());
+    std::sort(e.begin(), e.end());
     if (v.empty()) continue;
     const size_t within =
         static_cast<size_t>(std::count_if(v.begin(), v.end(), [](double x) { return x <= 1.03; }));
-    std::printf("| %s | %.3f | %.3f | %.3f | %zu/%zu | %lld | %.1f%% | %.1f |\n",
-                std::string(tuning::StrategyName(s)).c_str(), v[v.size() / 2],
+    const double share = exhaustive_launches ? 100.0 * static_cast<double>(r.launches) /
+                                                   static_cast<double>(exhaustive_launches)
+                                             : 0.0;
+    std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %zu/%zu | %lld | %.1f%% | %.1f |\n",
+                std::string(tuning::StrategyName(s)).c_str(), e.empty() ? 0.0 : e[e.size() / 2],
+                e.empty() ? 0.0 : e.back(), v[v.size() / 2],
                 v[std::min(v.size() - 1, v.size() * 9 / 10)], v.back(), within, v.size(),
-                static_cast<long long>(r.launches),
-                exhaustive_launches ? 100.0 * static_cast<double>(r.launches) /
-                                          static_cast<double>(exhaustive_launches)
-                                    : 0.0,
-                r.seconds);
-    out["strategies"][std::string(tuning::StrategyName(s))] = {{"median", v[v.size() / 2]},
-                                                               {"worst", v.back()},
-                                                               {"launches", r.launches},
-                                                               {"seconds", r.seconds}};
+                static_cast<long long>(r.launches), share, r.seconds);
+    out["strategies"][std::string(tuning::StrategyName(s))] = {
+        {"median", v[v.size() / 2]},
+        {"worst", v.back()},
+        {"median_vs_exhaustive", e.empty() ? 0.0 : e[e.size() / 2]},
+        {"worst_vs_exhaustive", e.empty() ? 0.0 : e.back()},
+        {"launches", r.launches},
+        {"launch_share", share},
+        {"seconds", r.seconds}};
   }
   if (!o.json.empty()) std::ofstream(o.json) << out.dump(1) << "\n";
   return 0;

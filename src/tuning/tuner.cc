@@ -15,11 +15,24 @@ namespace {
 constexpr int kScreenRepeats = 3;
 // Above this coefficient of variation a candidate's launches are timed again.
 constexpr double kMaxCv = 0.10;
+// A size replaces the default only when it is this much faster, relatively
+// and in milliseconds (a microsecond: a GPU launch costs about five of its
+// own, and below that the choice among sizes of a tiny kernel is noise that
+// a model does not see).
+constexpr double kMinGain = 0.02;
+constexpr double kMinGainMs = 0.001;
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The q-quantile of `v`, rounded outwards: down below the median, up above.
+double Quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double at = q * static_cast<double>(v.size() - 1);
+  return v[static_cast<size_t>(q < 0.5 ? std::floor(at) : std::ceil(at))];
 }
 
 double Cv(const std::vector<double>& v) {
@@ -67,11 +80,14 @@ class Meter {
     return true;
   }
   bool Timed(const LocalSize& l) const { return samples_.count(l) > 0; }
+  bool Failed(const LocalSize& l) const { return failed_.count(l) > 0; }
   double MedianOf(const LocalSize& l) const { return Median(samples_.at(l)); }
-  // The timed candidates, fastest first.
+  // The timed candidates, fastest first by their fastest launch: what slows
+  // a launch down (another process, a clock dip) only ever adds time, so
+  // the minimum ranks a candidate timed once or twice best.
   std::vector<LocalSize> Ranked() const {
     std::vector<std::pair<double, LocalSize>> r;
-    for (const auto& [l, s] : samples_) r.push_back({Median(s), l});
+    for (const auto& [l, s] : samples_) r.push_back({*std::min_element(s.begin(), s.end()), l});
     std::sort(r.begin(), r.end());
     std::vector<LocalSize> out;
     for (const auto& [ms, l] : r) out.push_back(l);
@@ -111,12 +127,23 @@ StatusOr<TuneResult> Finish(Meter& meter, const LocalSize& def, int finalists, i
   r.default_ms = Median(times[def]);
   r.local = def;
   r.ms = r.default_ms;
+  double best = r.default_ms;
+  LocalSize best_local = def;
   for (const auto& [l, t] : times) {
     const double m = Median(t);
-    if (m < r.ms) {
-      r.ms = m;
-      r.local = l;
+    if (m < best) {
+      best = m;
+      best_local = l;
     }
+  }
+  // The default stays unless another size is clearly faster: by 2% and
+  // a microsecond at the median, and with every launch of its upper quartile faster than the
+  // default's lower quartile. A gain within the noise is not worth a cache
+  // entry that may be slower in the model.
+  if (best < r.default_ms * (1 - kMinGain) && best < r.default_ms - kMinGainMs &&
+      Quantile(times[best_local], 0.75) < Quantile(times[def], 0.25)) {
+    r.ms = best;
+    r.local = best_local;
   }
   r.launches = meter.launches();
   r.candidates = meter.candidates();
@@ -124,48 +151,14 @@ StatusOr<TuneResult> Finish(Meter& meter, const LocalSize& def, int finalists, i
 }
 
 // Finalists and rounds that fit what is left of a budget (at least the
-// default and one other, two rounds).
+// default and one other, four rounds: fewer let noise decide).
 std::pair<int, int> FinalShape(int64_t left) {
   if (left >= 20) return {3, 5};
   if (left >= 12) return {2, 4};
-  return {1, 2};
+  return {1, 4};
 }
 
-// The race's cheap analytic filter: which candidates a device would run
-// well, from what it reports. Keeps sizes whose work-groups are nearly full
-// (waste within 1/16 of the least possible), whose items fill whole warps
-// (CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE) unless one group holds
-// every item, and that make enough work-groups to occupy every compute unit
-// when the launch is large enough for that.
-std::vector<LocalSize> Prune(const Problem& p, const std::vector<LocalSize>& space) {
-  double least_waste = 1e300;
-  size_t items = 1;
-  for (int d = 0; d < p.dims; ++d) items *= std::max<size_t>(p.global[static_cast<size_t>(d)], 1);
-  for (const LocalSize& l : space) least_waste = std::min(least_waste, Waste(p, l));
-  const size_t warp = std::max<size_t>(p.preferred_multiple, 1);
-  const size_t cu = static_cast<size_t>(std::max<int64_t>(p.compute_units, 1));
-  std::vector<LocalSize> kept;
-  for (const LocalSize& l : space) {
-    const size_t t = l[0] * l[1] * l[2];
-    if (Waste(p, l) > least_waste * (1.0 + 1.0 / 16)) continue;
-    if (t % warp != 0 && t < items) continue;
-    if (Groups(p, l) < cu && items >= cu * warp * 2 && t > warp) continue;
-    kept.push_back(l);
-  }
-  return kept;
-}
-
-// How far a candidate is from what GPUs like: 128 to 256 items, and at
-// least a warp's worth (or all) of the contiguous dimension. Lower is
-// better; orders the pruned list when the budget cannot time it all.
-double Prior(const Problem& p, const LocalSize& l) {
-  const double t = static_cast<double>(l[0] * l[1] * l[2]);
-  const size_t warp = std::max<size_t>(p.preferred_multiple, 1);
-  double score = std::fabs(std::log2(t / 181.0));
-  if (l[0] < std::min(warp, p.global[0])) score += 1;
-  return score + 4 * (Waste(p, l) - 1);
-}
-
+// MACE, MNN and exhaustive: every candidate of the list timed alike.
 StatusOr<TuneResult> TuneList(const std::vector<LocalSize>& list, const LocalSize& def,
                               Meter& meter) {
   meter.TimeOne(def);  // warm-up
@@ -176,29 +169,131 @@ StatusOr<TuneResult> TuneList(const std::vector<LocalSize>& list, const LocalSiz
   return Finish(meter, def, 3, 5);
 }
 
-StatusOr<TuneResult> TuneRace(const Problem& p, const LocalSize& def, Meter& meter) {
-  const int64_t budget = RaceBudget(p);
-  std::vector<LocalSize> field = Prune(p, ExhaustiveCandidates(p));
-  std::stable_sort(field.begin(), field.end(), [&](const LocalSize& a, const LocalSize& b) {
-    return Prior(p, a) < Prior(p, b);
+// The sorted values each dimension takes in `space`.
+std::array<std::vector<size_t>, 3> DimValues(const std::vector<LocalSize>& space) {
+  std::array<std::vector<size_t>, 3> values;
+  for (const LocalSize& l : space) {
+    for (size_t d = 0; d < 3; ++d) values[d].push_back(l[d]);
+  }
+  for (auto& v : values) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+  return values;
+}
+
+// Where race starts, in order of priority: the default, the smallest group
+// (a launch of few long-running items spreads best over the compute units),
+// groups spanning dimension 0 whole with dimension 1 whole or 1 and powers
+// of two in dimension 2, then MACE's structured candidates.
+std::vector<LocalSize> RaceSeeds(const Problem& p, const LocalSize& def) {
+  std::vector<LocalSize> seeds{def, {1, 1, 1}};
+  const auto at_most = [&](size_t d, size_t v) {
+    return d < static_cast<size_t>(p.dims) ? std::min(v, p.max_item[d]) : size_t{1};
+  };
+  const size_t g0 = at_most(0, p.global[0]), g1 = at_most(1, p.global[1]);
+  std::vector<LocalSize> spans;
+  for (size_t z = 1; z <= at_most(2, p.global[2]); z *= 2) {
+    for (size_t y : {size_t{1}, g1}) {
+      if (g0 * y * z <= p.max_group) spans.push_back({g0, y, at_most(2, z)});
+    }
+  }
+  // Nearest first to 128 items, the size GPUs are usually best at.
+  std::stable_sort(spans.begin(), spans.end(), [](const LocalSize& a, const LocalSize& b) {
+    const auto off = [](const LocalSize& l) {
+      return std::fabs(std::log2(static_cast<double>(l[0] * l[1] * l[2]) / 128.0));
+    };
+    return off(a) < off(b);
   });
+  seeds.insert(seeds.end(), spans.begin(), spans.end());
+  for (const LocalSize& l : MaceCandidates(p)) seeds.push_back(l);
+  return seeds;
+}
+
+// A candidate's neighbours: one dimension moved one or two values along its
+// list, or a factor of two moved from one dimension to another.
+std::vector<LocalSize> Neighbours(const Problem& p, const LocalSize& l,
+                                  const std::array<std::vector<size_t>, 3>& values) {
+  std::vector<LocalSize> out;
+  for (size_t d = 0; d < static_cast<size_t>(p.dims); ++d) {
+    const auto& v = values[d];
+    const auto at = std::lower_bound(v.begin(), v.end(), l[d]) - v.begin();
+    for (int64_t step : {-1, 1, -2, 2}) {
+      const int64_t to = at + step;
+      if (to < 0 || to >= static_cast<int64_t>(v.size())) continue;
+      LocalSize n = l;
+      n[d] = v[static_cast<size_t>(to)];
+      out.push_back(n);
+    }
+  }
+  for (size_t a = 0; a < static_cast<size_t>(p.dims); ++a) {
+    for (size_t b = 0; b < static_cast<size_t>(p.dims); ++b) {
+      if (a == b || l[b] % 2 != 0) continue;
+      LocalSize n = l;
+      n[a] *= 2;
+      n[b] /= 2;
+      out.push_back(n);
+    }
+  }
+  return out;
+}
+
+// Race: single launches first, over seeds, uniform samples and then a
+// hill-climb from the best candidate not yet expanded; the best third is timed twice more, and
+// the finalists race the default in interleaved rounds. A space the
+// budget covers is screened whole.
+StatusOr<TuneResult> TuneRace(const Problem& p, const LocalSize& def, uint64_t seed, Meter& meter) {
+  const std::vector<LocalSize> space = ExhaustiveCandidates(p);
+  const std::set<LocalSize> legal(space.begin(), space.end());
+  const std::array<std::vector<size_t>, 3> values = DimValues(space);
+  const int64_t budget = RaceBudget(p);
   const auto [finalists, rounds] = FinalShape(budget / 3);
   const int64_t final_cost = static_cast<int64_t>(finalists + 1) * rounds;
-  // Round one times each entrant (the default among them) once; round two
-  // times the best third of them twice more.
-  int64_t entrants = std::max<int64_t>((budget - 1 - final_cost) * 3 / 5, 2);
-  while (entrants > 2 &&
-         1 + entrants + 2 * std::max<int64_t>(entrants / 3, 1) + final_cost > budget)
-    --entrants;
-  field.erase(std::remove(field.begin(), field.end(), def), field.end());
-  if (static_cast<int64_t>(field.size()) > entrants - 1)
-    field.resize(static_cast<size_t>(entrants - 1));
-  meter.TimeOne(def);  // warm-up
-  meter.Time(def, 1);
-  for (const LocalSize& l : field) meter.Time(l, 1);
-  std::vector<LocalSize> ranked = meter.Ranked();
-  ranked.resize(std::min(ranked.size(), std::max<size_t>((field.size() + 1) / 3, 1)));
-  for (const LocalSize& l : ranked) meter.Time(l, 2);
+  // Screening launches s, plus two for each of the best s / 3 when the
+  // budget is large enough for that; a small one all goes to screening.
+  // A small budget times each screened candidate twice instead (ranked by
+  // the faster: a size's first launch may pay for the driver setting it up).
+  const int64_t left = budget - 1 - final_cost;
+  const bool retime = left >= 25;
+  const int per = retime ? 1 : 2;
+  const int64_t screen = std::max<int64_t>(retime ? left * 3 / 5 : left / 2, 2);
+  int64_t screened = 0;
+  const auto screen_one = [&](const LocalSize& l) {
+    if (screened >= screen || meter.Timed(l) || meter.Failed(l)) return;
+    if (l != def && !legal.count(l)) return;
+    ++screened;
+    meter.Time(l, per);
+  };
+  meter.TimeOne(def);                                      // warm-up
+  if (static_cast<int64_t>(space.size()) + 1 <= screen) {  // the whole space
+    screen_one(def);
+    for (const LocalSize& l : space) screen_one(l);
+  } else {
+    // A quarter of the screening for seeds, a quarter for uniform samples
+    // of the space (it has many near-best points), the rest for climbing.
+    const std::vector<LocalSize> seeds = RaceSeeds(p, def);
+    for (size_t i = 0; i < seeds.size() && screened < std::max<int64_t>(screen / 4, 3); ++i) {
+      screen_one(seeds[i]);
+    }
+    std::vector<LocalSize> shuffled = space;
+    std::mt19937_64 rng(seed);
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    for (size_t i = 0; i < shuffled.size() && screened < screen / 2; ++i) screen_one(shuffled[i]);
+    std::set<LocalSize> expanded;
+    while (screened < screen) {
+      const std::vector<LocalSize> ranked = meter.Ranked();
+      auto next = std::find_if(ranked.begin(), ranked.end(),
+                               [&](const LocalSize& l) { return !expanded.count(l); });
+      if (next == ranked.end()) break;
+      expanded.insert(*next);
+      for (const LocalSize& n : Neighbours(p, *next, values)) screen_one(n);
+    }
+  }
+  if (retime) {
+    std::vector<LocalSize> ranked = meter.Ranked();
+    ranked.resize(std::min(ranked.size(), static_cast<size_t>(screen / 3)));
+    for (const LocalSize& l : ranked) meter.Time(l, 2);
+  }
   return Finish(meter, def, finalists, rounds);
 }
 
@@ -303,7 +398,7 @@ const std::vector<Strategy>& AllStrategies() {
 
 int64_t RaceBudget(const Problem& problem) {
   const auto space = static_cast<int64_t>(ExhaustiveCandidates(problem).size());
-  return std::max<int64_t>((1 + kScreenRepeats * space) * 12 / 100, 12);
+  return std::max<int64_t>((1 + kScreenRepeats * space) * 13 / 100, 24);
 }
 
 StatusOr<TuneResult> Tune(const Problem& problem, const LaunchTimer& timer,
@@ -323,7 +418,7 @@ StatusOr<TuneResult> Tune(const Problem& problem, const LaunchTimer& timer,
     case Strategy::kAnnealing:
       return TuneAnnealing(problem, def, budget, options.seed, meter);
     case Strategy::kRace:
-      return TuneRace(problem, def, meter);
+      return TuneRace(problem, def, options.seed, meter);
   }
   return InvalidArgument("unknown strategy");
 }

@@ -34,21 +34,6 @@ struct TuneArgs {
 
 #ifdef TESSEL_WITH_OPENCL
 
-// The model's latency with the launches' current local sizes: the fastest
-// of `repeat` runs.
-StatusOr<double> BestRunMs(opencl::OpenClExecutor& exec, const std::vector<Tensor>& inputs,
-                           int repeat) {
-  double best = 1e300;
-  for (int i = 0; i < repeat; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    TESSEL_RETURN_IF_ERROR(exec.Run(inputs).status());
-    best = std::min(
-        best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                  .count());
-  }
-  return best;
-}
-
 Status Tune(TuneArgs args) {
   if (args.target.target.empty()) args.target.target = "opencl";
   if (args.target.target != "opencl") {
@@ -94,24 +79,12 @@ Status Tune(TuneArgs args) {
   StatusOr<opencl::TuneReport> tuned = opencl::TuneLaunches(*exec, cache, topts);
   if (bar) std::fprintf(stderr, "\r%110s\r", "");
   TESSEL_ASSIGN_OR_RETURN(opencl::TuneReport report, std::move(tuned));
-  if (report.launches > 0) TESSEL_RETURN_IF_ERROR(cache.Save(cache_path));
-
-  // The model before and after, in interleaved rounds; each keeps its best.
-  std::vector<tuning::LocalSize> best_locals;
-  for (const opencl::Launch& l : exec->launches()) best_locals.push_back(l.local);
-  double default_ms = 1e300, tuned_ms = 1e300;
-  for (int r = 0; r < args.rounds; ++r) {
-    for (size_t k = 0; k < best_locals.size(); ++k) {
-      TESSEL_RETURN_IF_ERROR(exec->SetLocal(k, exec->launches()[k].default_local));
-    }
-    TESSEL_ASSIGN_OR_RETURN(const double d, BestRunMs(*exec, inputs, args.repeat));
-    for (size_t k = 0; k < best_locals.size(); ++k) {
-      TESSEL_RETURN_IF_ERROR(exec->SetLocal(k, best_locals[k]));
-    }
-    TESSEL_ASSIGN_OR_RETURN(const double t, BestRunMs(*exec, inputs, args.repeat));
-    default_ms = std::min(default_ms, d);
-    tuned_ms = std::min(tuned_ms, t);
-  }
+  // The model before and after; slower tuned sizes go back to the default.
+  TESSEL_ASSIGN_OR_RETURN(
+      const opencl::ModelCheck check,
+      opencl::CheckOnModel(*exec, inputs, args.rounds, args.repeat, report, cache));
+  if (report.launches > 0 || !check.kept_tuned) TESSEL_RETURN_IF_ERROR(cache.Save(cache_path));
+  const double default_ms = check.default_ms, tuned_ms = check.tuned_ms;
 
   int cached = 0, skipped = 0;
   for (const opencl::KernelTuning& k : report.kernels) {
@@ -144,7 +117,8 @@ Status Tune(TuneArgs args) {
     j["tuning_launches"] = report.launches;
     j["tuning_seconds"] = report.seconds;
     j["fixed_launches"] = report.fixed;
-    j["model_ms"] = {{"default", default_ms}, {"tuned", tuned_ms}};
+    j["model_ms"] = {{"default", default_ms}, {"tuned", tuned_ms}, {"noise", check.noise}};
+    j["kept_tuned"] = check.kept_tuned;
     std::cout << j.dump(2) << "\n";
     return Status::Ok();
   }

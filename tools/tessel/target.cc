@@ -44,7 +44,8 @@ std::filesystem::path DefaultCacheDir() {
 bool progress_drawn = false;
 
 targets::HostOptions HostOptionsOf(const TargetOptions& opts) {
-  targets::HostOptions host{.profile = opts.profile, .cache_dir = env_defaults.cache_dir / "opencl"};
+  targets::HostOptions host{.profile = opts.profile,
+                            .cache_dir = env_defaults.cache_dir / "opencl"};
   host.tune_cache = TuneCachePath(opts);
   host.tune_online = opts.tune == "online";
   host.queue_window = opts.queue_window;
@@ -176,7 +177,7 @@ StatusOr<targets::TargetSpec> RequestedSpec(const TargetOptions& opts) {
 }
 
 StatusOr<std::unique_ptr<targets::Target>> MakeRequestedTarget(const TargetOptions& opts,
-                                                              bool compile_only) {
+                                                               bool compile_only) {
   TESSEL_ASSIGN_OR_RETURN(targets::TargetSpec spec, RequestedSpec(opts));
   targets::HostOptions host = HostOptionsOf(opts);
   host.compile_only = compile_only;
@@ -215,7 +216,8 @@ StatusOr<LoadedModel> LoadModel(const std::string& path, const TargetOptions& op
   }
   TESSEL_RETURN_IF_ERROR(CheckTuningOptions(opts, spec.name));
   AddRunOptions(opts, spec);
-  StatusOr<std::unique_ptr<targets::Target>> target = targets::MakeTarget(spec, HostOptionsOf(opts));
+  StatusOr<std::unique_ptr<targets::Target>> target =
+      targets::MakeTarget(spec, HostOptionsOf(opts));
   if (!target.ok()) return Status(target.status().code(), where + ": " + target.status().message());
   loaded.target = std::move(*target);
   return loaded;

@@ -167,8 +167,19 @@ StatusOr<std::unique_ptr<targets::Executable>> OpenClTarget::Prepare(CompiledMod
     }
     TESSEL_ASSIGN_OR_RETURN(TuneReport report, TuneLaunches(*exec, cache, topts));
     if (host_.progress) host_.progress("");
+    exec->set_record_timings(false);
+    // A short check on the whole model (zero inputs): tuned sizes that make
+    // it slower go back to the default.
+    std::vector<Tensor> zeros;
+    for (const ir::Value* v : model.graph->inputs()) zeros.emplace_back(v->dtype, v->shape);
+    TESSEL_ASSIGN_OR_RETURN(const ModelCheck check,
+                            CheckOnModel(*exec, zeros, /*rounds=*/3, /*repeat=*/3, report, cache));
     exec->set_record_timings(host_.profile);
-    if (report.launches > 0) {
+    if (!check.kept_tuned) {
+      note("tuned sizes were slower on the whole model (" + std::to_string(check.tuned_ms) +
+           " ms against " + std::to_string(check.default_ms) + "): the defaults are kept");
+    }
+    if (report.launches > 0 || !check.kept_tuned) {
       int tuned = 0;
       for (const KernelTuning& k : report.kernels) tuned += k.cached ? 0 : 1;
       std::string where = "; not saved (no --tune-cache)";

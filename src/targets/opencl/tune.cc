@@ -1,6 +1,8 @@
 #include "targets/opencl/tune.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 
 namespace tessel::opencl {
@@ -86,6 +88,52 @@ StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cac
   }
   report.seconds = elapsed();
   return report;
+}
+
+StatusOr<ModelCheck> CheckOnModel(OpenClExecutor& exec, const std::vector<Tensor>& inputs,
+                                  int rounds, int repeat, const TuneReport& report,
+                                  tuning::TuningCache& cache) {
+  const std::vector<Launch>& launches = exec.launches();
+  std::vector<tuning::LocalSize> tuned;
+  for (const Launch& l : launches) tuned.push_back(l.local);
+  const auto use = [&](bool tuned_sizes) -> Status {
+    for (size_t k = 0; k < launches.size(); ++k) {
+      TESSEL_RETURN_IF_ERROR(exec.SetLocal(k, tuned_sizes ? tuned[k] : launches[k].default_local));
+    }
+    return Status::Ok();
+  };
+  double best[3] = {1e300, 1e300, 1e300};  // default, tuned, default again
+  for (int r = 0; r < rounds; ++r) {
+    for (int i = 0; i < 3; ++i) {
+      const int c = (i + r) % 3;
+      TESSEL_RETURN_IF_ERROR(use(c == 1));
+      for (int k = 0; k < repeat; ++k) {
+        const auto start = std::chrono::steady_clock::now();
+        TESSEL_RETURN_IF_ERROR(exec.Run(inputs).status());
+        best[c] = std::min(best[c], std::chrono::duration<double, std::milli>(
+                                        std::chrono::steady_clock::now() - start)
+                                        .count());
+      }
+    }
+  }
+  ModelCheck check;
+  check.default_ms = std::min(best[0], best[2]);
+  check.tuned_ms = best[1];
+  check.noise = std::fabs(best[0] - best[2]) / check.default_ms;
+  check.kept_tuned = check.tuned_ms <= check.default_ms;
+  TESSEL_RETURN_IF_ERROR(use(check.kept_tuned));
+  if (!check.kept_tuned) {
+    for (const KernelTuning& k : report.kernels) {
+      if (k.local == k.default_local || k.skipped) continue;
+      cache.Put({.key = k.key,
+                 .local = k.default_local,
+                 .ms = k.default_ms,
+                 .default_ms = k.default_ms,
+                 .strategy = "default (kept by the model check)",
+                 .launches = k.launches});
+    }
+  }
+  return check;
 }
 
 }  // namespace tessel::opencl

@@ -63,4 +63,24 @@ struct TuneReport {
 StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cache,
                                   const TuneLaunchesOptions& options);
 
+// The whole model with default and with tuned local sizes.
+struct ModelCheck {
+  double default_ms = 0;  // the faster of the two default timings
+  double tuned_ms = 0;
+  double noise = 0;        // how far apart the two default timings were, relatively
+  bool kept_tuned = true;  // false: the launches went back to their defaults
+};
+
+// Checks tuned sizes on the whole model, since a launch timed alone is not
+// a launch among others: `rounds` rounds each time the model with default
+// sizes, tuned sizes and default sizes again (in an order rotating from
+// round to round), each configuration keeping its fastest of `repeat` runs.
+// When the tuned sizes are slower than the faster default timing, every
+// launch goes back to its default, and so do the cache entries of `report`
+// (they then record the default as the model's best). With tuned sizes
+// set on `exec` (TuneLaunches did) and the model's inputs.
+StatusOr<ModelCheck> CheckOnModel(OpenClExecutor& exec, const std::vector<Tensor>& inputs,
+                                  int rounds, int repeat, const TuneReport& report,
+                                  tuning::TuningCache& cache);
+
 }  // namespace tessel::opencl
