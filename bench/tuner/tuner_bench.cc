@@ -95,6 +95,8 @@ int Main(const Options& o) {
               static_cast<long long>(rt->device().compute_units));
 
   std::map<Strategy, StrategyRow> rows;
+  // Race's winners so far, as TuneLaunches keeps them: its hints.
+  std::vector<std::pair<std::string, LocalSize>> winners;
   std::set<std::string> seen;
   int too_large = 0;
   nlohmann::json out;
@@ -138,7 +140,9 @@ int Main(const Options& o) {
       std::map<Strategy, double> seconds;
       for (Strategy s : o.strategies) {
         const auto t0 = std::chrono::steady_clock::now();
-        StatusOr<tuning::TuneResult> r = tuning::Tune(l.problem, timer, {.strategy = s});
+        tuning::TuneOptions topts{.strategy = s};
+        if (s == Strategy::kRace) topts.hints = opencl::Hints(winners, l.kernel_name);
+        StatusOr<tuning::TuneResult> r = tuning::Tune(l.problem, timer, topts);
         if (!r.ok()) {
           std::fprintf(stderr, "tuner_bench: %s: %s\n", l.kernel_name.c_str(),
                        r.status().message().c_str());
@@ -149,6 +153,8 @@ int Main(const Options& o) {
       }
       race_choice[text] =
           results.count(Strategy::kRace) ? results[Strategy::kRace].local : l.default_local;
+      if (race_choice[text] != l.default_local)
+        winners.push_back({l.kernel_name, race_choice[text]});
       if (!seen.insert(text).second) continue;  // judged in an earlier model
       ++kernels;
       // The choices, timed together.

@@ -182,12 +182,18 @@ std::array<std::vector<size_t>, 3> DimValues(const std::vector<LocalSize>& space
   return values;
 }
 
-// Where race starts, in order of priority: the default, the smallest group
+// Where race starts, in order of priority: the default, up to three hints
+// (sizes that won on similar launches of this device), the smallest group
 // (a launch of few long-running items spreads best over the compute units),
 // groups spanning dimension 0 whole with dimension 1 whole or 1 and powers
 // of two in dimension 2, then MACE's structured candidates.
-std::vector<LocalSize> RaceSeeds(const Problem& p, const LocalSize& def) {
-  std::vector<LocalSize> seeds{def, {1, 1, 1}};
+std::vector<LocalSize> RaceSeeds(const Problem& p, const LocalSize& def,
+                                 const std::vector<LocalSize>& hints) {
+  std::vector<LocalSize> seeds{def};
+  for (const LocalSize& h : hints) {
+    if (seeds.size() < 4) seeds.push_back(h);
+  }
+  seeds.push_back({1, 1, 1});
   const auto at_most = [&](size_t d, size_t v) {
     return d < static_cast<size_t>(p.dims) ? std::min(v, p.max_item[d]) : size_t{1};
   };
@@ -242,7 +248,8 @@ std::vector<LocalSize> Neighbours(const Problem& p, const LocalSize& l,
 // hill-climb from the best candidate not yet expanded; the best third is timed twice more, and
 // the finalists race the default in interleaved rounds. A space the
 // budget covers is screened whole.
-StatusOr<TuneResult> TuneRace(const Problem& p, const LocalSize& def, uint64_t seed, Meter& meter) {
+StatusOr<TuneResult> TuneRace(const Problem& p, const LocalSize& def, uint64_t seed,
+                              const std::vector<LocalSize>& hints, Meter& meter) {
   const std::vector<LocalSize> space = ExhaustiveCandidates(p);
   const std::set<LocalSize> legal(space.begin(), space.end());
   const std::array<std::vector<size_t>, 3> values = DimValues(space);
@@ -271,7 +278,7 @@ StatusOr<TuneResult> TuneRace(const Problem& p, const LocalSize& def, uint64_t s
   } else {
     // A quarter of the screening for seeds, a quarter for uniform samples
     // of the space (it has many near-best points), the rest for climbing.
-    const std::vector<LocalSize> seeds = RaceSeeds(p, def);
+    const std::vector<LocalSize> seeds = RaceSeeds(p, def, hints);
     for (size_t i = 0; i < seeds.size() && screened < std::max<int64_t>(screen / 4, 3); ++i) {
       screen_one(seeds[i]);
     }
@@ -418,7 +425,7 @@ StatusOr<TuneResult> Tune(const Problem& problem, const LaunchTimer& timer,
     case Strategy::kAnnealing:
       return TuneAnnealing(problem, def, budget, options.seed, meter);
     case Strategy::kRace:
-      return TuneRace(problem, def, options.seed, meter);
+      return TuneRace(problem, def, options.seed, options.hints, meter);
   }
   return InvalidArgument("unknown strategy");
 }

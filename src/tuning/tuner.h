@@ -13,7 +13,7 @@
 //   random      uniform samples of the exhaustive space, race's budget
 //   annealing   simulated annealing over the exhaustive space, race's budget
 //   race        tessel's own: single launches screen seeds (the default,
-//               the smallest group, groups spanning the contiguous
+//               the winners of similar launches, the smallest group, groups spanning the contiguous
 //               dimension, MACE's structured sizes), uniform samples, then
 //               a hill-climb over the exhaustive space from the best
 //               candidate not yet expanded; the best third is timed twice
@@ -60,6 +60,11 @@ struct TuneOptions {
   // Launches random and annealing may use; 0: what race would use on this
   // problem (RaceBudget).
   int64_t max_launches = 0;
+  // Race: sizes that won on similar launches of this device (the same
+  // kernel first), timed right after the default when legal here. A device
+  // tends to like one shape for one kernel: PoCL's tiny groups, a GPU's
+  // whole planes.
+  std::vector<LocalSize> hints;
 };
 
 struct TuneResult {

@@ -7,6 +7,19 @@
 
 namespace tessel::opencl {
 
+std::vector<tuning::LocalSize> Hints(
+    const std::vector<std::pair<std::string, tuning::LocalSize>>& winners,
+    const std::string& kernel) {
+  std::vector<tuning::LocalSize> same, other;
+  for (auto it = winners.rbegin(); it != winners.rend(); ++it) {
+    std::vector<tuning::LocalSize>& list = it->first == kernel ? same : other;
+    if (std::find(list.begin(), list.end(), it->second) == list.end()) list.push_back(it->second);
+  }
+  same.insert(same.end(), other.begin(), other.end());
+  if (same.size() > 3) same.resize(3);
+  return same;
+}
+
 StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cache,
                                   const TuneLaunchesOptions& options) {
   const auto start = std::chrono::steady_clock::now();
@@ -42,6 +55,8 @@ StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cac
     ++report.kernels[it->second].uses;
   }
   const int total = static_cast<int>(report.kernels.size());
+  // Sizes that beat the default in this tuning, by kernel, in order.
+  std::vector<std::pair<std::string, tuning::LocalSize>> winners;
   for (size_t i = 0; i < report.kernels.size(); ++i) {
     KernelTuning& t = report.kernels[i];
     const size_t first = users[i].front();
@@ -68,6 +83,7 @@ StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cac
       }
     };
     tuning::TuneOptions topts{.strategy = options.strategy, .seed = options.seed};
+    topts.hints = Hints(winners, t.kernel);
     StatusOr<tuning::TuneResult> r = tuning::Tune(launches[first].problem, timer, topts, progress);
     if (!r.ok()) {
       return r.status().WithContext("tuning kernel '" + t.kernel + "' of node '" + t.node + "'");
@@ -79,6 +95,7 @@ StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cac
     t.candidates = r->candidates;
     report.launches += r->launches;
     for (size_t k : users[i]) TESSEL_RETURN_IF_ERROR(exec.SetLocal(k, t.local));
+    if (t.local != t.default_local) winners.push_back({t.kernel, t.local});
     cache.Put({.key = t.key,
                .local = t.local,
                .ms = t.ms,

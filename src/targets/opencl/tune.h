@@ -63,6 +63,12 @@ struct TuneReport {
 StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cache,
                                   const TuneLaunchesOptions& options);
 
+// Race's hints for a launch of `kernel`: the sizes that beat the default on
+// earlier launches, the same kernel's first, most recent first, at most 3.
+std::vector<tuning::LocalSize> Hints(
+    const std::vector<std::pair<std::string, tuning::LocalSize>>& winners,
+    const std::string& kernel);
+
 // The whole model with default and with tuned local sizes.
 struct ModelCheck {
   double default_ms = 0;  // the faster of the two default timings
