@@ -327,14 +327,7 @@ StatusOr<TuneResult> TuneRandom(const Problem& p, const LocalSize& def, int64_t 
 StatusOr<TuneResult> TuneAnnealing(const Problem& p, const LocalSize& def, int64_t budget,
                                    uint64_t seed, Meter& meter) {
   const std::vector<LocalSize> space = ExhaustiveCandidates(p);
-  std::array<std::vector<size_t>, 3> values;
-  for (const LocalSize& l : space) {
-    for (size_t d = 0; d < 3; ++d) values[d].push_back(l[d]);
-  }
-  for (auto& v : values) {
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-  }
+  const std::array<std::vector<size_t>, 3> values = DimValues(space);
   const std::set<LocalSize> legal(space.begin(), space.end());
   std::mt19937_64 rng(seed);
   const auto [finalists, rounds] = FinalShape(budget / 3);

@@ -11,6 +11,7 @@
 
 #include "common.h"
 #include "target.h"
+#include "tuning/tuner.h"
 #ifdef TESSEL_WITH_OPENCL
 #include "targets/opencl/target.h"
 #include "targets/opencl/tune.h"
@@ -152,7 +153,10 @@ Status Tune(TuneArgs args) {
 
 #else
 
-Status Tune(TuneArgs) { return Unsupported("this tessel was built without OpenCL"); }
+Status Tune(TuneArgs args) {
+  TESSEL_RETURN_IF_ERROR(tuning::ParseStrategy(args.strategy).status());
+  return Unsupported("this tessel was built without OpenCL: there is nothing to tune");
+}
 
 #endif
 

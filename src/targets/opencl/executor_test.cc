@@ -12,12 +12,13 @@
 
 #include "compiler/compile.h"
 #include "onnx/model_builder.h"
-#include "ops/op_test_util.h"
 #include "onnx/test_data.h"
-#include "targets/testing.h"
+#include "ops/op_test_util.h"
 #include "targets/opencl/cl_error.h"
 #include "targets/opencl/runtime.h"
+#include "targets/opencl/test_env.h"
 #include "targets/opencl/work_size.h"
+#include "targets/testing.h"
 
 namespace tessel::opencl {
 namespace {
@@ -26,22 +27,10 @@ using ops::test_util::RandomFloats;
 
 using onnx_io::ModelBuilder;
 
-std::string SkipReason() {
-#ifdef TESSEL_SANITIZED_BUILD
-  return "sanitizer build: PoCL JIT-compiles with LLVM in process and reports ~1.4 MB of leaks to "
-         "LeakSanitizer, so the OpenCL device tests do not run under ASan/UBSan";
-#else
-  StatusOr<std::vector<DeviceInfo>> devices = ListDevices();
-  if (!devices.ok()) return "no usable OpenCL platform: " + devices.status().message();
-  if (devices->empty()) return "no OpenCL platform or device installed";
-  return "";
-#endif
-}
-
 class OpenClTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    skip_reason_ = new std::string(SkipReason());
+    skip_reason_ = new std::string(DeviceTestSkipReason());
     if (!skip_reason_->empty()) return;
     RuntimeOptions options;
     options.cache_dir = TESSEL_TEST_CACHE_DIR;

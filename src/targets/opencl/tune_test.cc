@@ -12,24 +12,13 @@
 #include "compiler/compile.h"
 #include "onnx/model_builder.h"
 #include "onnx/test_data.h"
+#include "targets/opencl/test_env.h"
 #include "targets/testing.h"
 
 namespace tessel::opencl {
 namespace {
 
 using onnx_io::ModelBuilder;
-
-std::string SkipReason() {
-#ifdef TESSEL_SANITIZED_BUILD
-  return "sanitizer build: PoCL JIT-compiles with LLVM in process and reports leaks to "
-         "LeakSanitizer, so the OpenCL device tests do not run under ASan/UBSan";
-#else
-  StatusOr<std::vector<DeviceInfo>> devices = ListDevices();
-  if (!devices.ok()) return "no usable OpenCL platform: " + devices.status().message();
-  if (devices->empty()) return "no OpenCL platform or device installed";
-  return "";
-#endif
-}
 
 Tensor Random(Shape shape, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -64,7 +53,7 @@ ModelBuilder ThreeConvs() {
 class OpenClTuneTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string skip = SkipReason();
+    const std::string skip = DeviceTestSkipReason();
     if (!skip.empty()) GTEST_SKIP() << skip;
     dir_ =
         std::filesystem::temp_directory_path() / ("tessel_tune_test_" + std::to_string(::getpid()));
