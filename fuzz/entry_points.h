@@ -26,6 +26,7 @@
 #include "onnx/tensor_io.h"
 #include "op_fuzzer.h"
 #include "targets/reference/target.h"
+#include "tuning/cache.h"
 
 namespace tessel::fuzz {
 
@@ -116,6 +117,32 @@ inline void FuzzProgramCache(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   StatusOr<std::string> payload = UnsealBlob(bytes, kKey);
   if (payload.ok() && SealBlob(kKey, *payload) != bytes) std::abort();
+}
+
+// a tuning cache file (tuning/cache.h) -> its reader. What it accepts must
+// save and read back as the same entries: a cache that changed on its way
+// through tessel would hand a launch a size nobody measured.
+inline void FuzzTuneCache(const uint8_t* data, size_t size) {
+  static const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tessel_fuzz_tune_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream out(dir / "in.json", std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  }
+  StatusOr<tuning::TuningCache> cache = tuning::TuningCache::Read(dir / "in.json");
+  if (!cache.ok()) return;
+  if (!cache->Save(dir / "out.json").ok()) return;  // text that is not UTF-8
+  StatusOr<tuning::TuningCache> back = tuning::TuningCache::Read(dir / "out.json");
+  if (!back.ok() || back->size() != cache->size()) std::abort();
+  for (size_t i = 0; i < cache->size(); ++i) {
+    const tuning::TuneEntry& a = cache->entries()[i];
+    const tuning::TuneEntry& b = back->entries()[i];
+    if (!(a.key == b.key) || a.local != b.local || a.ms != b.ms || a.default_ms != b.default_ms ||
+        a.strategy != b.strategy || a.launches != b.launches) {
+      std::abort();
+    }
+  }
 }
 
 }  // namespace tessel::fuzz

@@ -12,7 +12,7 @@ seconds="$2"
 shift 2
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
-  names=(tsl tensor_pb instance_csv cli_options onnx_model program_cache ops)
+  names=(tsl tensor_pb instance_csv cli_options onnx_model program_cache ops tune_cache)
 fi
 here="$(cd "$(dirname "$0")" && pwd)"
 mkdir -p "$build/crashes"

@@ -47,6 +47,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Fuzzer{"cli_options", fuzz::FuzzCliOptions},
                       Fuzzer{"onnx_model", fuzz::FuzzOnnxModel},
                       Fuzzer{"program_cache", fuzz::FuzzProgramCache},
+                      Fuzzer{"tune_cache", fuzz::FuzzTuneCache},
                       Fuzzer{"ops", fuzz::FuzzOps}),
     [](const auto& info) { return info.param.name; });
 
