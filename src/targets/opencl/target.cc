@@ -176,8 +176,12 @@ StatusOr<std::unique_ptr<targets::Executable>> OpenClTarget::Prepare(CompiledMod
                             CheckOnModel(*exec, zeros, /*rounds=*/3, /*repeat=*/3, report, cache));
     exec->set_record_timings(host_.profile);
     if (!check.kept_tuned) {
-      note("tuned sizes were slower on the whole model (" + std::to_string(check.tuned_ms) +
-           " ms against " + std::to_string(check.default_ms) + "): the defaults are kept");
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "tuned sizes were slower on the whole model (%.3f ms against %.3f): the "
+                    "defaults are kept",
+                    check.tuned_ms, check.default_ms);
+      note(line);
     }
     if (report.launches > 0 || !check.kept_tuned) {
       int tuned = 0;
