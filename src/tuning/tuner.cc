@@ -28,11 +28,13 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The q-quantile of `v`, rounded outwards: down below the median, up above.
+// The q-quantile of `v`, interpolated between the samples around it.
 double Quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   const double at = q * static_cast<double>(v.size() - 1);
-  return v[static_cast<size_t>(q < 0.5 ? std::floor(at) : std::ceil(at))];
+  const auto lo = static_cast<size_t>(std::floor(at));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
 double Cv(const std::vector<double>& v) {
