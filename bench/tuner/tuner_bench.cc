@@ -124,8 +124,7 @@ int Main(const Options& o) {
     for (size_t k = 0; k < launches.size(); ++k) {
       const opencl::Launch& l = launches[k];
       if (!l.tunable) continue;
-      const std::string text = l.key.kernel + "|" + l.key.source_hash + "|" + l.key.args_hash +
-                               "|" + tuning::ToString(l.key.global, l.key.dims);
+      const std::string text = opencl::LaunchKeyText(l);
       if (race_choice.count(text)) continue;
       const size_t space = tuning::ExhaustiveCandidates(l.problem).size();
       if (space > o.max_space) {
@@ -200,8 +199,7 @@ int Main(const Options& o) {
     for (size_t k = 0; k < launches.size(); ++k) {
       const opencl::Launch& l = launches[k];
       if (!l.tunable) continue;
-      const std::string text = l.key.kernel + "|" + l.key.source_hash + "|" + l.key.args_hash +
-                               "|" + tuning::ToString(l.key.global, l.key.dims);
+      const std::string text = opencl::LaunchKeyText(l);
       (void)exec.SetLocal(k, race_choice[text]);
     }
     tuning::TuningCache scratch;

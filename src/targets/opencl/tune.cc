@@ -7,6 +7,12 @@
 
 namespace tessel::opencl {
 
+std::string LaunchKeyText(const Launch& launch) {
+  const tuning::TuneKey& key = launch.key;
+  return key.kernel + "|" + key.source_hash + "|" + key.args_hash + "|" +
+         tuning::ToString(key.global, key.dims);
+}
+
 std::vector<tuning::LocalSize> Hints(
     const std::vector<std::pair<std::string, tuning::LocalSize>>& winners,
     const std::string& kernel) {
@@ -37,16 +43,14 @@ StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cac
       ++report.fixed;
       continue;
     }
-    const tuning::TuneKey& key = l.key;
-    const std::string text = key.kernel + "|" + key.source_hash + "|" + key.args_hash + "|" +
-                             tuning::ToString(key.global, key.dims);
+    const std::string text = LaunchKeyText(l);
     auto [it, added] = index.try_emplace(text, users.size());
     if (added) {
       users.emplace_back();
       KernelTuning t;
       t.kernel = l.kernel_name;
       t.node = exec.graph().nodes()[static_cast<size_t>(l.node)]->name;
-      t.key = key;
+      t.key = l.key;
       t.default_local = l.default_local;
       t.local = l.default_local;
       report.kernels.push_back(t);

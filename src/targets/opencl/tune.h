@@ -63,6 +63,10 @@ struct TuneReport {
 StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cache,
                                   const TuneLaunchesOptions& options);
 
+// What tells a device's launches apart for tuning: the key less platform,
+// device, driver and storage, which one executor shares.
+std::string LaunchKeyText(const Launch& launch);
+
 // Race's hints for a launch of `kernel`: the sizes that beat the default on
 // earlier launches, the same kernel's first, most recent first, at most 3.
 std::vector<tuning::LocalSize> Hints(
