@@ -55,6 +55,18 @@ StatusOr<std::unique_ptr<ir::Graph>> SingleOpBody(const ir::Node& node, int opse
   return body;
 }
 
+// The device time of a finished, profiled command, in ms.
+StatusOr<double> EventMs(cl_event event) {
+  cl_ulong start = 0, end = 0;
+  TESSEL_CL_RETURN_IF_ERROR(
+      clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr),
+      "clGetEventProfilingInfo");
+  TESSEL_CL_RETURN_IF_ERROR(
+      clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr),
+      "clGetEventProfilingInfo");
+  return static_cast<double>(end - start) * 1e-6;
+}
+
 // The name every snippet kernel has in its tuning key.
 constexpr char kSnippetKernel[] = "f32_snippet";
 
@@ -316,17 +328,11 @@ StatusOr<double> OpenClExecutor::TimeLaunch(size_t k, const tuning::LocalSize& l
                              nullptr, global.data(), local.data(), 0, nullptr, &event),
       "clEnqueueNDRangeKernel '" + l.kernel_name + "' (tuning)");
   const cl_int waited = clWaitForEvents(1, &event);
-  cl_ulong start = 0, end = 0;
-  cl_int rc = waited;
-  if (rc == CL_SUCCESS) {
-    rc = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr);
-  }
-  if (rc == CL_SUCCESS) {
-    rc = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
-  }
+  StatusOr<double> ms =
+      waited == CL_SUCCESS ? EventMs(event) : StatusOr<double>(ClStatus(waited, "clWaitForEvents"));
   clReleaseEvent(event);
-  TESSEL_CL_RETURN_IF_ERROR(rc, "timing '" + l.kernel_name + "'");
-  return static_cast<double>(end - start) * 1e-6;
+  if (!ms.ok()) return ms.status().WithContext("timing '" + l.kernel_name + "'");
+  return ms;
 }
 
 StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inputs) {
@@ -391,15 +397,8 @@ StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inp
   timings_.clear();
   if (profiling) {
     for (size_t k = 0; k < launches_.size(); ++k) {
-      cl_ulong start = 0, end = 0;
-      TESSEL_CL_RETURN_IF_ERROR(
-          clGetEventProfilingInfo(impl_->events[k], CL_PROFILING_COMMAND_START, sizeof start,
-                                  &start, nullptr),
-          "clGetEventProfilingInfo");
-      TESSEL_CL_RETURN_IF_ERROR(clGetEventProfilingInfo(impl_->events[k], CL_PROFILING_COMMAND_END,
-                                                        sizeof end, &end, nullptr),
-                                "clGetEventProfilingInfo");
-      timings_.push_back({&launches_[k], static_cast<double>(end - start) * 1e-6});
+      TESSEL_ASSIGN_OR_RETURN(const double ms, EventMs(impl_->events[k]));
+      timings_.push_back({&launches_[k], ms});
     }
   }
   return outputs;
