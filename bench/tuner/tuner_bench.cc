@@ -8,9 +8,10 @@
 // For each distinct launch (by tuning key, over all the models) every
 // strategy tunes from scratch, counting its launches and wall time. Then
 // the sizes they chose are timed again together, in `rounds` interleaved
-// rounds of one launch each (the median counts), so that no strategy is
+// rounds of one timing each (the median counts), so that no strategy is
 // judged by its own lucky sample: a strategy's ratio is its choice's time
-// over the fastest choice's. Launches whose exhaustive space has more than
+// over the fastest choice's. A timing is TimingRepeats' back-to-back
+// launches, as in TuneLaunches, and launches count each of them. Launches whose exhaustive space has more than
 // --max-space sizes are left out (their count is reported). Last, each
 // model runs with the default local sizes and with race's, in interleaved
 // rounds, each keeping its best.
@@ -132,8 +133,17 @@ int Main(const Options& o) {
         race_choice[text] = l.default_local;
         continue;
       }
-      const tuning::LaunchTimer timer = [&exec, k](const LocalSize& local) {
-        return exec.TimeLaunch(k, local);
+      // Every strategy, and the judging below, times with the repeats
+      // TuneLaunches uses; the probe's launches count for each strategy.
+      int64_t probe = 0;
+      StatusOr<int> repeats = opencl::TimingRepeats(exec, k, probe);
+      if (!repeats.ok()) {
+        std::fprintf(stderr, "tuner_bench: %s: %s\n", l.kernel_name.c_str(),
+                     repeats.status().message().c_str());
+        return 2;
+      }
+      const tuning::LaunchTimer timer = [&exec, k, n = *repeats](const LocalSize& local) {
+        return exec.TimeLaunch(k, local, n);
       };
       std::map<Strategy, tuning::TuneResult> results;
       std::map<Strategy, double> seconds;
@@ -147,6 +157,7 @@ int Main(const Options& o) {
                        r.status().message().c_str());
           return 2;
         }
+        r->launches = probe + r->launches * *repeats;
         results[s] = *r;
         seconds[s] = Seconds(t0);
       }
@@ -157,12 +168,14 @@ int Main(const Options& o) {
       if (!seen.insert(text).second) continue;  // judged in an earlier model
       ++kernels;
       // The choices, timed together.
-      std::set<LocalSize> chosen{l.default_local};
-      for (const auto& [s, r] : results) chosen.insert(r.local);
+      std::set<LocalSize> distinct{l.default_local};
+      for (const auto& [s, r] : results) distinct.insert(r.local);
+      const std::vector<LocalSize> chosen(distinct.begin(), distinct.end());
       std::map<LocalSize, std::vector<double>> times;
       for (const LocalSize& c : chosen) (void)timer(c);  // warm-up
-      for (int r = 0; r < o.rounds; ++r) {
-        for (const LocalSize& c : chosen) {
+      for (int r = 0; r < o.rounds; ++r) {  // each round starts with the next choice
+        for (size_t i = 0; i < chosen.size(); ++i) {
+          const LocalSize& c = chosen[(i + static_cast<size_t>(r)) % chosen.size()];
           StatusOr<double> ms = timer(c);
           if (ms.ok()) times[c].push_back(*ms);
         }
@@ -173,6 +186,7 @@ int Main(const Options& o) {
                          {"kernel", l.kernel_name},
                          {"global", tuning::ToString(l.key.global, l.key.dims)},
                          {"space", space},
+                         {"repeats", *repeats},
                          {"default_local", tuning::ToString(l.default_local, l.key.dims)},
                          {"default_ms", Median(times[l.default_local])},
                          {"best_ms", best}};

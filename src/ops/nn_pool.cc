@@ -285,8 +285,11 @@ Status RunGlobalPoolT(KernelContext& ctx) {
   for (int64_t pl = 0; pl < planes; ++pl) {
     const T* plane = x + pl * size;
     if (kKind == GlobalKind::kMax) {
+      // NaN propagates, as in ReduceMax (numpy's max, ONNX's reference).
       T best = size > 0 ? plane[0] : -std::numeric_limits<T>::infinity();
-      for (int64_t i = 1; i < size; ++i) best = plane[i] > best ? plane[i] : best;
+      for (int64_t i = 1; i < size && !std::isnan(best); ++i) {
+        best = plane[i] > best || std::isnan(plane[i]) ? plane[i] : best;
+      }
       y[pl] = best;
       continue;
     }

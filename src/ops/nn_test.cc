@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -895,6 +896,13 @@ TEST(GlobalPoolTest, AverageMaxAndLp) {
 TEST(GlobalPoolTest, ThreeDAndBatch) {
   ExpectTensor(Eval("GlobalAveragePool", {}, {Iota({2, 1, 2, 1, 2})}), {2, 1, 1, 1, 1}, {1.5, 5.5});
   ExpectTensor(Eval("GlobalMaxPool", {}, {Iota({2, 1, 3})}), {2, 1, 1}, {2, 5});
+}
+
+TEST(GlobalPoolTest, GlobalMaxPool_propagates_nan) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor y = Eval("GlobalMaxPool", {}, {F({1, nan, 3, 2, 5, 4}, {2, 1, 3})});
+  EXPECT_TRUE(std::isnan(y.data<float>()[0]));
+  EXPECT_EQ(y.data<float>()[1], 5);
 }
 
 TEST(GlobalPoolTest, GlobalAveragePool_rejects_rank_2) {

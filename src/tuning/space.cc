@@ -95,6 +95,18 @@ LocalSize DefaultLocal(const Problem& p) {
       local[1] *= 2;
     }
   }
+  // A launch too small to give every compute unit a group gets smaller
+  // groups, down to one item: halving the largest dimension, the outer one
+  // of equals, so that dim 0 stays coalesced longest. A few full groups
+  // leave most of a GPU idle; one busy lane per group does not.
+  while (Groups(p, local) < static_cast<size_t>(std::max<int64_t>(p.compute_units, 1)) &&
+         Product(local) > 1) {
+    size_t widest = 0;
+    for (size_t d = 1; d < 3; ++d) {
+      if (local[d] >= local[widest]) widest = d;
+    }
+    local[widest] /= 2;
+  }
   return local;
 }
 

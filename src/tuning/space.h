@@ -45,7 +45,9 @@ size_t Groups(const Problem& p, const LocalSize& local);
 // max_group items (capped at 256 so that small launches still spread over
 // the compute units), given first to dim 0, then to dims 1 and 2 up to
 // `base` each, where base = global memory cache / 16 KiB (MACE's unit of
-// cache per work-group row); each size at most its global size.
+// cache per work-group row); each size at most its global size. A launch
+// with fewer groups than compute units then gets smaller groups (the
+// largest dimension halved, down to one item) until every unit has one.
 LocalSize DefaultLocal(const Problem& p);
 
 // MACE's candidates (TuningOrRun3DKernel's 30 for 3 dims, TuningOrRun2DKernel's

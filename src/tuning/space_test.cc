@@ -38,6 +38,25 @@ TEST(TuningSpace, Default_local_size_stays_within_limits) {
   EXPECT_LE(DefaultLocal(Gpu(3, {1, 1, 4096}))[2], 64u);
 }
 
+TEST(TuningSpace, Default_gives_every_compute_unit_a_group_when_it_can) {
+  // 512 channels of a global pooling: 2 groups of 256 would leave 130 of
+  // the 132 units idle.
+  const Problem pool = Gpu(2, {1, 512, 1});
+  EXPECT_GE(Groups(pool, DefaultLocal(pool)), 132u);
+  EXPECT_EQ(DefaultLocal(pool)[0], 1u);
+  // A small 3D launch shrinks its outer dimension first.
+  const Problem conv = Gpu(3, {7, 7, 128});
+  const LocalSize small = DefaultLocal(conv);
+  EXPECT_GE(Groups(conv, small), 132u);
+  EXPECT_EQ(small[0], 4u) << ToString(small, 3);
+  // Fewer items than units: one item a group.
+  EXPECT_EQ(DefaultLocal(Gpu(1, {36, 1, 1})), (LocalSize{1, 1, 1}));
+  // A launch with groups to spare keeps its full groups.
+  const Problem big = Gpu(3, {112, 112, 32});
+  const LocalSize full = DefaultLocal(big);
+  EXPECT_EQ(full[0] * full[1] * full[2], 256u);
+}
+
 TEST(TuningSpace, Legality_follows_the_device_limits) {
   const Problem p = Gpu(2, {100, 100, 1}, 256);
   EXPECT_TRUE(IsLegal(p, {16, 16, 1}));

@@ -16,11 +16,11 @@ constexpr int kScreenRepeats = 3;
 // Above this coefficient of variation a candidate's launches are timed again.
 constexpr double kMaxCv = 0.10;
 // A size replaces the default only when it is this much faster, relatively
-// and in milliseconds (a microsecond: a GPU launch costs about five of its
-// own, and below that the choice among sizes of a tiny kernel is noise that
-// a model does not see).
+// and in milliseconds (half a microsecond: a GPU launch costs about ten of
+// its own, and the timer resolves a quarter when a short kernel's timing
+// is the mean of 4 back-to-back launches, as OpenCL tuning does it).
 constexpr double kMinGain = 0.02;
-constexpr double kMinGainMs = 0.001;
+constexpr double kMinGainMs = 0.0005;
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -108,17 +108,21 @@ class Meter {
 };
 
 // Final rounds: the best `finalists` timed candidates and the default, one
-// launch each per round, interleaved so that drift hits them all alike; the
-// fastest median of these rounds wins.
+// timing each per round, interleaved (in rotating order) so that drift
+// hits them all alike; the fastest median of these rounds wins.
 StatusOr<TuneResult> Finish(Meter& meter, const LocalSize& def, int finalists, int rounds) {
   std::vector<LocalSize> last{def};
   for (const LocalSize& l : meter.Ranked()) {
     if (static_cast<int>(last.size()) > finalists) break;
     if (l != def) last.push_back(l);
   }
+  // Each round starts with the next one: the first timing after a wait
+  // can be slower (an idle device), and that must not always be the
+  // default's.
   std::map<LocalSize, std::vector<double>> times;
   for (int r = 0; r < rounds; ++r) {
-    for (const LocalSize& l : last) {
+    for (size_t i = 0; i < last.size(); ++i) {
+      const LocalSize& l = last[(i + static_cast<size_t>(r)) % last.size()];
       if (std::optional<double> ms = meter.TimeOne(l)) times[l].push_back(*ms);
     }
   }
@@ -400,7 +404,7 @@ const std::vector<Strategy>& AllStrategies() {
 
 int64_t RaceBudget(const Problem& problem) {
   const auto space = static_cast<int64_t>(ExhaustiveCandidates(problem).size());
-  return std::max<int64_t>((1 + kScreenRepeats * space) * 13 / 100, 24);
+  return std::max<int64_t>((1 + kScreenRepeats * space) * 13 / 100, 18);
 }
 
 StatusOr<TuneResult> Tune(const Problem& problem, const LaunchTimer& timer,

@@ -19,7 +19,7 @@
 //               candidate not yet expanded; the best third is timed twice
 //               more and the finalists race the default, interleaved.
 //               Within 13% of exhaustive's launches (RaceBudget, at least
-//               24); a small budget screens with two launches a candidate,
+//               18); a small budget screens with two launches a candidate,
 //               and a space the budget covers is screened whole
 //
 // Measurement resists noise: one warm-up launch per tuning, a candidate's
@@ -28,7 +28,7 @@
 // finalists of every strategy are timed in interleaved rounds against the
 // default. A candidate that fails to launch is skipped. The default local
 // size is always among the finalists and stays unless another is clearly
-// faster there (2% and 1 us at the median, its upper quartile below the
+// faster there (2% and 0.5 us at the median, its upper quartile below the
 // default's lower quartile), so a tuned size is never slower than it as
 // measured, and noise does not move a launch off its default.
 #pragma once

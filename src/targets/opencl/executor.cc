@@ -312,27 +312,45 @@ Status OpenClExecutor::SetLocal(size_t k, const tuning::LocalSize& local) {
   return Status::Ok();
 }
 
-StatusOr<double> OpenClExecutor::TimeLaunch(size_t k, const tuning::LocalSize& local) {
+StatusOr<double> OpenClExecutor::TimeLaunch(size_t k, const tuning::LocalSize& local,
+                                            int repeats) {
   TESSEL_CHECK(k < launches_.size());
   if (!runtime_.profiling()) {
     return InvalidArgument("timing a launch needs a profiling OpenCL queue");
   }
+  if (repeats < 1) return InvalidArgument("timing a launch needs at least one repeat");
   const Launch& l = launches_[k];
   if (!tuning::IsLegal(l.problem, local)) {
     return InvalidArgument("local size " + tuning::ToString(local, 3) + " is not legal");
   }
   const std::array<size_t, 3> global = RoundedGlobal(l.geometry, local);
-  cl_event event = nullptr;
-  TESSEL_CL_RETURN_IF_ERROR(
-      clEnqueueNDRangeKernel(runtime_.queue(), l.kernel, static_cast<cl_uint>(l.geometry.dims),
-                             nullptr, global.data(), local.data(), 0, nullptr, &event),
-      "clEnqueueNDRangeKernel '" + l.kernel_name + "' (tuning)");
-  const cl_int waited = clWaitForEvents(1, &event);
-  StatusOr<double> ms =
-      waited == CL_SUCCESS ? EventMs(event) : StatusOr<double>(ClStatus(waited, "clWaitForEvents"));
-  clReleaseEvent(event);
-  if (!ms.ok()) return ms.status().WithContext("timing '" + l.kernel_name + "'");
-  return ms;
+  std::vector<cl_event> events;
+  const auto release = [&events] {
+    for (cl_event e : events) clReleaseEvent(e);
+  };
+  for (int r = 0; r < repeats; ++r) {
+    cl_event event = nullptr;
+    const cl_int err =
+        clEnqueueNDRangeKernel(runtime_.queue(), l.kernel, static_cast<cl_uint>(l.geometry.dims),
+                               nullptr, global.data(), local.data(), 0, nullptr, &event);
+    if (err != CL_SUCCESS) {
+      // What was enqueued finishes before its events go.
+      clFinish(runtime_.queue());
+      release();
+      return ClStatus(err, "clEnqueueNDRangeKernel '" + l.kernel_name + "' (tuning)");
+    }
+    events.push_back(event);
+  }
+  const cl_int waited = clWaitForEvents(static_cast<cl_uint>(events.size()), events.data());
+  StatusOr<double> total = 0.0;
+  if (waited != CL_SUCCESS) total = ClStatus(waited, "clWaitForEvents");
+  for (size_t r = 0; r < events.size() && total.ok(); ++r) {
+    StatusOr<double> ms = EventMs(events[r]);
+    total = ms.ok() ? StatusOr<double>(*total + *ms) : ms;
+  }
+  release();
+  if (!total.ok()) return total.status().WithContext("timing '" + l.kernel_name + "'");
+  return *total / repeats;
 }
 
 StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inputs) {

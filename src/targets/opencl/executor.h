@@ -94,11 +94,14 @@ class OpenClExecutor {
   // Tuning. Sets launch `k`'s local size (global rounded up to it);
   // InvalidArgument when the kernel cannot take it.
   Status SetLocal(size_t k, const tuning::LocalSize& local);
-  // Launches launch `k` once with `local`, on its own, and returns its
-  // device time in ms (the runtime must profile). Its inputs hold whatever
-  // the buffers hold: every kernel is safe on any data (indices clamp), and
-  // a tuning pass is followed by a real run. Fails when the launch does.
-  StatusOr<double> TimeLaunch(size_t k, const tuning::LocalSize& local);
+  // Launches launch `k` `repeats` times back to back with `local` and
+  // returns the mean of their device times in ms (the runtime must
+  // profile). Back to back, a short kernel is timed as a model runs it,
+  // with the device busy, and the mean resolves what one launch's event
+  // clock cannot. Its inputs hold whatever the buffers hold: every kernel
+  // is safe on any data (indices clamp), and a tuning pass is followed by a
+  // real run. Fails when a launch does.
+  StatusOr<double> TimeLaunch(size_t k, const tuning::LocalSize& local, int repeats = 1);
   // With a profiling runtime: every launch of the last Run, in schedule order.
   const std::vector<LaunchTiming>& last_timings() const { return timings_; }
   // Whether Run records timings (with a profiling runtime; on by default).

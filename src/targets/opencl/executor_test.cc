@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "compiler/compile.h"
@@ -297,6 +298,33 @@ TEST_F(OpenClTest, GlobalAveragePool_and_ReduceMean) {
   b.Output("g");
   b.Output("m");
   ExpectMatchesReference(b);
+}
+
+// Rows of 600 and 289: a work-group reduces each (f32_reduce_rows), every
+// kind, with NaN in one row of max and min.
+TEST_F(OpenClTest, Long_rows_reduce_by_work_group) {
+  for (const Shape& shape : {Shape{2, 3, 20, 30}, Shape{1, 4, 17, 17}}) {
+    ModelBuilder b(13);
+    b.Input("x", DType::kFloat32, shape);
+    Tensor nan(DType::kFloat32, {1, shape[1], shape[2], shape[3]});
+    for (int64_t i = 0; i < nan.num_elements(); ++i) nan.data<float>()[i] = 0;
+    nan.data<float>()[shape[2] * shape[3] + 5] = std::numeric_limits<float>::quiet_NaN();
+    b.Initializer("nan", nan);
+    b.Node("Add", {"x", "nan"}, {"xn"});
+    b.Node("GlobalAveragePool", {"x"}, {"avg"});
+    b.Node("GlobalMaxPool", {"xn"}, {"max"});
+    b.Initializer("axes", Tensor::FromVector<int64_t>({2, 3}, {2}));
+    b.Node("ReduceSum", {"x", "axes"}, {"sum"});
+    for (const char* op : {"ReduceMin", "ReduceSumSquare", "ReduceProd"}) {
+      auto& n = b.Node(op, {std::string(op) == "ReduceMin" ? "xn" : "x"}, {op});
+      ModelBuilder::SetAttr(n, "axes", std::vector<int64_t>{2, 3});
+    }
+    for (const char* out : {"avg", "max", "sum", "ReduceMin", "ReduceSumSquare", "ReduceProd"}) {
+      b.Output(out);
+    }
+    ExpectMatchesReference(b);
+    EXPECT_TRUE(Used("f32_reduce_rows")) << ShapeToString(shape);
+  }
 }
 
 TEST_F(OpenClTest, Gemm_transB_with_bias) {

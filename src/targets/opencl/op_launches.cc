@@ -719,12 +719,23 @@ Status Pool(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   return Status::Ok();
 }
 
+// Rows at least this long are reduced by a work-group each: one item
+// looping over a long row leaves the GPU's memory system idle.
+constexpr int64_t kGroupReduceLen = 256;
+
 void Reduce(const NodeContext& c, const ir::Value* x, const ir::Value* y, int64_t outer,
             int64_t len, int64_t inner, int kind, std::vector<PendingLaunch>* launches) {
   PendingLaunch l;
-  l.kernel_name = "f32_reduce";
-  l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(outer).Int(len).Int(inner).Int(kind);
-  l.geometry = Grid(inner, outer, 1);
+  if (inner == 1 && len >= kGroupReduceLen) {
+    l.kernel_name = "f32_reduce_rows";
+    l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(len).Int(kind);
+    l.geometry = Grid(kRowGroup, outer, 1);
+    l.geometry.local = {static_cast<size_t>(kRowGroup), 1, 1};
+  } else {
+    l.kernel_name = "f32_reduce";
+    l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(outer).Int(len).Int(inner).Int(kind);
+    l.geometry = Grid(inner, outer, 1);
+  }
   l.bytes = Bytes(x) + Bytes(y);
   l.flops = NumElements(x->shape);
   launches->push_back(std::move(l));

@@ -26,6 +26,20 @@ std::vector<tuning::LocalSize> Hints(
   return same;
 }
 
+StatusOr<int> TimingRepeats(OpenClExecutor& exec, size_t k, int64_t& launches) {
+  constexpr double kBatchMs = 0.05;
+  constexpr int kMaxRepeats = 4;
+  const tuning::LocalSize& def = exec.launches()[k].default_local;
+  double fastest = 1e300;
+  for (int i = 0; i < 3; ++i) {  // the first one warms up
+    TESSEL_ASSIGN_OR_RETURN(double ms, exec.TimeLaunch(k, def));
+    ++launches;
+    if (i > 0) fastest = std::min(fastest, ms);
+  }
+  if (fastest <= 0) return kMaxRepeats;
+  return static_cast<int>(std::clamp(std::ceil(kBatchMs / fastest), 1.0, double{kMaxRepeats}));
+}
+
 StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cache,
                                   const TuneLaunchesOptions& options) {
   const auto start = std::chrono::steady_clock::now();
@@ -78,8 +92,14 @@ StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cac
       t.skipped = true;
       continue;
     }
-    const auto timer = [&exec, first](const tuning::LocalSize& l) {
-      return exec.TimeLaunch(first, l);
+    int64_t probe = 0;
+    StatusOr<int> repeats = TimingRepeats(exec, first, probe);
+    if (!repeats.ok()) {
+      return repeats.status().WithContext("timing kernel '" + t.kernel + "' of node '" + t.node +
+                                          "'");
+    }
+    const auto timer = [&exec, first, n = *repeats](const tuning::LocalSize& l) {
+      return exec.TimeLaunch(first, l, n);
     };
     const auto progress = [&](int candidates, double best_ms) {
       if (options.progress) {
@@ -95,9 +115,9 @@ StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cac
     t.local = r->local;
     t.ms = r->ms;
     t.default_ms = r->default_ms;
-    t.launches = r->launches;
+    t.launches = probe + r->launches * *repeats;
     t.candidates = r->candidates;
-    report.launches += r->launches;
+    report.launches += t.launches;
     for (size_t k : users[i]) TESSEL_RETURN_IF_ERROR(exec.SetLocal(k, t.local));
     if (t.local != t.default_local) winners.push_back({t.kernel, t.local});
     cache.Put({.key = t.key,

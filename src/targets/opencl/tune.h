@@ -63,6 +63,13 @@ struct TuneReport {
 StatusOr<TuneReport> TuneLaunches(OpenClExecutor& exec, tuning::TuningCache& cache,
                                   const TuneLaunchesOptions& options);
 
+// How many back-to-back launches one timing of launch `k` takes: enough
+// that a short kernel's launches add up to about 50 µs (at most 4), so
+// that the event clock's resolution and one launch's jitter stop deciding
+// between sizes 1 µs apart (NVIDIA's event clock ticks in whole µs).
+// Probes the default size with 3 launches, which it adds to `launches`.
+StatusOr<int> TimingRepeats(OpenClExecutor& exec, size_t k, int64_t& launches);
+
 // What tells a device's launches apart for tuning: the key less platform,
 // device, driver and storage, which one executor shares.
 std::string LaunchKeyText(const Launch& launch);

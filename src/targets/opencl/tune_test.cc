@@ -163,6 +163,16 @@ TEST_F(OpenClTuneTest, Timing_and_setting_sizes_check_their_arguments) {
   StatusOr<double> ms = exec->TimeLaunch(k, l.default_local);
   ASSERT_TRUE(ms.ok()) << ms.status().message();
   EXPECT_GT(*ms, 0);
+  StatusOr<double> mean = exec->TimeLaunch(k, l.default_local, 3);
+  ASSERT_TRUE(mean.ok()) << mean.status().message();
+  EXPECT_GT(*mean, 0);
+  EXPECT_FALSE(exec->TimeLaunch(k, l.default_local, 0).ok());
+  int64_t probe = 0;
+  StatusOr<int> repeats = TimingRepeats(*exec, k, probe);
+  ASSERT_TRUE(repeats.ok()) << repeats.status().message();
+  EXPECT_GE(*repeats, 1);
+  EXPECT_LE(*repeats, 4);
+  EXPECT_EQ(probe, 3);
   tuning::LocalSize bad = l.default_local;
   bad[0] = l.problem.max_group + 1;
   EXPECT_FALSE(exec->TimeLaunch(k, bad).ok());
