@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <random>
 
 #include "core/check.h"
 #include "memory/lower_bound.h"
@@ -20,6 +21,10 @@ constexpr int64_t kUnplaced = -1;
 constexpr int64_t kInfinity = std::numeric_limits<int64_t>::max();
 
 enum class Outcome { kFound, kInfeasible, kAborted, kOutOfBudget };
+
+// A restart's node limit is this many nodes per buffer times the Luby
+// sequence (bench/planner/README.md: 1 to 4 fit the most, 16 and 64 fewer).
+constexpr int64_t kRestartNodesPerBuffer = 2;
 
 // Shared by the pools of one run: the budget (a deadline, or a number of
 // search nodes that makes the run independent of the machine) and the
@@ -255,21 +260,54 @@ class CanonicalSearch {
   // runs out of time.
   Outcome Solve(int64_t capacity) {
     capacity_ = capacity;
-    for (int64_t node_limit = 2 * std::max<int64_t>(inst_.num_buffers(), 64);; node_limit *= 2) {
-      for (const auto& rank : preorders_) {
-        Reset(rank);
-        nodes_left_ = node_limit;
-        Outcome outcome = Outcome::kFound;
-        for (const Partition& p : initial_) {
-          outcome = SolvePartition(p);
-          if (outcome != Outcome::kFound) break;
-        }
-        if (outcome != Outcome::kAborted) return outcome;
+    // Restarts: the static preorders first, then copies of MiniMalloc's with
+    // random neighbours swapped, each attempt with a node limit from the Luby
+    // sequence, every other one without the tight-section branching (plain
+    // MiniMalloc). A preorder either packs a tight pool within a few
+    // thousand nodes or wanders for millions, so many short attempts over
+    // many orders find what a few long ones miss; the limits still grow
+    // without bound, so an infeasible capacity is eventually proven so.
+    const int64_t base = kRestartNodesPerBuffer * std::max<int64_t>(inst_.num_buffers(), 64);
+    std::mt19937_64 rng(static_cast<uint64_t>(capacity));
+    for (int64_t attempt = 0;; ++attempt) {
+      const auto a = static_cast<size_t>(attempt);
+      Reset(a < preorders_.size() ? preorders_[a]
+                                  : Perturbed(preorders_[1 + a % (preorders_.size() - 1)], rng));
+      nodes_left_ = base * Luby(attempt + 1);
+      fill_tight_ = attempt % 2 == 0;
+      Outcome outcome = Outcome::kFound;
+      for (const Partition& p : initial_) {
+        outcome = SolvePartition(p);
+        if (outcome != Outcome::kFound) break;
       }
+      if (outcome != Outcome::kAborted) return outcome;
+    }
+  }
+
+  // The Luby sequence 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ...: restart lengths
+  // within a constant factor of the best fixed length for any run-time
+  // distribution.
+  static int64_t Luby(int64_t i) {
+    for (int64_t k = 1;; ++k) {
+      if (i == (int64_t{1} << k) - 1) return int64_t{1} << (k - 1);
+      if (i < (int64_t{1} << k) - 1) return Luby(i - (int64_t{1} << (k - 1)) + 1);
     }
   }
 
   const std::vector<int64_t>& solution() const { return solution_; }
+
+  // `rank` with n/2 random pairs of neighbours (in its order) swapped.
+  static std::vector<int32_t> Perturbed(std::vector<int32_t> rank, std::mt19937_64& rng) {
+    const size_t n = rank.size();
+    std::vector<int32_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[static_cast<size_t>(rank[i])] = static_cast<int32_t>(i);
+    for (size_t k = 0; n > 1 && k < n / 2; ++k) {
+      const size_t i = rng() % (n - 1);
+      std::swap(order[i], order[i + 1]);
+    }
+    for (size_t r = 0; r < n; ++r) rank[static_cast<size_t>(order[r])] = static_cast<int32_t>(r);
+    return rank;
+  }
 
  private:
   void Reset(const std::vector<int32_t>& rank) {
@@ -483,8 +521,10 @@ class CanonicalSearch {
         level = std::min(level, floor_[static_cast<size_t>(s)]);
     }
     level = std::max(level == kInfinity ? offset : level, offset);
-    for (int32_t s = p.section_lo; s < p.section_hi; ++s) {
-      if (Tight(s, level)) return FillTight(p, s, level, level > offset ? -1 : rank);
+    if (fill_tight_) {
+      for (int32_t s = p.section_lo; s < p.section_hi; ++s) {
+        if (Tight(s, level)) return FillTight(p, s, level, level > offset ? -1 : rank);
+      }
     }
     return PlaceNext(p, offset, rank, lowest_top);
   }
@@ -619,6 +659,7 @@ class CanonicalSearch {
   std::vector<std::pair<int32_t, int32_t>> spans_;
   std::vector<char> reach_;
   int64_t nodes_left_ = 0;
+  bool fill_tight_ = true;  // branch on tight sections (FillTight) this attempt
 };
 
 // Offsets of buffers that all conflict with each other (a clique: the
@@ -662,8 +703,8 @@ std::optional<std::vector<int64_t>> StackClique(const PoolInstance& inst) {
 // Lowers the used size of one pool, keeping its buffers. Returns whether the
 // result is proven minimal.
 bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers,
-                 std::vector<Placement>& placements, int64_t lower_bound, SearchBudget& budget,
-                 int64_t& used) {
+                 std::vector<Placement>& placements, int64_t lower_bound, int64_t target,
+                 SearchBudget& budget, int64_t& used) {
   if (used <= lower_bound) return true;
   for (BufferIndex b : buffers) {
     if (ctx.problem.buffers[static_cast<size_t>(b)].fixed_offset_bytes) return false;
@@ -714,12 +755,15 @@ bool ImprovePool(const PlanContext& ctx, const std::vector<BufferIndex>& buffers
   CanonicalSearch search(inst, budget);
   // Capacities below `proven` are impossible; the search looks in [lo, hi].
   // A probe that runs out of its share of the budget proves nothing, and the
-  // search moves on to easier (larger) capacities.
+  // search moves on to easier (larger) capacities. The first probe asks for
+  // the target when the plan is above it (fitting is what the caller needs),
+  // else for the bound.
   int64_t proven = lower_bound, lo = lower_bound, hi = used - 1;
+  const bool aim = target > lower_bound && target < used;
   bool first = true;
   while (lo <= hi && !budget.Exhausted()) {
-    const int64_t capacity = first ? lo : lo + (hi - lo) / 2;
-    budget.StartProbe(first ? 0.3 : 0.5);
+    const int64_t capacity = first ? (aim ? target : lo) : lo + (hi - lo) / 2;
+    budget.StartProbe(first ? (aim || target == lower_bound ? 0.7 : 0.3) : 0.5);
     first = false;
     const Outcome outcome = search.Solve(capacity);
     if (outcome == Outcome::kOutOfBudget) {
@@ -794,7 +838,9 @@ StatusOr<AlgorithmResult> ImproveExactly(const PlanContext& ctx, std::vector<Pla
   RunOnStackOf(stack_bytes, [&] {
     for (size_t p = 0; p < members.size(); ++p) {
       if (members[p].empty()) continue;
-      const bool proven = ImprovePool(ctx, members[p], start, bounds[p], budget, used[p]);
+      const std::optional<int64_t>& limit = ctx.problem.pools[p].size_limit_bytes;
+      const int64_t target = limit ? *limit : ctx.options.target_bytes;
+      const bool proven = ImprovePool(ctx, members[p], start, bounds[p], target, budget, used[p]);
       result.proven_optimal = result.proven_optimal && proven;
     }
   });

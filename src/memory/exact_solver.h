@@ -13,13 +13,18 @@
 //   - the next buffer would sit above a gap another unplaced buffer could
 //     fill (that plan is found through the other buffer first),
 // and splits the problem in time when no unplaced buffer crosses a moment.
-// Preorders are tried in turn under a doubling node budget, so one unlucky
-// order does not stall the search.
+// Attempts restart under node limits from the Luby sequence, over the static
+// preorders and then randomly perturbed copies of them (deterministic for a
+// capacity), every other attempt without the tight-section branching, so one
+// unlucky order does not stall the search: on tight pools a good order packs
+// within thousands of nodes and a bad one wanders for millions.
 //
 // The optimization around it starts from a valid plan (the best greedy one):
-// it asks for the lower bound first, then bisects between what is proven
-// impossible and the best plan found, until the two meet (proven optimal) or
-// the budget is spent (best plan so far, not proven). Pools are independent:
+// it asks for the pool's target first when the plan is above it (a size
+// limit, or PlannerOptions::target_bytes: 70% of the budget), else for the
+// lower bound (30%; 70% when that is the target), then bisects between what
+// is proven impossible and the best plan found, until the two meet (proven
+// optimal) or the budget is spent (best plan so far, not proven). Pools are independent:
 // each keeps the buffers the starting plan gave it. A pool with pinned buffers
 // is left as the starting plan placed it.
 #pragma once

@@ -12,7 +12,8 @@
 //                        (exact_solver.h) from the best greedy plan, within
 //                        time_limit_s; says whether it proved optimality
 //   auto (default)       the best greedy plan, improved by `optimal` within
-//                        auto_time_limit_s when it is above the lower bound
+//                        auto_time_limit_s (and time_limit_s) when it is
+//                        above the lower bound
 //   perfect (opt-in)     zero-waste packings for pools without slack
 //                        (perfect/pack_perfectly.h), then `optimal`; only
 //                        synthetic instances have such pools
@@ -53,14 +54,21 @@ struct SearchProgress {
 struct PlannerOptions {
   // Time `optimal` (and `perfect`) may search before returning its best plan.
   double time_limit_s = 10.0;
-  // Time `auto` lets the exact search improve the best greedy plan.
-  double auto_time_limit_s = 1.0;
+  // Time `auto` lets the exact search improve the best greedy plan (at most
+  // time_limit_s). It stops at once when that plan meets the lower bound, as
+  // every shared model's does, so the budget is spent only where a gap is.
+  double auto_time_limit_s = 10.0;
   // When positive, a deterministic budget that replaces the time limits: the
   // exact search of `auto`, `optimal` and `perfect` stops after this many
   // search nodes (`perfect`'s packing gets as many per pool before it), and
   // hill_climb only at hill_climb_attempts. The plan is then the same on every
   // machine, however loaded. 0: the time limits apply.
   int64_t node_limit = 0;
+  // The size a pool's plan must fit (an instance's capacity); 0: none. A
+  // pool's own size limit counts the same. When the best greedy plan is
+  // above it, the exact search asks for it first, with most of its budget,
+  // before it looks for anything smaller.
+  int64_t target_bytes = 0;
   // hill_climb's number of reorderings (TVM uses 500); it also stops at
   // time_limit_s when node_limit is 0.
   int hill_climb_attempts = 500;

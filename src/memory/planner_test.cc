@@ -11,6 +11,7 @@
 #include "memory/instance_csv.h"
 #include "memory/lower_bound.h"
 #include "memory/random_instance.h"
+#include "memory/tight_instance.h"
 #include "memory/report.h"
 #include "memory/verifier.h"
 
@@ -58,6 +59,13 @@ Problem RandomProblem(std::mt19937_64& rng, int max_buffers, bool rich) {
   }
   return p;
 }
+
+// Generated tight instances the exact search must pack (smaller than
+// bench/planner's 150 to 500 buffers, which take seconds), and its node
+// budget for each.
+constexpr uint64_t kTightInstances = 8;
+constexpr int32_t kTightBuffers = 100;
+constexpr int64_t kTightNodes = 2'000'000;
 
 // A deterministic budget: the same plans on every machine, however loaded.
 PlannerOptions FastOptions() {
@@ -192,6 +200,26 @@ TEST(Planner, Optimal_stacks_a_clique_with_the_most_rounding_last_and_proves_it)
 
 // A zero-slack instance that the exact search packs at its capacity with a
 // limit of 3,200 nodes (measured; 1,600 are not enough).
+// Tight instances of MiniMalloc's family (tight_instance.h), made with their
+// known fit: `optimal` and `auto` must pack every one at its capacity, which
+// is also the lower bound, so the plan is proven optimal. A node budget, not
+// the clock, bounds the search.
+TEST(Planner, Optimal_and_auto_pack_tight_instances_at_their_bound) {
+  PlannerOptions options;
+  options.verify = true;
+  options.node_limit = kTightNodes;
+  for (uint64_t seed = 1; seed <= kTightInstances; ++seed) {
+    const TightInstance t = MakeTightInstance({.num_buffers = kTightBuffers, .seed = seed});
+    options.target_bytes = t.capacity_bytes;  // as `tessel plan --instance` does
+    for (const char* algo : {"optimal", "auto"}) {
+      StatusOr<Plan> plan = MakePlan(t.problem, algo, options);
+      ASSERT_TRUE(plan.ok()) << plan.status().message();
+      EXPECT_EQ(plan->pool_used_bytes[0], t.capacity_bytes) << algo << ", seed " << seed;
+      EXPECT_TRUE(plan->proven_optimal) << algo << ", seed " << seed;
+    }
+  }
+}
+
 TEST(Planner, A_node_limit_replaces_the_time_limit) {
   const Problem p = GuillotineInstance({.num_buffers = 400, .seed = 1});
   const int64_t capacity = GuillotineInstanceOptions{}.capacity_bytes;

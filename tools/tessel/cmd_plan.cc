@@ -115,6 +115,8 @@ StatusOr<int> PlanInstance(const PlanArgs& args) {
   if (args.capacity >= 0) capacity = args.capacity;
   memory::PlannerOptions options;
   options.time_limit_s = args.memory.time_limit_s;
+  options.node_limit = args.memory.node_limit;
+  if (capacity) options.target_bytes = *capacity;
   TESSEL_ASSIGN_OR_RETURN(std::vector<memory::Plan> plans, PlanAll(inst.problem, args, options));
   const std::string name = std::filesystem::path(args.instance).filename().string();
   std::printf("instance %s: %zu buffers, capacity %s\n", name.c_str(), inst.problem.buffers.size(),
@@ -125,10 +127,16 @@ StatusOr<int> PlanInstance(const PlanArgs& args) {
     const int64_t peak = p.pool_used_bytes[0];
     const bool fits = capacity && peak <= *capacity;
     fitting += fits;
-    std::printf("%s: peak %lld bytes%s\n", p.algorithm.c_str(), static_cast<long long>(peak),
+    const int64_t bound = memory::PoolLowerBounds(inst.problem, p.placements)[0];
+    std::printf("%s: peak %lld bytes%s; lower bound %lld, gap %.2f%%, %s\n", p.algorithm.c_str(),
+                static_cast<long long>(peak),
                 !capacity ? ""
                 : fits    ? ", fits"
-                          : ", does not fit");
+                          : ", does not fit",
+                static_cast<long long>(bound),
+                bound > 0 ? 100.0 * static_cast<double>(peak - bound) / static_cast<double>(bound)
+                          : 0.0,
+                p.proven_optimal ? "proven optimal" : "not proven optimal");
   }
   if (!args.out_csv.empty()) {
     TESSEL_RETURN_IF_ERROR(

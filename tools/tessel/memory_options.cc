@@ -29,8 +29,12 @@ void AddMemoryOptions(CLI::App& app, MemoryCliOptions& opts, bool time_limit) {
       ->check(CLI::IsMember({"caller", "workspace"}));
   if (time_limit) {
     app.add_option("--time-limit", opts.time_limit_s,
-                   "Seconds the 'optimal' planner may search (default 10)")
+                   "Seconds the exact search of 'auto' and 'optimal' may take (default 10)")
         ->check(CLI::Range(0.0, 86400.0));
+    app.add_option("--node-limit", opts.node_limit,
+                   "Search nodes the exact search may visit, in place of --time-limit: the "
+                   "same plan on every machine (default 0: the time limit applies)")
+        ->check(CLI::NonNegativeNumber);
   }
 }
 
@@ -44,6 +48,7 @@ Status ApplyMemoryOptions(const MemoryCliOptions& opts, MemoryOptions* memory) {
   memory->algorithm = opts.planner;
   memory->plan_io = opts.io == "workspace";
   memory->planner.time_limit_s = opts.time_limit_s;
+  memory->planner.node_limit = opts.node_limit;
   memory->planner.progress = SearchProgressBar();
   memory->pools.clear();
   for (const std::string& spec : opts.pools) {

@@ -16,9 +16,10 @@ struct MemoryCliOptions {
   std::vector<std::string> pools;                                // name=...,size=...
   std::string io = "caller";                                     // or "workspace"
   double time_limit_s = memory::PlannerOptions{}.time_limit_s;
+  int64_t node_limit = 0;  // > 0: search nodes instead of seconds
 };
 
-// --planner, --pool, --io (and --time-limit when `time_limit`).
+// --planner, --pool, --io (and --time-limit, --node-limit when `time_limit`).
 void AddMemoryOptions(CLI::App& app, MemoryCliOptions& opts, bool time_limit);
 
 // Parses the pool specs and fills `memory` (with a progress bar for the

@@ -74,6 +74,14 @@ LaunchGeometry Grid(int64_t x, int64_t y, int64_t z) {
   return g;
 }
 
+// One work-group of kRowGroup items per row (the *_rows kernels, whose
+// reqd_work_group_size fixes it).
+LaunchGeometry Rows(int64_t rows) {
+  LaunchGeometry g = Grid(kRowGroup, rows, 1);
+  g.local = {static_cast<size_t>(kRowGroup), 1, 1};
+  return g;
+}
+
 Status StridedCopy(const NodeContext& c, const ir::Value* in, const ir::Value* out,
                    const Dims6& dims, const Dims6& xs, const Dims6& ys, int64_t x_extra,
                    int64_t y_extra, std::vector<PendingLaunch>* launches) {
@@ -454,8 +462,7 @@ void Gemm(const NodeContext& c, const GemmArgs& g, std::vector<PendingLaunch>* l
     l.args.Int(g.N).Int(g.K).Ints(g.st).Float(g.alpha).Float(g.beta);
     if (g.st[2] == 1) {
       l.kernel_name = "f32_gemv_rows";
-      l.geometry = Grid(kRowGroup, g.N, 1);
-      l.geometry.local = {static_cast<size_t>(kRowGroup), 1, 1};
+      l.geometry = Rows(g.N);
     } else {
       l.kernel_name = "f32_gemv_cols";
       l.geometry = Linear(g.N);
@@ -729,8 +736,7 @@ void Reduce(const NodeContext& c, const ir::Value* x, const ir::Value* y, int64_
   if (inner == 1 && len >= kGroupReduceLen) {
     l.kernel_name = "f32_reduce_rows";
     l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(len).Int(kind);
-    l.geometry = Grid(kRowGroup, outer, 1);
-    l.geometry.local = {static_cast<size_t>(kRowGroup), 1, 1};
+    l.geometry = Rows(outer);
   } else {
     l.kernel_name = "f32_reduce";
     l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(outer).Int(len).Int(inner).Int(kind);
@@ -811,8 +817,7 @@ Status Softmax(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   if (inner == 1) {
     l.kernel_name = "f32_softmax_rows";
     l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(len).Int(log_softmax);
-    l.geometry = Grid(kRowGroup, outer, 1);
-    l.geometry.local = {static_cast<size_t>(kRowGroup), 1, 1};
+    l.geometry = Rows(outer);
   } else {
     l.kernel_name = "f32_softmax_strided";
     l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(outer).Int(len).Int(inner).Int(log_softmax);
@@ -854,8 +859,7 @@ Status LayerNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   l.args.Tensor(stats ? c.ref(mean) : c.ref(y))
       .Tensor(stats ? c.ref(inv_std) : c.ref(y))
       .Int(stats ? 1 : 0);
-  l.geometry = Grid(kRowGroup, rows, 1);
-  l.geometry.local = {static_cast<size_t>(kRowGroup), 1, 1};
+  l.geometry = Rows(rows);
   l.bytes = Bytes(x) + Bytes(y) + Bytes(scale) + Bytes(bias);
   l.flops = 8 * NumElements(x->shape);
   launches->push_back(std::move(l));
