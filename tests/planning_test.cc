@@ -123,7 +123,8 @@ TEST_P(PlannedModel, Executor_gives_the_same_bits_with_and_without_the_plan) {
   if (!fs::exists(GetParam().onnx)) GTEST_SKIP() << "skipped: " << GetParam().onnx << " is absent";
   CompileOptions planned_options, plain_options;
   plain_options.memory.algorithm = "none";
-  StatusOr<CompiledModel> planned = Compile(GetParam().onnx, targets::testing::Cpu(), planned_options);
+  StatusOr<CompiledModel> planned =
+      Compile(GetParam().onnx, targets::testing::Cpu(), planned_options);
   StatusOr<CompiledModel> plain = Compile(GetParam().onnx, targets::testing::Cpu(), plain_options);
   ASSERT_TRUE(planned.ok() && plain.ok());
   ASSERT_FALSE(planned->memory.empty());
@@ -188,8 +189,9 @@ class PlanCli : public ::testing::Test {
 };
 
 TEST_F(PlanCli, Plans_an_instance_and_writes_it_back) {
-  CliResult r = RunTessel("plan --instance " + path("i.12.csv") + " --algo all --out " +
-                          path("o.csv") + " --json " + path("o.json") + " --svg " + path("o.svg"));
+  CliResult r =
+      RunTessel("plan --instance " + path("i.12.csv") + " --algo all --node-limit 100000 --out " +
+                path("o.csv") + " --json " + path("o.json") + " --svg " + path("o.svg"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("5 buffers, capacity 12 bytes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("optimal: peak 12 bytes, fits; lower bound 12, gap 0.00%, proven optimal"),
@@ -204,8 +206,8 @@ TEST_F(PlanCli, Plans_an_instance_and_writes_it_back) {
     ASSERT_TRUE(bs[i].fixed_offset_bytes.has_value());
     EXPECT_LE(*bs[i].fixed_offset_bytes + bs[i].size_bytes, 12);
     for (size_t j = 0; j < i; ++j) {
-      const bool live_together = bs[i].live.first_use < bs[j].live.last_use &&
-                                 bs[j].live.first_use < bs[i].live.last_use;
+      const bool live_together =
+          bs[i].live.first_use < bs[j].live.last_use && bs[j].live.first_use < bs[i].live.last_use;
       const bool share_bytes =
           *bs[i].fixed_offset_bytes < *bs[j].fixed_offset_bytes + bs[j].size_bytes &&
           *bs[j].fixed_offset_bytes < *bs[i].fixed_offset_bytes + bs[i].size_bytes;
@@ -235,7 +237,8 @@ TEST_F(PlanCli, A_node_limit_gives_the_same_plan_every_time) {
 }
 
 TEST_F(PlanCli, A_capacity_too_small_is_reported_as_not_fitting) {
-  CliResult r = RunTessel("plan --instance " + path("i.12.csv") + " --capacity 11");
+  CliResult r =
+      RunTessel("plan --instance " + path("i.12.csv") + " --capacity 11 --node-limit 100000");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("auto: peak 12 bytes, does not fit"), std::string::npos) << r.out;
 }

@@ -11,7 +11,8 @@
 // rounds of one timing each (the median counts), so that no strategy is
 // judged by its own lucky sample: a strategy's ratio is its choice's time
 // over the fastest choice's. A timing is TimingRepeats' back-to-back
-// launches, as in TuneLaunches, and launches count each of them. Launches whose exhaustive space has more than
+// launches, as in TuneLaunches, and launches count each of them. Launches whose exhaustive space
+// has more than
 // --max-space sizes are left out (their count is reported). Last, each
 // model runs with the default local sizes and with race's, in interleaved
 // rounds, each keeping its best.
@@ -173,7 +174,7 @@ int Main(const Options& o) {
       const std::vector<LocalSize> chosen(distinct.begin(), distinct.end());
       std::map<LocalSize, std::vector<double>> times;
       for (const LocalSize& c : chosen) (void)timer(c);  // warm-up
-      for (int r = 0; r < o.rounds; ++r) {  // each round starts with the next choice
+      for (int r = 0; r < o.rounds; ++r) {               // each round starts with the next choice
         for (size_t i = 0; i < chosen.size(); ++i) {
           const LocalSize& c = chosen[(i + static_cast<size_t>(r)) % chosen.size()];
           StatusOr<double> ms = timer(c);

@@ -11,8 +11,8 @@
 #include "memory/instance_csv.h"
 #include "memory/lower_bound.h"
 #include "memory/random_instance.h"
-#include "memory/tight_instance.h"
 #include "memory/report.h"
+#include "memory/tight_instance.h"
 #include "memory/verifier.h"
 
 namespace tessel::memory {
@@ -189,8 +189,8 @@ TEST(Planner, Optimal_stacks_a_clique_with_the_most_rounding_last_and_proves_it)
                          .live = {0, 10},
                          .pool_candidates = {0}});
   }
-  p.buffers.push_back({.name = "last", .size_bytes = 80, .alignment = 64, .live = {0, 10},
-                       .pool_candidates = {0}});
+  p.buffers.push_back(
+      {.name = "last", .size_bytes = 80, .alignment = 64, .live = {0, 10}, .pool_candidates = {0}});
   StatusOr<Plan> plan = MakePlan(p, "optimal", FastOptions());
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->pool_used_bytes[0], PoolLowerBounds(p, plan->placements)[0]);

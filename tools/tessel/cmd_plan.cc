@@ -128,15 +128,15 @@ StatusOr<int> PlanInstance(const PlanArgs& args) {
     const bool fits = capacity && peak <= *capacity;
     fitting += fits;
     const int64_t bound = memory::PoolLowerBounds(inst.problem, p.placements)[0];
-    std::printf("%s: peak %lld bytes%s; lower bound %lld, gap %.2f%%, %s\n", p.algorithm.c_str(),
-                static_cast<long long>(peak),
-                !capacity ? ""
-                : fits    ? ", fits"
-                          : ", does not fit",
-                static_cast<long long>(bound),
-                bound > 0 ? 100.0 * static_cast<double>(peak - bound) / static_cast<double>(bound)
-                          : 0.0,
-                p.proven_optimal ? "proven optimal" : "not proven optimal");
+    std::printf(
+        "%s: peak %lld bytes%s; lower bound %lld, gap %.2f%%, %s\n", p.algorithm.c_str(),
+        static_cast<long long>(peak),
+        !capacity ? ""
+        : fits    ? ", fits"
+                  : ", does not fit",
+        static_cast<long long>(bound),
+        bound > 0 ? 100.0 * static_cast<double>(peak - bound) / static_cast<double>(bound) : 0.0,
+        p.proven_optimal ? "proven optimal" : "not proven optimal");
   }
   if (!args.out_csv.empty()) {
     TESSEL_RETURN_IF_ERROR(

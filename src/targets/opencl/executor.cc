@@ -312,8 +312,7 @@ Status OpenClExecutor::SetLocal(size_t k, const tuning::LocalSize& local) {
   return Status::Ok();
 }
 
-StatusOr<double> OpenClExecutor::TimeLaunch(size_t k, const tuning::LocalSize& local,
-                                            int repeats) {
+StatusOr<double> OpenClExecutor::TimeLaunch(size_t k, const tuning::LocalSize& local, int repeats) {
   TESSEL_CHECK(k < launches_.size());
   if (!runtime_.profiling()) {
     return InvalidArgument("timing a launch needs a profiling OpenCL queue");
