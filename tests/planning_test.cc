@@ -244,7 +244,8 @@ TEST_F(PlanCli, A_capacity_too_small_is_reported_as_not_fitting) {
 }
 
 TEST_F(PlanCli, Plans_a_model_with_every_algorithm_and_compiles_runs_with_a_pool) {
-  CliResult r = RunTessel("plan " + path("m.onnx") + " --algo all --json " + path("m.json"));
+  CliResult r = RunTessel("plan " + path("m.onnx") + " --algo all --node-limit 100000 --json " +
+                          path("m.json"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("reference executor peak"), std::string::npos) << r.out;
   for (const std::string& algo : memory::AlgorithmNames())
