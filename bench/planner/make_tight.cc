@@ -18,6 +18,7 @@
 #include <numeric>
 #include <string>
 
+#include "memory/instance_csv.h"
 #include "memory/lower_bound.h"
 #include "memory/tight_instance.h"
 #include "memory/verifier.h"
@@ -33,15 +34,6 @@ struct Options {
   int32_t min_buffers = 150;
   int32_t max_buffers = 500;
 };
-
-std::string InstanceCsv(const memory::Problem& problem) {
-  std::string text = "id,lower,upper,size\n";
-  for (const memory::BufferInfo& b : problem.buffers) {
-    text += b.name + "," + std::to_string(b.live.first_use) + "," +
-            std::to_string(b.live.last_use) + "," + std::to_string(b.size_bytes) + "\n";
-  }
-  return text;
-}
 
 // Writes instance `seed`; prints its row, or says what failed and returns false.
 bool Write(const Options& options, int32_t seed) {
@@ -65,7 +57,7 @@ bool Write(const Options& options, int32_t seed) {
   std::error_code ec;
   fs::create_directories(options.out, ec);  // a failure shows as the write's
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << InstanceCsv(t.problem);
+  out << memory::FormatInstanceCsv(t.problem, nullptr);
   out.close();
   if (!out) {
     std::fprintf(stderr, "make_tight_instances: cannot write '%s'\n", path.string().c_str());

@@ -158,19 +158,24 @@ StatusOr<Instance> ReadInstanceCsv(const std::filesystem::path& path) {
   return inst;
 }
 
-std::string FormatInstanceCsv(const Problem& problem, const Plan& plan) {
+std::string FormatInstanceCsv(const Problem& problem, const Plan* plan) {
   bool aligned = false;
   for (const BufferInfo& b : problem.buffers) aligned = aligned || b.alignment != 1;
-  std::string out =
-      aligned ? "id,lower,upper,size,alignment,offset\n" : "id,lower,upper,size,offset\n";
+  std::string out = std::string("id,lower,upper,size") + (aligned ? ",alignment" : "") +
+                    (plan ? ",offset" : "") + "\n";
   for (size_t i = 0; i < problem.buffers.size(); ++i) {
     const BufferInfo& b = problem.buffers[i];
     out += b.name + "," + std::to_string(b.live.first_use) + "," + std::to_string(b.live.last_use) +
-           "," + std::to_string(b.size_bytes) + ",";
-    if (aligned) out += std::to_string(b.alignment) + ",";
-    out += std::to_string(plan.placements[i].offset_bytes) + "\n";
+           "," + std::to_string(b.size_bytes);
+    if (aligned) out += "," + std::to_string(b.alignment);
+    if (plan) out += "," + std::to_string(plan->placements[i].offset_bytes);
+    out += "\n";
   }
   return out;
+}
+
+std::string FormatInstanceCsv(const Problem& problem, const Plan& plan) {
+  return FormatInstanceCsv(problem, &plan);
 }
 
 Status WriteInstanceCsv(const std::filesystem::path& path, const Problem& problem,

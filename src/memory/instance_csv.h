@@ -33,6 +33,9 @@ StatusOr<Instance> ParseInstanceCsv(const std::string& text, const std::string& 
 // "a.1048576.csv" -> 1048576; nullopt when the name has no such number.
 std::optional<int64_t> CapacityFromFileName(const std::filesystem::path& path);
 
+// The instance with the plan's offsets (an `offset` column), or, without a
+// plan, the bare instance.
+std::string FormatInstanceCsv(const Problem& problem, const Plan* plan);
 std::string FormatInstanceCsv(const Problem& problem, const Plan& plan);
 Status WriteInstanceCsv(const std::filesystem::path& path, const Problem& problem,
                         const Plan& plan);
