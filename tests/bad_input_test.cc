@@ -3,9 +3,8 @@
 // left behind.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 #include "onnx/model_builder.h"
@@ -41,13 +40,13 @@ class BadInput : public ::testing::Test {
     ASSERT_TRUE(onnx_io::WriteFileAtomically(dir_ / name, bytes).ok());
   }
 
-
   fs::path dir_;
 };
 
 TEST_F(BadInput, run_rejects_a_garbage_model_file) {
   Write("garbage.onnx", std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xffjunk", 15));
-  ExpectRejected(RunTessel("run " + path("garbage.onnx")), {"garbage.onnx", "not a valid ONNX model"});
+  ExpectRejected(RunTessel("run " + path("garbage.onnx")),
+                 {"garbage.onnx", "not a valid ONNX model"});
 }
 
 TEST_F(BadInput, run_rejects_a_truncated_model_file) {
@@ -66,7 +65,8 @@ TEST_F(BadInput, run_rejects_an_unknown_op_naming_it_and_its_node) {
   b.Node("Frobnicate", {"x"}, {"y"}, "frob_1");
   b.Output("y");
   ASSERT_TRUE(b.Save(path("unknown.onnx")).ok());
-  ExpectRejected(RunTessel("run " + path("unknown.onnx")), {"unsupported ops", "Frobnicate", "frob_1"});
+  ExpectRejected(RunTessel("run " + path("unknown.onnx")),
+                 {"unsupported ops", "Frobnicate", "frob_1"});
 }
 
 TEST_F(BadInput, compile_rejects_an_out_of_range_attribute_and_writes_nothing) {
@@ -81,7 +81,8 @@ TEST_F(BadInput, compile_rejects_an_out_of_range_attribute_and_writes_nothing) {
 }
 
 TEST_F(BadInput, run_rejects_a_missing_input_file) {
-  ExpectRejected(RunTessel("run " + path("good.onnx") + " --input x=" + path("nope.pb")), {"nope.pb"});
+  ExpectRejected(RunTessel("run " + path("good.onnx") + " --input x=" + path("nope.pb")),
+                 {"nope.pb"});
 }
 
 TEST_F(BadInput, run_rejects_an_input_name_the_model_does_not_have) {
@@ -147,10 +148,13 @@ TEST_F(BadInput, check_reports_a_numeric_mismatch_with_exit_1) {
   fs::create_directories(dir_ / "case" / "test_data_set_0");
   fs::copy_file(path("good.onnx"), dir_ / "case" / "model.onnx");
   ASSERT_TRUE(onnx_io::WriteTensorFile(dir_ / "case/test_data_set_0/input_0.pb",
-                                       Tensor::FromVector<float>({0, 0, 0, -9, 0, 0}, {2, 3}), "x").ok());
+                                       Tensor::FromVector<float>({0, 0, 0, -9, 0, 0}, {2, 3}), "x")
+                  .ok());
   // Correct would be {1,2,3,0,2,3}; one element is off.
   ASSERT_TRUE(onnx_io::WriteTensorFile(dir_ / "case/test_data_set_0/output_0.pb",
-                                       Tensor::FromVector<float>({1, 2, 3, 0, 2, 3.5f}, {2, 3}), "y").ok());
+                                       Tensor::FromVector<float>({1, 2, 3, 0, 2, 3.5f}, {2, 3}),
+                                       "y")
+                  .ok());
   CliResult r = RunTessel("check " + (dir_ / "case").string());
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("max abs err 0.5"), std::string::npos) << r.out;
@@ -158,8 +162,8 @@ TEST_F(BadInput, check_reports_a_numeric_mismatch_with_exit_1) {
 }
 
 TEST_F(BadInput, run_check_and_bench_reject_a_bad_thread_count) {
-  for (const std::string& cmd : {"run " + path("good.onnx"), "bench " + path("good.onnx"),
-                                 "check " + dir_.string()}) {
+  for (const std::string& cmd :
+       {"run " + path("good.onnx"), "bench " + path("good.onnx"), "check " + dir_.string()}) {
     ExpectRejected(RunTessel(cmd + " --threads 0"), {"--threads"});
     ExpectRejected(RunTessel(cmd + " --threads two"), {"--threads"});
   }
@@ -177,8 +181,8 @@ TEST_F(BadInput, bench_json_reports_the_thread_count_and_memory) {
 }
 
 TEST_F(BadInput, run_and_bench_profile_the_cpu_per_op_and_kernel) {
-  for (const std::string& cmd : {"run " + path("good.onnx") + " --repeat 2",
-                                 "bench " + path("good.onnx") + " --repeat 2"}) {
+  for (const std::string& cmd :
+       {"run " + path("good.onnx") + " --repeat 2", "bench " + path("good.onnx") + " --repeat 2"}) {
     CliResult r = RunTessel(cmd + " --profile");
     ASSERT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
     EXPECT_NE(r.out.find("profile  per run, by op and kernel"), std::string::npos) << cmd << r.out;

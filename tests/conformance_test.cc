@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
-#include "opencl_env.h"
 #include "onnx/model_builder.h"
 #include "onnx/tensor_io.h"
+#include "opencl_env.h"
 
 namespace tessel::testing {
 namespace {
@@ -100,8 +100,7 @@ TEST_P(OnnxBackendSuite, No_test_fails_and_the_passed_count_does_not_drop) {
     return;
   }
   if (target == "cpu") {
-    EXPECT_NE(r.out.find("\n0 test(s) pass on reference but not here"), std::string::npos)
-        << r.out;
+    EXPECT_NE(r.out.find("\n0 test(s) pass on reference but not here"), std::string::npos) << r.out;
   }
   std::ifstream min_file(fs::path(TESSEL_SOURCE_DIR) / "tests/conformance/expected_min_passed.txt");
   int expected_min = -1;
@@ -115,8 +114,7 @@ TEST_P(OnnxBackendSuite, No_test_fails_and_the_passed_count_does_not_drop) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, OnnxBackendSuite,
-                         ::testing::Values("reference", "cpu", "opencl"),
+INSTANTIATE_TEST_SUITE_P(Targets, OnnxBackendSuite, ::testing::Values("reference", "cpu", "opencl"),
                          [](const auto& info) { return info.param; });
 
 // Small test folders in the ONNX format, written by the test itself, so the

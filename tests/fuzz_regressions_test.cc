@@ -40,16 +40,16 @@ TEST_P(FuzzRegressions, Every_seed_and_every_former_crash_is_handled) {
   EXPECT_GT(replayed, 0) << "fuzz/corpus/" << f.name << " has no seeds";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Fuzzers, FuzzRegressions,
-    ::testing::Values(Fuzzer{"tsl", fuzz::FuzzTsl}, Fuzzer{"tensor_pb", fuzz::FuzzTensorPb},
-                      Fuzzer{"instance_csv", fuzz::FuzzInstanceCsv},
-                      Fuzzer{"cli_options", fuzz::FuzzCliOptions},
-                      Fuzzer{"onnx_model", fuzz::FuzzOnnxModel},
-                      Fuzzer{"program_cache", fuzz::FuzzProgramCache},
-                      Fuzzer{"tune_cache", fuzz::FuzzTuneCache},
-                      Fuzzer{"ops", fuzz::FuzzOps}),
-    [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Fuzzers, FuzzRegressions,
+                         ::testing::Values(Fuzzer{"tsl", fuzz::FuzzTsl},
+                                           Fuzzer{"tensor_pb", fuzz::FuzzTensorPb},
+                                           Fuzzer{"instance_csv", fuzz::FuzzInstanceCsv},
+                                           Fuzzer{"cli_options", fuzz::FuzzCliOptions},
+                                           Fuzzer{"onnx_model", fuzz::FuzzOnnxModel},
+                                           Fuzzer{"program_cache", fuzz::FuzzProgramCache},
+                                           Fuzzer{"tune_cache", fuzz::FuzzTuneCache},
+                                           Fuzzer{"ops", fuzz::FuzzOps}),
+                         [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace tessel::testing

@@ -89,8 +89,9 @@ TEST_F(HostileModels, External_data_through_a_link_out_of_the_folder_is_refused)
 TEST_F(HostileModels, External_data_offsets_and_lengths_are_checked_without_overflow) {
   std::ofstream(dir_ / "w.bin", std::ios::binary) << std::string(12, '\0');
   ExpectRejected(RunTessel("run " + WithExternal("w.bin", "9223372036854775807")),
-                 {"initializer 'w'", "has 12 bytes; the tensor needs 12 from offset "
-                                     "9223372036854775807"});
+                 {"initializer 'w'",
+                  "has 12 bytes; the tensor needs 12 from offset "
+                  "9223372036854775807"});
   ExpectRejected(RunTessel("run " + WithExternal("w.bin", "-4")),
                  {"initializer 'w'", "offset '-4' is not a byte count"});
   ExpectRejected(RunTessel("run " + WithExternal("w.bin", "", "12abc")),
@@ -123,8 +124,8 @@ TEST_F(HostileModels, A_shape_beyond_any_machine_is_refused_naming_the_tensor) {
   big.Output("y");
   ASSERT_TRUE(big.Save(path("big.onnx")).ok());
   ExpectRejected(RunTessel("run " + path("big.onnx")),
-                 {"value 'y' of Expand 'big'", "1048576x1048576", "4.0 TiB",
-                  "over the limit of", "--max-tensor-size"});
+                 {"value 'y' of Expand 'big'", "1048576x1048576", "4.0 TiB", "over the limit of",
+                  "--max-tensor-size"});
 }
 
 TEST_F(HostileModels, An_empty_tensor_with_a_huge_dimension_is_refused) {
@@ -166,10 +167,9 @@ TEST_F(HostileModels, Attribute_arithmetic_cannot_overflow) {
   // Split sizes whose sum wraps around to the dimension.
   ModelBuilder s(13);
   s.Input("x", DType::kFloat32, {4});
-  s.Initializer("split", Tensor::FromVector<int64_t>(
-                             {std::numeric_limits<int64_t>::max(),
-                              std::numeric_limits<int64_t>::max(), 6},
-                             {3}));
+  s.Initializer("split", Tensor::FromVector<int64_t>({std::numeric_limits<int64_t>::max(),
+                                                      std::numeric_limits<int64_t>::max(), 6},
+                                                     {3}));
   s.Node("Split", {"x", "split"}, {"a", "b", "c"}, "split");
   s.Output("a");
   ASSERT_TRUE(s.Save(path("split.onnx")).ok());

@@ -15,7 +15,8 @@ class SharedModels : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SharedModels, Check_passes_at_default_tolerances) {
   const fs::path dir = fs::path(TESSEL_SHARED_DIR) / "models" / GetParam();
-  if (!fs::exists(dir)) GTEST_SKIP() << "skipped: " << dir << " is absent (../shared not beside the checkout)";
+  if (!fs::exists(dir))
+    GTEST_SKIP() << "skipped: " << dir << " is absent (../shared not beside the checkout)";
   CliResult r = RunTessel("check " + dir.string());
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("all outputs match"), std::string::npos) << r.out;
@@ -33,7 +34,8 @@ TEST(Demo, Compiles_and_runs_the_bundled_model) {
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("nodes"), std::string::npos) << c.out;
 
-  CliResult a = RunTessel(std::string("run ") + TESSEL_DEMO_MODEL + " --output-dir " + (out / "a").string());
+  CliResult a =
+      RunTessel(std::string("run ") + TESSEL_DEMO_MODEL + " --output-dir " + (out / "a").string());
   CliResult b = RunTessel("run " + tsl + " --repeat 2 --output-dir " + (out / "b").string());
   ASSERT_EQ(a.exit_code, 0) << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.err;

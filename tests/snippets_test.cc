@@ -42,8 +42,9 @@ class SnippetsEndToEnd : public ::testing::Test {
 
 TEST_F(SnippetsEndToEnd, Dump_snippets_shows_fusion_shrinking_the_bytes_walked) {
   const std::string tsl = (dir_ / "t.tsl").string();
-  CliResult t = RunTessel("compile " + (SharedModel("transformer_encoder") / "model.onnx").string() +
-                          " -o " + tsl + " --dump-snippets");
+  CliResult t =
+      RunTessel("compile " + (SharedModel("transformer_encoder") / "model.onnx").string() + " -o " +
+                tsl + " --dump-snippets");
   ASSERT_EQ(t.exit_code, 0) << t.err;
   // The GeLU of each feed-forward block is one snippet (its bias add went
   // into the MatMul before it: fuse-matmul).

@@ -42,7 +42,8 @@ class Targets : public ::testing::Test {
 
 TEST_F(Targets, A_model_compiled_for_avx2_runs_with_the_outputs_of_auto_and_of_the_reference) {
   const std::string avx2 = path("avx2.tsl"), native = path("auto.tsl");
-  CliResult c = RunTessel(std::string("compile ") + TESSEL_DEMO_MODEL + " -o " + avx2 + " --isa avx2");
+  CliResult c =
+      RunTessel(std::string("compile ") + TESSEL_DEMO_MODEL + " -o " + avx2 + " --isa avx2");
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("target   cpu isa=avx2"), std::string::npos) << c.out;
   c = RunTessel(std::string("compile ") + TESSEL_DEMO_MODEL + " -o " + native);
@@ -65,15 +66,17 @@ TEST_F(Targets, A_model_whose_isa_this_cpu_lacks_is_refused_with_one_line) {
   // A model compiled for AVX2, then marked as compiled for AVX-512 (as one
   // compiled on an AVX-512 machine would be), run as on an AVX2-only CPU.
   const std::string avx2 = path("avx2.tsl"), avx512 = path("avx512.tsl");
-  CliResult c = RunTessel(std::string("compile ") + TESSEL_DEMO_MODEL + " -o " + avx2 + " --isa avx2");
+  CliResult c =
+      RunTessel(std::string("compile ") + TESSEL_DEMO_MODEL + " -o " + avx2 + " --isa avx2");
   ASSERT_EQ(c.exit_code, 0) << c.err;
   StatusOr<CompiledModel> model = ReadCompiledModel(avx2);
   ASSERT_TRUE(model.ok()) << model.status().message();
   ASSERT_EQ(model->target.Option("isa"), "avx2");
   model->target.options["isa"] = "avx512";
   ASSERT_TRUE(WriteCompiledModel(*model, avx512).ok());
-  ExpectRejected(RunTessel("run " + avx512, "DNNL_MAX_CPU_ISA=AVX2 "),
-                 {"avx512.tsl", "cpu isa=avx512", "this CPU cannot run isa avx512", "avx2 at most"});
+  ExpectRejected(
+      RunTessel("run " + avx512, "DNNL_MAX_CPU_ISA=AVX2 "),
+      {"avx512.tsl", "cpu isa=avx512", "this CPU cannot run isa avx512", "avx2 at most"});
   // Compiling for it there is refused the same way.
   ExpectRejected(RunTessel(std::string("compile ") + TESSEL_DEMO_MODEL + " -o " + path("x.tsl") +
                                " --isa avx512",
@@ -84,7 +87,8 @@ TEST_F(Targets, A_model_whose_isa_this_cpu_lacks_is_refused_with_one_line) {
 
 TEST_F(Targets, A_compiled_model_runs_only_on_its_own_target_and_isa) {
   const std::string tsl = path("m.tsl");
-  CliResult c = RunTessel(std::string("compile ") + TESSEL_DEMO_MODEL + " -o " + tsl + " --isa avx2");
+  CliResult c =
+      RunTessel(std::string("compile ") + TESSEL_DEMO_MODEL + " -o " + tsl + " --isa avx2");
   ASSERT_EQ(c.exit_code, 0) << c.err;
   ExpectRejected(RunTessel("run " + tsl + " --target reference"),
                  {"m.tsl", "compiled for target 'cpu isa=avx2", "--target reference"});
@@ -109,8 +113,9 @@ TEST_F(Targets, The_reference_target_runs_with_its_own_kernels_and_plan) {
   CliResult r = RunTessel("run " + path("r.tsl"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("target  reference"), std::string::npos) << r.out;
-  ExpectRejected(RunTessel(std::string("run ") + TESSEL_DEMO_MODEL + " --target reference --isa avx2"),
-                 {"--isa is an option of --target cpu"});
+  ExpectRejected(
+      RunTessel(std::string("run ") + TESSEL_DEMO_MODEL + " --target reference --isa avx2"),
+      {"--isa is an option of --target cpu"});
 }
 
 TEST_F(Targets, Compiling_for_opencl_needs_no_device_running_does) {

@@ -132,8 +132,9 @@ void Models(const Options& options) {
         BuildMemoryProblem(*model->graph, *kernels, MemoryOptions{});
     if (!buffers.ok()) continue;
     char extra[64];
-    std::snprintf(extra, sizeof extra, " %.2f MiB |",
-                  static_cast<double>(targets::PredictPeakActivationBytes(*model->graph)) / (1 << 20));
+    std::snprintf(
+        extra, sizeof extra, " %.2f MiB |",
+        static_cast<double>(targets::PredictPeakActivationBytes(*model->graph)) / (1 << 20));
     Row(path.parent_path().filename().string(), buffers->problem, options, extra);
   }
 }

@@ -7,12 +7,13 @@
 // relative error in units of FLT_EPSILON, the max absolute error where the
 // exact result is subnormal, and NaN/infinity mismatches. Runs with the
 // best ISA of this CPU (TESSEL_JIT=avx2 to measure the AVX2 path).
+#include "snippets/approx_error.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
-#include "snippets/approx_error.h"
 #include "targets/cpu/thread_pool.h"
 
 int main(int argc, char** argv) {
@@ -28,10 +29,14 @@ int main(int argc, char** argv) {
   }
   const snippets::Isa isa = snippets::DefaultIsa();
   cpu::ThreadPool& pool = cpu::ThreadPool::Default();
-  auto parallel_for = [&](int64_t n, const std::function<void(int64_t)>& fn) { pool.ParallelFor(n, fn); };
+  auto parallel_for = [&](int64_t n, const std::function<void(int64_t)>& fn) {
+    pool.ParallelFor(n, fn);
+  };
   std::printf("isa %s, stride %llu, %d threads\n\n", snippets::IsaName(isa),
               static_cast<unsigned long long>(stride), pool.num_threads());
-  std::printf("| function | inputs | max ulp | at x | max rel (FLT_EPSILON) | max abs, subnormal results | NaN/inf mismatches |\n");
+  std::printf(
+      "| function | inputs | max ulp | at x | max rel (FLT_EPSILON) | max abs, subnormal results | "
+      "NaN/inf mismatches |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const std::string& f : snippets::ApproxFunctions()) {
     const auto t0 = std::chrono::steady_clock::now();

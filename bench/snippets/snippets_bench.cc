@@ -44,7 +44,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Op {
   std::string type;
-  std::vector<int> in;  // buffer indices: 0..num_inputs-1 are inputs, then op results
+  std::vector<int> in;         // buffer indices: 0..num_inputs-1 are inputs, then op results
   std::vector<float> scalars;  // extra scalar operands, appended after `in`
 };
 
@@ -56,7 +56,8 @@ struct Workload {
 
 const std::vector<Workload>& Workloads() {
   static const std::vector<Workload> w = {
-      {"gelu", 1,
+      {"gelu",
+       1,
        {{"Div", {0}, {1.41421356f}},
         {"Erf", {1}, {}},
         {"Add", {2}, {1.0f}},
@@ -88,7 +89,8 @@ Body MakeBody(const Workload& w, size_t first, size_t last, int64_t n) {
     std::vector<ir::Value*> ins;
     for (int i : op.in) {
       if (!buffer[static_cast<size_t>(i)]) {
-        buffer[static_cast<size_t>(i)] = g.AddValue("b" + std::to_string(i), DType::kFloat32, {n}, true);
+        buffer[static_cast<size_t>(i)] =
+            g.AddValue("b" + std::to_string(i), DType::kFloat32, {n}, true);
         g.inputs().push_back(buffer[static_cast<size_t>(i)]);
         b.inputs.push_back(i);
       }
@@ -99,7 +101,8 @@ Body MakeBody(const Workload& w, size_t first, size_t last, int64_t n) {
     }
     const int out = w.num_inputs + static_cast<int>(k);
     buffer[static_cast<size_t>(out)] = g.AddValue("b" + std::to_string(out));
-    ir::Node* node = g.AddNode(op.type, op.type + std::to_string(k), ins, {buffer[static_cast<size_t>(out)]});
+    ir::Node* node =
+        g.AddNode(op.type, op.type + std::to_string(k), ins, {buffer[static_cast<size_t>(out)]});
     Status s = ops::InferNode(*node, 17);
     if (!s.ok()) {
       std::fprintf(stderr, "snippets_bench: %s\n", s.message().c_str());
@@ -173,8 +176,9 @@ int Main(int argc, char** argv) {
     const bool known = flag == "--max-mib" || flag == "--min-kib" || flag == "--threads" ||
                        flag == "--workload" || flag == "--isa";
     if (!known || i + 1 >= argc) {
-      std::fprintf(stderr, "usage: snippets_bench [--max-mib N] [--min-kib N] [--threads N] "
-                           "[--workload gelu|silu|add_clip] [--isa auto|avx512|avx2] [--cold]\n");
+      std::fprintf(stderr,
+                   "usage: snippets_bench [--max-mib N] [--min-kib N] [--threads N] "
+                   "[--workload gelu|silu|add_clip] [--isa auto|avx512|avx2] [--cold]\n");
       return 2;
     }
     if (flag == "--max-mib") max_mib = std::atoll(argv[i + 1]);
@@ -190,15 +194,16 @@ int Main(int argc, char** argv) {
   } else if (isa == "avx512" && snippets::IsaSupported(snippets::Isa::kAvx512)) {
     snippets::SetIsaCap(snippets::Isa::kAvx512);
   } else if (isa != "auto") {
-    std::fprintf(stderr, "snippets_bench: --isa %s: expected auto, avx2, or avx512 on a CPU "
-                         "that has it\n", isa.c_str());
+    std::fprintf(stderr,
+                 "snippets_bench: --isa %s: expected auto, avx2, or avx512 on a CPU "
+                 "that has it\n",
+                 isa.c_str());
     return 2;
   }
   if (const char* dir = std::getenv("TESSEL_SNIPPETS_DUMP")) snippets::SetDumpDirectory(dir);
   cpu::ThreadPool pool(threads);
-  const snippets::ParallelFor parallel_for = [&](int64_t n, const std::function<void(int64_t)>& fn) {
-    pool.ParallelFor(n, fn);
-  };
+  const snippets::ParallelFor parallel_for =
+      [&](int64_t n, const std::function<void(int64_t)>& fn) { pool.ParallelFor(n, fn); };
   // Twice the last-level cache, written in parallel, leaves none of the
   // benchmark's buffers cached.
   const int64_t flush_bytes = 2 * snippets::LastLevelCacheBytes();
@@ -213,10 +218,11 @@ int Main(int argc, char** argv) {
     };
   }
   std::printf("snippets_bench: isa %s, %d threads, %s caches (LLC %lld MiB)\n\n",
-              snippets::IsaName(snippets::DefaultIsa()), pool.num_threads(),
-              cold ? "cold" : "warm", static_cast<long long>(snippets::LastLevelCacheBytes() >> 20));
-  std::printf("| workload | tensor | memcpy 1T GB/s | memcpy GB/s | fused GB/s | fused / memcpy | "
-              "unfused JIT GB/s | unfused ref GB/s | fused vs unfused JIT | fused vs unfused ref |\n");
+              snippets::IsaName(snippets::DefaultIsa()), pool.num_threads(), cold ? "cold" : "warm",
+              static_cast<long long>(snippets::LastLevelCacheBytes() >> 20));
+  std::printf(
+      "| workload | tensor | memcpy 1T GB/s | memcpy GB/s | fused GB/s | fused / memcpy | "
+      "unfused JIT GB/s | unfused ref GB/s | fused vs unfused JIT | fused vs unfused ref |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Workload& w : Workloads()) {
     if (!only.empty() && w.name != only) continue;
@@ -234,7 +240,8 @@ int Main(int argc, char** argv) {
       Buffers copy = Allocate(2, copy_bytes / 4);
       auto* src = reinterpret_cast<char*>(copy.at(0));
       auto* dst = reinterpret_cast<char*>(copy.at(1));
-      const double memcpy1 = BestSeconds([&] { std::memcpy(dst, src, static_cast<size_t>(copy_bytes)); });
+      const double memcpy1 =
+          BestSeconds([&] { std::memcpy(dst, src, static_cast<size_t>(copy_bytes)); });
       const int64_t parts = pool.num_threads();
       const double memcpyp = BestSeconds([&] {
         pool.ParallelFor(parts, [&](int64_t t) {
@@ -253,7 +260,8 @@ int Main(int argc, char** argv) {
       }
       std::vector<const void*> fused_in;
       for (int i : fused_body.inputs) fused_in.push_back(buf.at(i));
-      const double fused_s = BestSeconds([&] { (*fused)->Run(fused_in, {buf.at(out)}, parallel_for); });
+      const double fused_s =
+          BestSeconds([&] { (*fused)->Run(fused_in, {buf.at(out)}, parallel_for); });
 
       // Unfused JIT: one kernel per op.
       std::vector<std::unique_ptr<snippets::SnippetKernel>> kernels;
@@ -275,7 +283,8 @@ int Main(int argc, char** argv) {
       // Unfused reference: the reference kernels, allocating results as the
       // executor does.
       std::vector<Tensor> views;
-      for (int i = 0; i < w.num_inputs; ++i) views.push_back(Tensor::View(DType::kFloat32, {n}, buf.at(i)));
+      for (int i = 0; i < w.num_inputs; ++i)
+        views.push_back(Tensor::View(DType::kFloat32, {n}, buf.at(i)));
       const double unfused_ref_s = BestSeconds([&] {
         std::vector<Tensor> values = views;
         values.resize(static_cast<size_t>(w.num_inputs) + w.ops.size());
@@ -294,9 +303,10 @@ int Main(int argc, char** argv) {
 
       const double gbs = walked / 1e9;
       std::printf("| %s | %s | %.1f | %.1f | %.1f | %.0f%% | %.1f | %.2f | %.1fx | %.0fx |\n",
-                  w.name.c_str(), Size(bytes).c_str(), walked / memcpy1 / 1e9, walked / memcpyp / 1e9,
-                  gbs / fused_s, 100 * memcpyp / fused_s, gbs / unfused_jit_s, gbs / unfused_ref_s,
-                  unfused_jit_s / fused_s, unfused_ref_s / fused_s);
+                  w.name.c_str(), Size(bytes).c_str(), walked / memcpy1 / 1e9,
+                  walked / memcpyp / 1e9, gbs / fused_s, 100 * memcpyp / fused_s,
+                  gbs / unfused_jit_s, gbs / unfused_ref_s, unfused_jit_s / fused_s,
+                  unfused_ref_s / fused_s);
       std::fflush(stdout);
     }
   }

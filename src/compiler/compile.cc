@@ -13,17 +13,17 @@
 #include "passes/fuse_conv_activation.h"
 #include "passes/fuse_layer_norm.h"
 #include "passes/fuse_matmul_bias.h"
-#include "passes/prune_conv_taps.h"
 #include "passes/infer_shapes.h"
+#include "passes/prune_conv_taps.h"
 #include "snippets/tokenize.h"
 
 namespace tessel {
 
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {
-      "import",          "infer-shapes",   "eliminate-dead-nodes", "decompose",
-      "fold-batchnorm",  "prune-conv-taps", "fuse-layernorm",      "fuse-conv",
-      "fuse-matmul",     "fuse-shuffle",   "tokenize-snippets",    "select-kernels",
+      "import",         "infer-shapes",    "eliminate-dead-nodes", "decompose",
+      "fold-batchnorm", "prune-conv-taps", "fuse-layernorm",       "fuse-conv",
+      "fuse-matmul",    "fuse-shuffle",    "tokenize-snippets",    "select-kernels",
       "plan-memory"};
   return names;
 }
@@ -110,8 +110,7 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   MemoryOptions memory = options.memory;
   memory.planner.verify = memory.planner.verify || options.verify_each_stage;
   model.liveness = ir::ComputeLiveness(*model.graph);
-  TESSEL_ASSIGN_OR_RETURN(model.memory,
-                          PlanMemory(*model.graph, model.liveness, kernels, memory));
+  TESSEL_ASSIGN_OR_RETURN(model.memory, PlanMemory(*model.graph, model.liveness, kernels, memory));
   TESSEL_RETURN_IF_ERROR(finish_stage("plan-memory", true));
   int64_t total = 0;
   std::string pools;
@@ -163,8 +162,10 @@ StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model,
     }
     Status s = CheckLayoutFitsKernels(*model.graph, model.memory, kernels);
     if (!s.ok()) {
-      return InvalidArgument("'" + model.source + "' has a memory plan this machine's kernels do "
-                             "not fit: " + s.message());
+      return InvalidArgument("'" + model.source +
+                             "' has a memory plan this machine's kernels do "
+                             "not fit: " +
+                             s.message());
     }
   }
   return target.Prepare(model);

@@ -41,8 +41,7 @@ struct CompileOptions {
 // Imports and compiles an ONNX model for `target`: its kernels, their
 // scratch and the plan are the target's, and the model records target.spec().
 StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
-                                const targets::Target& target,
-                                const CompileOptions& options = {});
+                                const targets::Target& target, const CompileOptions& options = {});
 
 // Reads a compiled model file (recognized by its magic bytes), or compiles
 // an ONNX file in memory for `target`. A model file keeps the target it was

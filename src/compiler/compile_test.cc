@@ -102,7 +102,8 @@ TEST_F(CompileTest, ReadCompiledModel_rejects_corrupt_truncated_and_other_versio
   flipped[bytes.size() / 2] ^= 0x5a;
   auto r = DeserializeCompiledModel(flipped, "m.tsl");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("checksum mismatch"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("checksum mismatch"), std::string::npos)
+      << r.status().message();
 
   r = DeserializeCompiledModel(bytes.substr(0, bytes.size() - 10), "m.tsl");
   ASSERT_FALSE(r.ok());
@@ -112,7 +113,8 @@ TEST_F(CompileTest, ReadCompiledModel_rejects_corrupt_truncated_and_other_versio
   other[8] = 99;
   r = DeserializeCompiledModel(other, "m.tsl");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("format version 99"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("format version 99"), std::string::npos)
+      << r.status().message();
 
   r = DeserializeCompiledModel("TESSELCM", "m.tsl");
   ASSERT_FALSE(r.ok());

@@ -96,7 +96,9 @@ class Reader {
   bool at_end() const { return p_ == end_; }
 
   static Status Truncated() { return DataLoss("the payload is truncated"); }
-  static Status Corrupt(const std::string& what) { return DataLoss("the payload is corrupt (" + what + ")"); }
+  static Status Corrupt(const std::string& what) {
+    return DataLoss("the payload is corrupt (" + what + ")");
+  }
 
  private:
   const char* p_;
@@ -498,7 +500,8 @@ StatusOr<CompiledModel> DeserializeCompiledModelPayload(std::string_view payload
   if (!s.ok()) return DataLoss(where + " is inconsistent: " + s.message());
   for (const auto& n : model.graph->nodes()) {
     if (!ops::OpRegistry::Global().Find(n->op_type, n->domain)) {
-      return Unsupported(where + " uses op " + n->Describe() + ", which this tessel does not support");
+      return Unsupported(where + " uses op " + n->Describe() +
+                         ", which this tessel does not support");
     }
     if (n->body && !ops::IsSubgraph(*n)) {
       return DataLoss(where + " is inconsistent: " + n->Describe() + " has a body");

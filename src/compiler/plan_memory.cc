@@ -308,10 +308,9 @@ Status CheckLayoutFitsKernels(const ir::Graph& graph, const ir::MemoryLayout& la
   for (const ir::Value* v : graph.outputs()) {
     options.plan_io |= v->producer && layout.values[static_cast<size_t>(v->id)].planned();
   }
-  options.in_place = std::any_of(layout.in_place.begin(), layout.in_place.end(),
-                                 [](int32_t j) { return j >= 0; });
-  TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers,
-                          BuildMemoryProblem(graph, kernels, options));
+  options.in_place =
+      std::any_of(layout.in_place.begin(), layout.in_place.end(), [](int32_t j) { return j >= 0; });
+  TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers, BuildMemoryProblem(graph, kernels, options));
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& node = *nodes[i];
     const std::vector<int32_t>& needs = buffers.scratch_buffer[i];
@@ -351,8 +350,8 @@ Status CheckLayoutFitsKernels(const ir::Graph& graph, const ir::MemoryLayout& la
     used = std::max(used, p.offset_bytes + buffers.problem.buffers[b].size_bytes);
   }
   if (Status s = memory::VerifyPlan(buffers.problem, plan); !s.ok()) {
-    return InvalidArgument("its buffers overlap at the sizes of this machine's kernels: " + s.message() +
-                           " (recompile the model here)");
+    return InvalidArgument("its buffers overlap at the sizes of this machine's kernels: " +
+                           s.message() + " (recompile the model here)");
   }
   return Status::Ok();
 }

@@ -296,8 +296,9 @@ TEST(PlanMemory, rejects_a_pool_too_small_naming_it) {
             std::string::npos)
       << layout.status().message();
   o.pools.push_back(o.pools[0]);
-  EXPECT_NE(PlanMemory(c.g, CpuKernels(c.g), o).status().message().find("pool 'sram' is given twice"),
-            std::string::npos);
+  EXPECT_NE(
+      PlanMemory(c.g, CpuKernels(c.g), o).status().message().find("pool 'sram' is given twice"),
+      std::string::npos);
 }
 
 TEST(CheckMemoryLayout, rejects_layouts_that_do_not_fit_the_graph) {
@@ -374,7 +375,8 @@ TEST(CheckMemoryLayout, rejects_scratch_that_would_overlap_a_live_tensor_at_this
   if (!misplaced) GTEST_SKIP() << "no convolution has scratch that fits over a tensor here";
   Status s = CheckLayoutFitsKernels(g, bad, CpuKernels(g));
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("overlap at the sizes of this machine's kernels"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("overlap at the sizes of this machine's kernels"), std::string::npos)
+      << s.message();
   EXPECT_NE(s.message().find("recompile"), std::string::npos) << s.message();
 }
 

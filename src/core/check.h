@@ -7,10 +7,10 @@
 #include <cstdlib>
 
 namespace tessel::internal {
-[[noreturn]] inline void CheckFailed(const char* condition, const char* message,
-                                     const char* file, int line) {
-  std::fprintf(stderr, "tessel: internal error: check '%s' failed at %s:%d%s%s\n",
-               condition, file, line, message[0] ? ": " : "", message);
+[[noreturn]] inline void CheckFailed(const char* condition, const char* message, const char* file,
+                                     int line) {
+  std::fprintf(stderr, "tessel: internal error: check '%s' failed at %s:%d%s%s\n", condition, file,
+               line, message[0] ? ": " : "", message);
   std::abort();
 }
 }  // namespace tessel::internal

@@ -8,10 +8,17 @@ namespace {
 
 void AppendEscaped(std::string& out, unsigned char c) {
   switch (c) {
-    case '\n': out += "\\n"; return;
-    case '\r': out += "\\r"; return;
-    case '\t': out += "\\t"; return;
-    default: break;
+    case '\n':
+      out += "\\n";
+      return;
+    case '\r':
+      out += "\\r";
+      return;
+    case '\t':
+      out += "\\t";
+      return;
+    default:
+      break;
   }
   if (c >= 0x20 && c < 0x7f) {
     out += static_cast<char>(c);
@@ -39,8 +46,8 @@ std::string OneLine(std::string_view text) {
     const char c = text[i];
     if (c == '\n' || c == '\r') {
       // One separator for a run of breaks and the indentation after them.
-      while (i < text.size() && (text[i] == '\n' || text[i] == '\r' || text[i] == ' ' ||
-                                 text[i] == '\t')) {
+      while (i < text.size() &&
+             (text[i] == '\n' || text[i] == '\r' || text[i] == ' ' || text[i] == '\t')) {
         ++i;
       }
       if (!out.empty() && i < text.size()) out += " / ";

@@ -14,12 +14,12 @@ namespace tessel {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,  // the user's input is wrong (model, option, tensor)
-  kUnsupported,      // valid input that tessel does not handle
-  kNotFound,         // a file or a name that does not exist
-  kDataLoss,         // a truncated or corrupt file
-  kResourceExhausted,// a pool or limit too small
-  kInternal,         // an I/O failure or other environment problem
+  kInvalidArgument,    // the user's input is wrong (model, option, tensor)
+  kUnsupported,        // valid input that tessel does not handle
+  kNotFound,           // a file or a name that does not exist
+  kDataLoss,           // a truncated or corrupt file
+  kResourceExhausted,  // a pool or limit too small
+  kInternal,           // an I/O failure or other environment problem
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -27,8 +27,7 @@ const char* StatusCodeName(StatusCode code);
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(StatusCode code, std::string message)
-      : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
 
@@ -44,11 +43,15 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status Unsupported(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status DataLoss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
-inline Status ResourceExhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
+inline Status ResourceExhausted(std::string m) {
+  return {StatusCode::kResourceExhausted, std::move(m)};
+}
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
 template <typename T>
@@ -78,10 +81,10 @@ class [[nodiscard]] StatusOr {
 #define TESSEL_CONCAT_INNER_(a, b) a##b
 #define TESSEL_CONCAT_(a, b) TESSEL_CONCAT_INNER_(a, b)
 
-#define TESSEL_RETURN_IF_ERROR(expr)                  \
-  do {                                                \
-    ::tessel::Status tessel_status_ = (expr);         \
-    if (!tessel_status_.ok()) return tessel_status_;  \
+#define TESSEL_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::tessel::Status tessel_status_ = (expr);        \
+    if (!tessel_status_.ok()) return tessel_status_; \
   } while (0)
 
 #define TESSEL_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \

@@ -30,8 +30,7 @@ class AttributeMap {
   std::string String(const std::string& name, const std::string& fallback) const;
   std::vector<int64_t> Ints(const std::string& name,
                             const std::vector<int64_t>& fallback = {}) const;
-  std::vector<float> Floats(const std::string& name,
-                            const std::vector<float>& fallback = {}) const;
+  std::vector<float> Floats(const std::string& name, const std::vector<float>& fallback = {}) const;
   std::vector<std::string> Strings(const std::string& name) const;
   const Tensor* TensorAttr(const std::string& name) const;  // nullptr if absent
 

@@ -6,40 +6,59 @@ namespace tessel {
 
 const char* DTypeName(DType t) {
   switch (t) {
-    case DType::kUndefined: return "undefined";
-    case DType::kFloat32: return "float32";
-    case DType::kFloat16: return "float16";
-    case DType::kBFloat16: return "bfloat16";
-    case DType::kFloat64: return "float64";
-    case DType::kInt8: return "int8";
-    case DType::kInt16: return "int16";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kUInt8: return "uint8";
-    case DType::kUInt16: return "uint16";
-    case DType::kUInt32: return "uint32";
-    case DType::kUInt64: return "uint64";
-    case DType::kBool: return "bool";
+    case DType::kUndefined:
+      return "undefined";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kFloat16:
+      return "float16";
+    case DType::kBFloat16:
+      return "bfloat16";
+    case DType::kFloat64:
+      return "float64";
+    case DType::kInt8:
+      return "int8";
+    case DType::kInt16:
+      return "int16";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kUInt8:
+      return "uint8";
+    case DType::kUInt16:
+      return "uint16";
+    case DType::kUInt32:
+      return "uint32";
+    case DType::kUInt64:
+      return "uint64";
+    case DType::kBool:
+      return "bool";
   }
   return "invalid";
 }
 
 size_t DTypeSize(DType t) {
   switch (t) {
-    case DType::kUndefined: return 0;
+    case DType::kUndefined:
+      return 0;
     case DType::kBool:
     case DType::kInt8:
-    case DType::kUInt8: return 1;
+    case DType::kUInt8:
+      return 1;
     case DType::kFloat16:
     case DType::kBFloat16:
     case DType::kInt16:
-    case DType::kUInt16: return 2;
+    case DType::kUInt16:
+      return 2;
     case DType::kFloat32:
     case DType::kInt32:
-    case DType::kUInt32: return 4;
+    case DType::kUInt32:
+      return 4;
     case DType::kFloat64:
     case DType::kInt64:
-    case DType::kUInt64: return 8;
+    case DType::kUInt64:
+      return 8;
   }
   return 0;
 }
@@ -51,8 +70,14 @@ bool IsFloat(DType t) {
 
 bool IsInteger(DType t) {
   switch (t) {
-    case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kInt64:
-    case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64:
+    case DType::kInt8:
+    case DType::kInt16:
+    case DType::kInt32:
+    case DType::kInt64:
+    case DType::kUInt8:
+    case DType::kUInt16:
+    case DType::kUInt32:
+    case DType::kUInt64:
       return true;
     default:
       return false;
@@ -96,7 +121,7 @@ uint16_t FloatToHalf(float f) {
     return sign | 0x7c00 | (abs > 0x7f800000u ? 0x200 : 0);
   }
   if (abs >= 0x477ff000u) return sign | 0x7c00;  // rounds to inf
-  if (abs < 0x38800000u) {                         // subnormal or zero in half
+  if (abs < 0x38800000u) {                       // subnormal or zero in half
     // value * 2^24, rounded to nearest even, is the subnormal mantissa.
     float v;
     std::memcpy(&v, &abs, 4);

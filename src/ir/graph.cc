@@ -8,17 +8,22 @@ namespace tessel::ir {
 
 const char* LayoutName(Layout l) {
   switch (l) {
-    case Layout::kPlain: return "plain";
-    case Layout::kNCHW4c: return "NCHW4c";
+    case Layout::kPlain:
+      return "plain";
+    case Layout::kNCHW4c:
+      return "NCHW4c";
   }
   return "?";
 }
 
 const char* StorageScopeName(StorageScope s) {
   switch (s) {
-    case StorageScope::kGlobal: return "global";
-    case StorageScope::kTexture: return "texture";
-    case StorageScope::kTextureWeight: return "texture:weight";
+    case StorageScope::kGlobal:
+      return "global";
+    case StorageScope::kTexture:
+      return "texture";
+    case StorageScope::kTextureWeight:
+      return "texture:weight";
   }
   return "?";
 }

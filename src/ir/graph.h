@@ -35,7 +35,7 @@ struct Value {
   DType dtype = DType::kUndefined;
   Shape shape;
   bool shape_known = false;
-  Tensor constant;      // defined() when the value is known at compile time
+  Tensor constant;  // defined() when the value is known at compile time
   Node* producer = nullptr;
   Layout layout = Layout::kPlain;
   StorageScope scope = StorageScope::kGlobal;
@@ -47,9 +47,9 @@ struct Value {
 struct Node {
   std::string name;  // unique in the graph (the importer invents missing ones)
   std::string op_type;
-  std::string domain;          // "" is the default ONNX domain
-  std::vector<Value*> inputs;  // nullptr marks an omitted optional input
-  std::vector<Value*> outputs; // nullptr marks an omitted optional output
+  std::string domain;           // "" is the default ONNX domain
+  std::vector<Value*> inputs;   // nullptr marks an omitted optional input
+  std::vector<Value*> outputs;  // nullptr marks an omitted optional output
   AttributeMap attrs;
   std::unique_ptr<Graph> body;  // Subgraph nodes only
   // The kernel the target chose for it (the select-kernels stage), for

@@ -11,13 +11,14 @@ namespace tessel::ir {
 namespace {
 
 TEST(DType, Half_round_trips_representable_values) {
-  for (float f : {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.333251953125f}) {
+  for (float f :
+       {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.333251953125f}) {
     EXPECT_EQ(HalfToFloat(FloatToHalf(f)), f) << f;
   }
 }
 
 TEST(DType, Half_rounds_to_nearest_even_and_saturates_to_inf) {
-  EXPECT_EQ(HalfToFloat(FloatToHalf(1.0f + 1.0f / 2048)), 1.0f);         // tie -> even
+  EXPECT_EQ(HalfToFloat(FloatToHalf(1.0f + 1.0f / 2048)), 1.0f);                // tie -> even
   EXPECT_EQ(HalfToFloat(FloatToHalf(1.0f + 3.0f / 2048)), 1.0f + 2.0f / 1024);  // tie -> even (up)
   EXPECT_TRUE(std::isinf(HalfToFloat(FloatToHalf(1e6f))));
   EXPECT_TRUE(std::isnan(HalfToFloat(FloatToHalf(NAN))));

@@ -23,7 +23,7 @@ void PrintSummary(const Graph& graph, std::ostream& os);
 // Totals used by the printer and the CLI.
 struct GraphStats {
   int64_t num_nodes = 0;
-  int64_t num_parameters = 0;   // elements in constants
+  int64_t num_parameters = 0;  // elements in constants
   int64_t parameter_bytes = 0;
 };
 GraphStats ComputeStats(const Graph& graph);

@@ -108,9 +108,17 @@ Tensor Tensor::FromVector<bool>(const std::vector<bool>& values, Shape shape);
 // saturates and NaN becomes 0 (ONNX leaves those results undefined; C++
 // would make the conversion itself undefined).
 template <typename T>
-inline double ToDouble(T v) { return static_cast<double>(v); }
-template <> inline double ToDouble<Half>(Half v) { return HalfToFloat(v.bits); }
-template <> inline double ToDouble<BFloat16>(BFloat16 v) { return BFloat16ToFloat(v.bits); }
+inline double ToDouble(T v) {
+  return static_cast<double>(v);
+}
+template <>
+inline double ToDouble<Half>(Half v) {
+  return HalfToFloat(v.bits);
+}
+template <>
+inline double ToDouble<BFloat16>(BFloat16 v) {
+  return BFloat16ToFloat(v.bits);
+}
 
 template <typename T>
 inline T FromDouble(double v) {
@@ -125,8 +133,12 @@ inline T FromDouble(double v) {
   }
   return static_cast<T>(v);
 }
-template <> inline Half FromDouble<Half>(double v) { return Half{FloatToHalf(static_cast<float>(v))}; }
-template <> inline BFloat16 FromDouble<BFloat16>(double v) {
+template <>
+inline Half FromDouble<Half>(double v) {
+  return Half{FloatToHalf(static_cast<float>(v))};
+}
+template <>
+inline BFloat16 FromDouble<BFloat16>(double v) {
   return BFloat16{FloatToBFloat16(static_cast<float>(v))};
 }
 

@@ -12,7 +12,9 @@ Status CheckTyped(const Value& v, bool require_types) {
     return InvalidArgument("value '" + v.name + "' has no dtype or shape");
   }
   for (int64_t d : v.shape) {
-    if (d < 0) return InvalidArgument("value '" + v.name + "' has a dynamic shape " + ShapeToString(v.shape));
+    if (d < 0)
+      return InvalidArgument("value '" + v.name + "' has a dynamic shape " +
+                             ShapeToString(v.shape));
   }
   if (v.is_constant() && (v.constant.dtype() != v.dtype || v.constant.shape() != v.shape)) {
     return InvalidArgument("constant '" + v.name + "' holds " + DTypeName(v.constant.dtype()) +
@@ -29,7 +31,8 @@ Status VerifyGraph(const Graph& graph, bool require_types) {
   std::unordered_set<const Value*> owned;
   for (size_t i = 0; i < graph.values().size(); ++i) {
     const Value& v = *graph.values()[i];
-    if (v.id != static_cast<int>(i)) return InvalidArgument("value '" + v.name + "' has a stale id");
+    if (v.id != static_cast<int>(i))
+      return InvalidArgument("value '" + v.name + "' has a stale id");
     if (!value_names.insert(v.name).second) {
       return InvalidArgument("two values are named '" + v.name + "'");
     }
@@ -47,15 +50,16 @@ Status VerifyGraph(const Graph& graph, bool require_types) {
     }
     for (const Value* in : n->inputs) {
       if (!in) continue;
-      if (!owned.count(in)) return InvalidArgument(n->Describe() + " reads a value the graph does not own");
+      if (!owned.count(in))
+        return InvalidArgument(n->Describe() + " reads a value the graph does not own");
       if (!in->is_constant() && !available.count(in)) {
-        return InvalidArgument(n->Describe() + " reads '" + in->name +
-                               "' before it is produced");
+        return InvalidArgument(n->Describe() + " reads '" + in->name + "' before it is produced");
       }
     }
     for (const Value* o : n->outputs) {
       if (!o) continue;
-      if (!owned.count(o)) return InvalidArgument(n->Describe() + " writes a value the graph does not own");
+      if (!owned.count(o))
+        return InvalidArgument(n->Describe() + " writes a value the graph does not own");
       if (o->producer != n.get()) {
         return InvalidArgument(n->Describe() + " writes '" + o->name + "' but is not its producer");
       }

@@ -122,7 +122,8 @@ StatusOr<Instance> ParseInstanceCsv(const std::string& text, const std::string& 
     if (total_bytes > kMaxTotalBytes) return error("sizes add up beyond 2^56 bytes");
     if (column.count("alignment")) {
       TESSEL_RETURN_IF_ERROR(number("alignment", &b.alignment));
-      if (b.alignment < 1 || (b.alignment & (b.alignment - 1)) != 0 || b.alignment > kMaxAlignment) {
+      if (b.alignment < 1 || (b.alignment & (b.alignment - 1)) != 0 ||
+          b.alignment > kMaxAlignment) {
         return error("alignment " + std::to_string(b.alignment) +
                      " is not a power of two up to 2^30");
       }

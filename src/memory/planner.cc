@@ -76,11 +76,11 @@ StatusOr<AlgorithmResult> Perfect(const PlanContext& ctx) {
 PlannerRegistry& PlannerRegistry::Global() {
   static PlannerRegistry* registry = [] {
     auto* r = new PlannerRegistry();
-    r->Register(
-        {"auto", "the best greedy plan, improved by the exact search within a small budget",
-         [](const PlanContext& ctx) {
-           return Optimal(ctx, std::min(ctx.options.time_limit_s, ctx.options.auto_time_limit_s));
-         }});
+    r->Register({"auto", "the best greedy plan, improved by the exact search within a small budget",
+                 [](const PlanContext& ctx) {
+                   return Optimal(
+                       ctx, std::min(ctx.options.time_limit_s, ctx.options.auto_time_limit_s));
+                 }});
     r->Register(
         {"greedy_by_size", "largest buffer first, each in the lowest gap that fits", GreedyBySize});
     r->Register({"greedy_by_conflicts",

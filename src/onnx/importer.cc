@@ -27,11 +27,16 @@ StatusOr<AttrValue> ConvertAttribute(const onnx::AttributeProto& a, const ir::No
   using AP = onnx::AttributeProto;
   const std::string what = node.Describe() + " attribute '" + a.name() + "'";
   switch (a.type()) {
-    case AP::FLOAT: return AttrValue(a.f());
-    case AP::INT: return AttrValue(static_cast<int64_t>(a.i()));
-    case AP::STRING: return AttrValue(a.s());
-    case AP::FLOATS: return AttrValue(std::vector<float>(a.floats().begin(), a.floats().end()));
-    case AP::INTS: return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case AP::FLOAT:
+      return AttrValue(a.f());
+    case AP::INT:
+      return AttrValue(static_cast<int64_t>(a.i()));
+    case AP::STRING:
+      return AttrValue(a.s());
+    case AP::FLOATS:
+      return AttrValue(std::vector<float>(a.floats().begin(), a.floats().end()));
+    case AP::INTS:
+      return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
     case AP::STRINGS:
       return AttrValue(std::vector<std::string>(a.strings().begin(), a.strings().end()));
     case AP::TENSOR: {
@@ -82,8 +87,8 @@ StatusOr<std::pair<DType, Shape>> InputType(const onnx::ValueInfoProto& info,
     }
     if (!compatible) {
       return InvalidArgument("--input-shape " + info.name() + "=" + ShapeToString(g) +
-                             " does not match the model's shape for it (" +
-                             ShapeToString(shape) + ", -1 = symbolic)");
+                             " does not match the model's shape for it (" + ShapeToString(shape) +
+                             ", -1 = symbolic)");
     }
     return std::make_pair(dtype, g);
   }
@@ -420,7 +425,8 @@ StatusOr<std::unique_ptr<ir::Graph>> ImportModel(const fs::path& path,
   }
   for (const auto& v : graph->values()) {
     if (!v->producer && !v->is_constant() &&
-        std::find(graph->inputs().begin(), graph->inputs().end(), v.get()) == graph->inputs().end()) {
+        std::find(graph->inputs().begin(), graph->inputs().end(), v.get()) ==
+            graph->inputs().end()) {
       return InvalidArgument("value '" + v->name + "' is used but never produced");
     }
   }

@@ -62,11 +62,13 @@ TEST_F(ImporterTest, Decodes_every_initializer_encoding_alike) {
   static_cast<uint16_t*>(h.raw_data())[1] = FloatToHalf(-4.0f);
   const Tensor d = Tensor::FromVector<double>({1e-300, 2.0}, {2});
   const Tensor u64 = Tensor::FromVector<uint64_t>({1ULL << 63, 5}, {2});
-  for (TensorEncoding enc : {TensorEncoding::kRaw, TensorEncoding::kTyped, TensorEncoding::kExternal}) {
+  for (TensorEncoding enc :
+       {TensorEncoding::kRaw, TensorEncoding::kTyped, TensorEncoding::kExternal}) {
     ModelBuilder b(13);
     b.Input("x", DType::kFloat32, {3});
     int k = 0;
-    for (const Tensor* t : std::initializer_list<const Tensor*>{&f, &i64, &i8, &h, &d, &u64}) b.Initializer("c" + std::to_string(k++), *t, enc);
+    for (const Tensor* t : std::initializer_list<const Tensor*>{&f, &i64, &i8, &h, &d, &u64})
+      b.Initializer("c" + std::to_string(k++), *t, enc);
     b.Node("Identity", {"x"}, {"y"});
     b.Output("y");
     auto g = SaveAndImport(b);
@@ -362,7 +364,8 @@ TEST_F(ImporterTest, Import_rejects_a_model_that_fails_the_checker) {
 }
 
 TEST(TensorFile, Round_trips_and_rejects_corrupt_data) {
-  const fs::path p = fs::temp_directory_path() / ("tessel_tensor_" + std::to_string(::getpid()) + ".pb");
+  const fs::path p =
+      fs::temp_directory_path() / ("tessel_tensor_" + std::to_string(::getpid()) + ".pb");
   const Tensor t = Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2});
   ASSERT_TRUE(WriteTensorFile(p, t, "t").ok());
   std::string name;
@@ -377,7 +380,8 @@ TEST(TensorFile, Round_trips_and_rejects_corrupt_data) {
   ASSERT_TRUE(WriteFileAtomically(p, proto.SerializeAsString()).ok());
   r = ReadTensorFile(p);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("7 bytes of raw data"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("7 bytes of raw data"), std::string::npos)
+      << r.status().message();
   fs::remove(p);
 }
 

@@ -38,8 +38,7 @@ void ModelBuilder::Output(const std::string& name, DType dtype) {
   tt->mutable_shape();
 }
 
-void ModelBuilder::Initializer(const std::string& name, const Tensor& t,
-                               TensorEncoding encoding) {
+void ModelBuilder::Initializer(const std::string& name, const Tensor& t, TensorEncoding encoding) {
   onnx::TensorProto* p = model_.mutable_graph()->add_initializer();
   TensorToProto(t, name, p);
   if (encoding == TensorEncoding::kRaw) return;
@@ -56,16 +55,26 @@ void ModelBuilder::Initializer(const std::string& name, const Tensor& t,
   p->clear_raw_data();
   for (int64_t i = 0; i < t.num_elements(); ++i) {
     switch (t.dtype()) {
-      case DType::kFloat32: p->add_float_data(static_cast<float>(t.GetAsDouble(i))); break;
-      case DType::kFloat64: p->add_double_data(t.GetAsDouble(i)); break;
-      case DType::kInt64: p->add_int64_data(t.GetAsInt64(i)); break;
+      case DType::kFloat32:
+        p->add_float_data(static_cast<float>(t.GetAsDouble(i)));
+        break;
+      case DType::kFloat64:
+        p->add_double_data(t.GetAsDouble(i));
+        break;
+      case DType::kInt64:
+        p->add_int64_data(t.GetAsInt64(i));
+        break;
       case DType::kUInt32:
-      case DType::kUInt64: p->add_uint64_data(static_cast<uint64_t>(t.GetAsInt64(i))); break;
+      case DType::kUInt64:
+        p->add_uint64_data(static_cast<uint64_t>(t.GetAsInt64(i)));
+        break;
       case DType::kFloat16:
       case DType::kBFloat16:
         p->add_int32_data(static_cast<const uint16_t*>(t.raw_data())[i]);
         break;
-      default: p->add_int32_data(static_cast<int32_t>(t.GetAsInt64(i))); break;
+      default:
+        p->add_int32_data(static_cast<int32_t>(t.GetAsInt64(i)));
+        break;
     }
   }
 }
@@ -118,9 +127,9 @@ void ModelBuilder::SetAttr(onnx::NodeProto& n, const std::string& name, const Te
 Status ModelBuilder::Save(const std::filesystem::path& path) const {
   for (const External& e : external_) {
     const auto& t = e.tensor;
-    TESSEL_RETURN_IF_ERROR(WriteFileAtomically(
-        path.parent_path() / e.file,
-        std::string(static_cast<const char*>(t.raw_data()), t.size_bytes())));
+    TESSEL_RETURN_IF_ERROR(
+        WriteFileAtomically(path.parent_path() / e.file,
+                            std::string(static_cast<const char*>(t.raw_data()), t.size_bytes())));
   }
   return WriteFileAtomically(path, model_.SerializeAsString());
 }

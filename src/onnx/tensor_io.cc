@@ -18,22 +18,37 @@ namespace fs = std::filesystem;
 StatusOr<DType> DTypeFromOnnx(int32_t onnx_type, const std::string& what) {
   using TP = onnx::TensorProto;
   switch (onnx_type) {
-    case TP::FLOAT: return DType::kFloat32;
-    case TP::UINT8: return DType::kUInt8;
-    case TP::INT8: return DType::kInt8;
-    case TP::UINT16: return DType::kUInt16;
-    case TP::INT16: return DType::kInt16;
-    case TP::INT32: return DType::kInt32;
-    case TP::INT64: return DType::kInt64;
-    case TP::BOOL: return DType::kBool;
-    case TP::FLOAT16: return DType::kFloat16;
-    case TP::DOUBLE: return DType::kFloat64;
-    case TP::UINT32: return DType::kUInt32;
-    case TP::UINT64: return DType::kUInt64;
-    case TP::BFLOAT16: return DType::kBFloat16;
-    case TP::STRING: return Unsupported(what + " has dtype string; tessel supports numeric tensors only");
+    case TP::FLOAT:
+      return DType::kFloat32;
+    case TP::UINT8:
+      return DType::kUInt8;
+    case TP::INT8:
+      return DType::kInt8;
+    case TP::UINT16:
+      return DType::kUInt16;
+    case TP::INT16:
+      return DType::kInt16;
+    case TP::INT32:
+      return DType::kInt32;
+    case TP::INT64:
+      return DType::kInt64;
+    case TP::BOOL:
+      return DType::kBool;
+    case TP::FLOAT16:
+      return DType::kFloat16;
+    case TP::DOUBLE:
+      return DType::kFloat64;
+    case TP::UINT32:
+      return DType::kUInt32;
+    case TP::UINT64:
+      return DType::kUInt64;
+    case TP::BFLOAT16:
+      return DType::kBFloat16;
+    case TP::STRING:
+      return Unsupported(what + " has dtype string; tessel supports numeric tensors only");
     case TP::COMPLEX64:
-    case TP::COMPLEX128: return Unsupported(what + " has a complex dtype; not supported");
+    case TP::COMPLEX128:
+      return Unsupported(what + " has a complex dtype; not supported");
     default: {
       // The narrow types of ONNX 1.14 and later (onnx.proto's numbering):
       // valid models, types tessel does not compute in.
@@ -53,20 +68,34 @@ StatusOr<DType> DTypeFromOnnx(int32_t onnx_type, const std::string& what) {
 int32_t DTypeToOnnx(DType t) {
   using TP = onnx::TensorProto;
   switch (t) {
-    case DType::kFloat32: return TP::FLOAT;
-    case DType::kFloat16: return TP::FLOAT16;
-    case DType::kBFloat16: return TP::BFLOAT16;
-    case DType::kFloat64: return TP::DOUBLE;
-    case DType::kInt8: return TP::INT8;
-    case DType::kInt16: return TP::INT16;
-    case DType::kInt32: return TP::INT32;
-    case DType::kInt64: return TP::INT64;
-    case DType::kUInt8: return TP::UINT8;
-    case DType::kUInt16: return TP::UINT16;
-    case DType::kUInt32: return TP::UINT32;
-    case DType::kUInt64: return TP::UINT64;
-    case DType::kBool: return TP::BOOL;
-    case DType::kUndefined: break;
+    case DType::kFloat32:
+      return TP::FLOAT;
+    case DType::kFloat16:
+      return TP::FLOAT16;
+    case DType::kBFloat16:
+      return TP::BFLOAT16;
+    case DType::kFloat64:
+      return TP::DOUBLE;
+    case DType::kInt8:
+      return TP::INT8;
+    case DType::kInt16:
+      return TP::INT16;
+    case DType::kInt32:
+      return TP::INT32;
+    case DType::kInt64:
+      return TP::INT64;
+    case DType::kUInt8:
+      return TP::UINT8;
+    case DType::kUInt16:
+      return TP::UINT16;
+    case DType::kUInt32:
+      return TP::UINT32;
+    case DType::kUInt64:
+      return TP::UINT64;
+    case DType::kBool:
+      return TP::BOOL;
+    case DType::kUndefined:
+      break;
   }
   return TP::UNDEFINED;
 }
@@ -242,22 +271,42 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const fs::path&
   const int64_t n = bytes / static_cast<int64_t>(DTypeSize(dtype));
   int64_t given = 0;
   switch (dtype) {
-    case DType::kFloat32: given = proto.float_data_size(); break;
-    case DType::kFloat64: given = proto.double_data_size(); break;
-    case DType::kInt64: given = proto.int64_data_size(); break;
+    case DType::kFloat32:
+      given = proto.float_data_size();
+      break;
+    case DType::kFloat64:
+      given = proto.double_data_size();
+      break;
+    case DType::kInt64:
+      given = proto.int64_data_size();
+      break;
     case DType::kUInt32:
-    case DType::kUInt64: given = proto.uint64_data_size(); break;
-    default: given = proto.int32_data_size(); break;
+    case DType::kUInt64:
+      given = proto.uint64_data_size();
+      break;
+    default:
+      given = proto.int32_data_size();
+      break;
   }
   if (given != n) return CountMismatch(what, given, n);
   Tensor t(dtype, shape);
   switch (dtype) {
-    case DType::kFloat32: TESSEL_RETURN_IF_ERROR(CopyTyped(proto.float_data(), t, what)); break;
-    case DType::kFloat64: TESSEL_RETURN_IF_ERROR(CopyTyped(proto.double_data(), t, what)); break;
-    case DType::kInt64: TESSEL_RETURN_IF_ERROR(CopyTyped(proto.int64_data(), t, what)); break;
+    case DType::kFloat32:
+      TESSEL_RETURN_IF_ERROR(CopyTyped(proto.float_data(), t, what));
+      break;
+    case DType::kFloat64:
+      TESSEL_RETURN_IF_ERROR(CopyTyped(proto.double_data(), t, what));
+      break;
+    case DType::kInt64:
+      TESSEL_RETURN_IF_ERROR(CopyTyped(proto.int64_data(), t, what));
+      break;
     case DType::kUInt32:
-    case DType::kUInt64: TESSEL_RETURN_IF_ERROR(CopyTyped(proto.uint64_data(), t, what)); break;
-    default: TESSEL_RETURN_IF_ERROR(CopyTyped(proto.int32_data(), t, what)); break;
+    case DType::kUInt64:
+      TESSEL_RETURN_IF_ERROR(CopyTyped(proto.uint64_data(), t, what));
+      break;
+    default:
+      TESSEL_RETURN_IF_ERROR(CopyTyped(proto.int32_data(), t, what));
+      break;
   }
   return t;
 }

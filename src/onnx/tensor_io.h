@@ -37,8 +37,7 @@ Status CheckExternalData(const onnx::TensorProto& proto, const std::filesystem::
 // A serialized TensorProto file. ReadTensorFile also returns the proto's name.
 StatusOr<Tensor> ReadTensorFile(const std::filesystem::path& path, std::string* name = nullptr);
 // Writes through a temporary file and a rename: never a half-written file.
-Status WriteTensorFile(const std::filesystem::path& path, const Tensor& t,
-                       const std::string& name);
+Status WriteTensorFile(const std::filesystem::path& path, const Tensor& t, const std::string& name);
 
 // Writes `bytes` to `path` atomically (temporary file in the same folder, then rename).
 Status WriteFileAtomically(const std::filesystem::path& path, const std::string& bytes);

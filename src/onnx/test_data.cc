@@ -58,8 +58,8 @@ Comparison CompareTensors(const Tensor& actual, const Tensor& expected, double r
     return c;
   }
   if (actual.shape() != expected.shape()) {
-    c.problem = "shape " + ShapeToString(actual.shape()) + ", expected " +
-                ShapeToString(expected.shape());
+    c.problem =
+        "shape " + ShapeToString(actual.shape()) + ", expected " + ShapeToString(expected.shape());
     return c;
   }
   for (int64_t i = 0; i < actual.num_elements(); ++i) {

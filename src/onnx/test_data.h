@@ -29,8 +29,8 @@ struct Comparison {
   bool ok = false;
   double max_abs_error = 0;
   double max_rel_error = 0;
-  int64_t mismatches = 0;   // elements outside the tolerance
-  std::string problem;      // dtype or shape mismatch, when there is one
+  int64_t mismatches = 0;  // elements outside the tolerance
+  std::string problem;     // dtype or shape mismatch, when there is one
 };
 
 // |actual - expected| <= atol + rtol * |expected| for every element (NaN equals

@@ -80,7 +80,7 @@ Status CheckCount(const std::string& where, const std::string& node, const std::
   std::string range = std::to_string(lo);
   if (hi != lo) {
     range += " to " + (hi == std::numeric_limits<int>::max() ? std::string("any number")
-                                                              : std::to_string(hi));
+                                                             : std::to_string(hi));
   }
   return InvalidArgument(where + ": " + node + " has " + Count(count, what) + "; " + schema + " " +
                          verb + " " + range);

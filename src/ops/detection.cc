@@ -181,8 +181,7 @@ StatusOr<RoiAlignAttrs> ReadRoiAlign(const ir::Node& node, int opset) {
   if (a.out_h < 1 || a.out_w < 1 || a.sampling_ratio < 0 || a.sampling_ratio > (1 << 16)) {
     return InvalidArgument(node.Describe() + ": output_height " + std::to_string(a.out_h) +
                            ", output_width " + std::to_string(a.out_w) + " must be >= 1 and " +
-                           "sampling_ratio " + std::to_string(a.sampling_ratio) +
-                           " in [0, 65536]");
+                           "sampling_ratio " + std::to_string(a.sampling_ratio) + " in [0, 65536]");
   }
   return a;
 }

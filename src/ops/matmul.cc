@@ -223,8 +223,7 @@ Status InferFusedMatMul(ir::Node& node, int opset) {
   if (y->dtype != DType::kFloat32 || b->shape.size() != 2 || !bias ||
       bias->dtype != DType::kFloat32 || NumElements(bias->shape) != b->shape[1]) {
     return InvalidArgument(node.Describe() + ": expects float32, B a matrix and " +
-                           std::to_string(b->shape.size() == 2 ? b->shape[1] : 0) +
-                           " bias values");
+                           std::to_string(b->shape.size() == 2 ? b->shape[1] : 0) + " bias values");
   }
   if (const ir::Value* z = node.input(3); z && (z->dtype != y->dtype || z->shape != y->shape)) {
     return InvalidArgument(node.Describe() + ": residual '" + z->name + "' has shape " +

@@ -102,11 +102,10 @@ Status ResolveWindow(const ir::Node& node, const Shape& in_spatial,
       }
     }
     if (in + pb + pe > kMax || k_eff > kMax) {
-      return InvalidArgument(node.Describe() + ": its window along axis " +
-                             std::to_string(i + 2) + " (kernel " + std::to_string(kernel[i]) +
-                             ", dilation " + std::to_string((*dilations)[i]) + ", pads " +
-                             std::to_string(pb) + "+" + std::to_string(pe) +
-                             ") spans past 64 bits");
+      return InvalidArgument(node.Describe() + ": its window along axis " + std::to_string(i + 2) +
+                             " (kernel " + std::to_string(kernel[i]) + ", dilation " +
+                             std::to_string((*dilations)[i]) + ", pads " + std::to_string(pb) +
+                             "+" + std::to_string(pe) + ") spans past 64 bits");
     }
     if (out < 1) {
       return InvalidArgument(node.Describe() + ": kernel " + std::to_string(kernel[i]) +

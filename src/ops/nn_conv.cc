@@ -169,10 +169,10 @@ Status ResolveConvTranspose(const ir::Node& node, const Shape& x, const Shape& w
     Wide out = 0;
     if (full > kMax || k_eff > kMax) {
       return InvalidArgument(node.Describe() + ": its full output along axis " +
-                             std::to_string(i + 2) + " (input " + std::to_string(in) +
-                             ", stride " + std::to_string(s) + ", kernel " +
-                             std::to_string(g->kernel[i]) + ", dilation " +
-                             std::to_string(g->dilations[i]) + ") spans past 64 bits");
+                             std::to_string(i + 2) + " (input " + std::to_string(in) + ", stride " +
+                             std::to_string(s) + ", kernel " + std::to_string(g->kernel[i]) +
+                             ", dilation " + std::to_string(g->dilations[i]) +
+                             ") spans past 64 bits");
     }
     if (!output_shape.empty() || same) {
       out = !output_shape.empty() ? Wide{output_shape[i]} : Wide{in} * s;
@@ -191,9 +191,8 @@ Status ResolveConvTranspose(const ir::Node& node, const Shape& x, const Shape& w
     }
     if (out < 1) {
       return InvalidArgument(node.Describe() + ": output size along axis " + std::to_string(i + 2) +
-                             " would be " + std::to_string(static_cast<int64_t>(out)) +
-                             " (input " + std::to_string(in) +
-                             ", stride " + std::to_string(s) + ", kernel " +
+                             " would be " + std::to_string(static_cast<int64_t>(out)) + " (input " +
+                             std::to_string(in) + ", stride " + std::to_string(s) + ", kernel " +
                              std::to_string(g->kernel[i]) + ", pads " + std::to_string(pb) + "+" +
                              std::to_string(pe) + ")");
     }
@@ -227,7 +226,6 @@ Status InferConvTranspose(ir::Node& node, int opset) {
   SetOutput(node, 0, node.input(0)->dtype, OutputShape(g));
   return Status::Ok();
 }
-
 
 // How the rows (all spatial axes but the last) of a "source" plane pair with
 // those of a "destination" plane for every kernel tap, and which x range of a
@@ -441,8 +439,8 @@ Status InferFusedConv(ir::Node& node, int opset) {
                            ShapeToString(y->shape));
   }
   const std::string act = node.attrs.String("activation", "");
-  static const char* const kActivations[] = {"",          "Relu",        "Clip",      "LeakyRelu",
-                                             "Sigmoid",   "HardSigmoid", "HardSwish", "Swish"};
+  static const char* const kActivations[] = {"",        "Relu",        "Clip",      "LeakyRelu",
+                                             "Sigmoid", "HardSigmoid", "HardSwish", "Swish"};
   if (std::find(std::begin(kActivations), std::end(kActivations), act) == std::end(kActivations)) {
     return InvalidArgument(node.Describe() + ": activation '" + act +
                            "'; supported: none, Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, "

@@ -326,8 +326,7 @@ Status InferRmsNorm(ir::Node& node, int opset) {
   const int64_t rank = static_cast<int64_t>(x.size());
   TESSEL_ASSIGN_OR_RETURN(const int64_t axis,
                           NormalizeAxis(node, node.attrs.Int("axis", -1), rank));
-  TESSEL_RETURN_IF_ERROR(
-      RequireBroadcastsTo(node, 1, "scale", Shape(x.begin() + axis, x.end())));
+  TESSEL_RETURN_IF_ERROR(RequireBroadcastsTo(node, 1, "scale", Shape(x.begin() + axis, x.end())));
   SetOutput(node, 0, node.input(0)->dtype, x);
   return Status::Ok();
 }

@@ -8,11 +8,16 @@ namespace tessel::ops {
 
 const char* OpClassName(OpClass c) {
   switch (c) {
-    case OpClass::kElementwise: return "elementwise";
-    case OpClass::kBroadcast: return "broadcast";
-    case OpClass::kInjective: return "injective";
-    case OpClass::kReduction: return "reduction";
-    case OpClass::kOpaque: return "opaque";
+    case OpClass::kElementwise:
+      return "elementwise";
+    case OpClass::kBroadcast:
+      return "broadcast";
+    case OpClass::kInjective:
+      return "injective";
+    case OpClass::kReduction:
+      return "reduction";
+    case OpClass::kOpaque:
+      return "opaque";
   }
   return "?";
 }

@@ -45,7 +45,7 @@ enum class OpClass {
   kBroadcast,    // elementwise with numpy broadcasting
   kInjective,    // every output element reads one input element (copies, layout)
   kReduction,
-  kOpaque,       // everything else (conv, matmul, pooling, ...)
+  kOpaque,  // everything else (conv, matmul, pooling, ...)
 };
 const char* OpClassName(OpClass c);
 
@@ -144,22 +144,22 @@ StatusOr<std::vector<Tensor>> RunSingleOp(const std::string& op_type, const Attr
                                           int opset = 17);
 
 // One registration function per op family (src/ops/<family>.cc).
-void RegisterElementwiseOps(OpRegistry& r);   // elementwise.cc
-void RegisterNnOps(OpRegistry& r);            // conv, pooling, normalization, ... nn.cc
-void RegisterMatmulOps(OpRegistry& r);        // Gemm, MatMul: matmul.cc
-void RegisterTensorOps(OpRegistry& r);        // shape/data movement: tensor.cc
-void RegisterReductionOps(OpRegistry& r);     // Reduce*, ArgMax/Min: reduction.cc
-void RegisterSubgraphOps(OpRegistry& r);      // tessel's Subgraph (fused snippets): subgraph.cc
-void RegisterLossOps(OpRegistry& r);          // NegativeLogLikelihoodLoss, ...: loss.cc
-void RegisterQuantizeOps(OpRegistry& r);      // QuantizeLinear, QLinearConv, ...: quantize.cc
-void RegisterDetectionOps(OpRegistry& r);     // NonMaxSuppression, RoiAlign: detection.cc
-void RegisterSamplingOps(OpRegistry& r);      // GridSample: sampling.cc
-void RegisterSignalOps(OpRegistry& r);        // DFT, STFT, windows, ...: signal.cc
-void RegisterSelectionOps(OpRegistry& r);     // Compress, Unique: selection.cc
-void RegisterLinalgOps(OpRegistry& r);        // Det: linalg.cc
-void RegisterReorderOps(OpRegistry& r);       // ReverseSequence, MaxUnpool: reorder.cc
-void RegisterTextOps(OpRegistry& r);          // TfIdfVectorizer: text.cc
-void RegisterRnnOps(OpRegistry& r);           // RNN, GRU, LSTM: rnn.cc
-void RegisterAttentionOps(OpRegistry& r);     // Attention, RotaryEmbedding: attention.cc
+void RegisterElementwiseOps(OpRegistry& r);  // elementwise.cc
+void RegisterNnOps(OpRegistry& r);           // conv, pooling, normalization, ... nn.cc
+void RegisterMatmulOps(OpRegistry& r);       // Gemm, MatMul: matmul.cc
+void RegisterTensorOps(OpRegistry& r);       // shape/data movement: tensor.cc
+void RegisterReductionOps(OpRegistry& r);    // Reduce*, ArgMax/Min: reduction.cc
+void RegisterSubgraphOps(OpRegistry& r);     // tessel's Subgraph (fused snippets): subgraph.cc
+void RegisterLossOps(OpRegistry& r);         // NegativeLogLikelihoodLoss, ...: loss.cc
+void RegisterQuantizeOps(OpRegistry& r);     // QuantizeLinear, QLinearConv, ...: quantize.cc
+void RegisterDetectionOps(OpRegistry& r);    // NonMaxSuppression, RoiAlign: detection.cc
+void RegisterSamplingOps(OpRegistry& r);     // GridSample: sampling.cc
+void RegisterSignalOps(OpRegistry& r);       // DFT, STFT, windows, ...: signal.cc
+void RegisterSelectionOps(OpRegistry& r);    // Compress, Unique: selection.cc
+void RegisterLinalgOps(OpRegistry& r);       // Det: linalg.cc
+void RegisterReorderOps(OpRegistry& r);      // ReverseSequence, MaxUnpool: reorder.cc
+void RegisterTextOps(OpRegistry& r);         // TfIdfVectorizer: text.cc
+void RegisterRnnOps(OpRegistry& r);          // RNN, GRU, LSTM: rnn.cc
+void RegisterAttentionOps(OpRegistry& r);    // Attention, RotaryEmbedding: attention.cc
 
 }  // namespace tessel::ops

@@ -17,8 +17,8 @@ StatusOr<int64_t> NormalizeAxis(const ir::Node& node, int64_t axis, int64_t rank
   const int64_t lo = -rank, hi = rank - 1;
   if (axis < lo || axis > hi) {
     return InvalidArgument(node.Describe() + ": " + what + " " + std::to_string(axis) +
-                           " is out of range [" + std::to_string(lo) + ", " +
-                           std::to_string(hi) + "] for rank " + std::to_string(rank));
+                           " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                           "] for rank " + std::to_string(rank));
   }
   return axis < 0 ? axis + rank : axis;
 }

@@ -29,7 +29,8 @@ TEST(OpUtil, BroadcastWalker_visits_broadcast_offsets) {
   BroadcastWalker w(out, {BroadcastStrides({2, 1}, out), BroadcastStrides({3}, out)});
   std::vector<std::pair<int64_t, int64_t>> seen;
   for (int i = 0; i < 6; ++i, w.Next()) seen.emplace_back(w.offset(0), w.offset(1));
-  EXPECT_EQ(seen, (std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}}));
+  EXPECT_EQ(seen, (std::vector<std::pair<int64_t, int64_t>>{
+                      {0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}}));
 }
 
 TEST(OpUtil, NormalizeAxis_rejects_out_of_range_naming_the_node) {
@@ -64,15 +65,70 @@ TEST(OpRegistry, Every_registered_op_has_a_kernel_and_shape_inference) {
 }
 
 TEST(OpRegistry, Foundation_ops_are_all_registered) {
-  for (const char* op :
-       {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp",
-        "Log", "Abs", "Neg", "Reciprocal", "Relu", "LeakyRelu", "Elu", "Clip", "Sigmoid",
-        "HardSigmoid", "HardSwish", "Tanh", "Erf", "Softmax", "LogSoftmax", "LayerNormalization",
-        "BatchNormalization", "InstanceNormalization", "MaxPool", "AveragePool", "GlobalAveragePool",
-        "GlobalMaxPool", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "Concat", "Split",
-        "Slice", "Gather", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Expand",
-        "Shape", "Constant", "ConstantOfShape", "Cast", "Identity", "Dropout", "Where", "Equal",
-        "Less", "Greater", "Not", "Mod", "Range", "Tile", "Pad", "Resize", "DepthToSpace"}) {
+  for (const char* op : {"Conv",
+                         "ConvTranspose",
+                         "Gemm",
+                         "MatMul",
+                         "Add",
+                         "Sub",
+                         "Mul",
+                         "Div",
+                         "Pow",
+                         "Sqrt",
+                         "Exp",
+                         "Log",
+                         "Abs",
+                         "Neg",
+                         "Reciprocal",
+                         "Relu",
+                         "LeakyRelu",
+                         "Elu",
+                         "Clip",
+                         "Sigmoid",
+                         "HardSigmoid",
+                         "HardSwish",
+                         "Tanh",
+                         "Erf",
+                         "Softmax",
+                         "LogSoftmax",
+                         "LayerNormalization",
+                         "BatchNormalization",
+                         "InstanceNormalization",
+                         "MaxPool",
+                         "AveragePool",
+                         "GlobalAveragePool",
+                         "GlobalMaxPool",
+                         "ReduceMean",
+                         "ReduceSum",
+                         "ReduceMax",
+                         "ReduceMin",
+                         "Concat",
+                         "Split",
+                         "Slice",
+                         "Gather",
+                         "Reshape",
+                         "Flatten",
+                         "Transpose",
+                         "Squeeze",
+                         "Unsqueeze",
+                         "Expand",
+                         "Shape",
+                         "Constant",
+                         "ConstantOfShape",
+                         "Cast",
+                         "Identity",
+                         "Dropout",
+                         "Where",
+                         "Equal",
+                         "Less",
+                         "Greater",
+                         "Not",
+                         "Mod",
+                         "Range",
+                         "Tile",
+                         "Pad",
+                         "Resize",
+                         "DepthToSpace"}) {
     EXPECT_NE(OpRegistry::Global().Find(op), nullptr) << op;
   }
 }

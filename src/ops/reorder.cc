@@ -21,8 +21,7 @@ Status InferReverseSequence(ir::Node& node, int opset) {
   const Shape& x = node.input(0)->shape;
   const int64_t batch_axis = node.attrs.Int("batch_axis", 1);
   const int64_t time_axis = node.attrs.Int("time_axis", 0);
-  const bool axes_ok =
-      (batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0);
+  const bool axes_ok = (batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0);
   if (x.size() < 2 || !axes_ok) {
     return InvalidArgument(node.Describe() + ": batch_axis " + std::to_string(batch_axis) +
                            " and time_axis " + std::to_string(time_axis) +

@@ -34,7 +34,8 @@ Status Validate(const ir::Node& node, int opset, int depth) {
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const ir::Value* outer = node.input(i);
     const ir::Value* inner = body.inputs()[i];
-    if (!outer) return InvalidArgument(node.Describe() + ": input " + std::to_string(i) + " is missing");
+    if (!outer)
+      return InvalidArgument(node.Describe() + ": input " + std::to_string(i) + " is missing");
     if (outer->dtype != inner->dtype || outer->shape != inner->shape) {
       return mismatch("input", i, outer, inner);
     }

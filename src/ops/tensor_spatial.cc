@@ -552,10 +552,9 @@ AxisSampling SampleAxis(const ResizePlan& plan, size_t d, int64_t in_len, double
   const bool stretch = plan.antialias && plan.mode != ResizeMode::kNearest && plan.scales[d] < 1;
   const double squeeze = stretch ? plan.scales[d] : 1.0;
   const double reach = plan.mode == ResizeMode::kCubic ? 2.0 : 1.0;  // the filter's support
-  s.taps = plan.mode == ResizeMode::kNearest
-               ? 1
-               : stretch ? static_cast<int>(2 - 2 * (std::floor(-reach / squeeze) + 1))
-                         : static_cast<int>(2 * reach);
+  s.taps = plan.mode == ResizeMode::kNearest ? 1
+           : stretch ? static_cast<int>(2 - 2 * (std::floor(-reach / squeeze) + 1))
+                     : static_cast<int>(2 * reach);
   const int64_t out_len = plan.out[d];
   const double in_last = static_cast<double>(in_len - 1);
   for (int64_t x = 0; x < out_len; ++x) {
@@ -858,8 +857,7 @@ StatusOr<Col2ImPlan> PlanCol2Im(const ir::Node& node, const Shape& x) {
     }
     kernel *= p.block[d];
     const WideInt span = WideInt{p.dilations[d]} * (p.block[d] - 1) + 1;
-    const WideInt b =
-        (WideInt{p.image[d]} + p.pads[d] + p.pads[d + n] - span) / p.strides[d] + 1;
+    const WideInt b = (WideInt{p.image[d]} + p.pads[d] + p.pads[d + n] - span) / p.strides[d] + 1;
     if (b < 1) return NodeError(node, "the blocks do not fit image_shape " + ListToString(p.image));
     count *= b;
     if (!FitsInt64(kernel) || !FitsInt64(count)) {

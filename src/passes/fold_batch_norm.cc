@@ -31,7 +31,8 @@ Status FoldBatchNorm(ir::Graph& graph) {
     const ir::Value* w = conv->input(1);
     if (!y || !w || w->shape.size() < 3) continue;
     ir::Node* bn = readers.Sole(y);
-    if (!bn || bn->op_type != "BatchNormalization" || !bn->domain.empty() || bn->input(0) != y) continue;
+    if (!bn || bn->op_type != "BatchNormalization" || !bn->domain.empty() || bn->input(0) != y)
+      continue;
     if (bn->outputs.empty() || !bn->outputs[0]) continue;
     bool extra_outputs = false;
     for (size_t i = 1; i < bn->outputs.size(); ++i) extra_outputs |= bn->outputs[i] != nullptr;
@@ -97,7 +98,8 @@ Status FoldBatchNorm(ir::Graph& graph) {
     per_channel[0] = channels;
     Tensor s(DType::kFloat32, per_channel);
     for (int64_t c = 0; c < channels; ++c) {
-      s.data<float>()[c] = static_cast<float>(scale[c] / std::sqrt(static_cast<double>(var[c]) + eps));
+      s.data<float>()[c] =
+          static_cast<float>(scale[c] / std::sqrt(static_cast<double>(var[c]) + eps));
     }
     auto channel_constant = [&](const std::string& what, Tensor t) {
       return graph.AddConstant(graph.UniqueValueName(bn->name + "/" + what), std::move(t));

@@ -3,8 +3,8 @@
 #include <cfloat>
 #include <optional>
 #include <string>
-#include <vector>
 #include <unordered_set>
+#include <vector>
 
 #include "passes/fusion.h"
 

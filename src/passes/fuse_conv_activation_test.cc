@@ -195,9 +195,8 @@ TEST(FuseConvActivation, Folds_swish_written_as_mul_of_sigmoid_either_way_round)
     ConvThen t([&](ir::Graph& g, ir::Value* c) {
       ir::Value* s = Unary(g, "Sigmoid", c);
       ir::Value* y = g.AddValue("y");
-      g.AddNode("Mul", "mul", sigmoid_first ? std::vector<ir::Value*>{s, c}
-                                            : std::vector<ir::Value*>{c, s},
-                {y});
+      g.AddNode("Mul", "mul",
+                sigmoid_first ? std::vector<ir::Value*>{s, c} : std::vector<ir::Value*>{c, s}, {y});
       return y;
     });
     const std::vector<Tensor> inputs = {RandomFloats({1, 3, 6, 6}, 3)};

@@ -93,7 +93,8 @@ std::optional<Match> MatchAt(ir::Node* mean, const Readers& readers, int opset,
     return Is(r, op) && !taken.count(r) ? r : nullptr;
   };
   ir::Node* sub = sole(mean->outputs[0], "Sub");
-  if (!sub || sub->inputs.size() != 2 || sub->inputs[0] != m.x || sub->inputs[1] != mean->outputs[0])
+  if (!sub || sub->inputs.size() != 2 || sub->inputs[0] != m.x ||
+      sub->inputs[1] != mean->outputs[0])
     return std::nullopt;
   const ir::Value* d = sub->outputs[0];
   // d feeds the square and the division, nothing else.
@@ -163,7 +164,8 @@ Status FuseLayerNorm(ir::Graph& graph) {
       std::fill_n(m->gamma->data<float>(), m->gamma->num_elements(), 1.0f);
     }
     std::vector<ir::Value*> inputs = {
-        m->x, graph.AddConstant(graph.UniqueValueName(mean->name + "/gamma"), std::move(*m->gamma))};
+        m->x,
+        graph.AddConstant(graph.UniqueValueName(mean->name + "/gamma"), std::move(*m->gamma))};
     if (m->beta) {
       inputs.push_back(
           graph.AddConstant(graph.UniqueValueName(mean->name + "/beta"), std::move(*m->beta)));

@@ -39,7 +39,8 @@ struct Decomposed {
     if (affine) {
       const Shape shape = axes.size() == 1 ? Shape{8} : Shape{3, 8};
       Tensor gamma = RandomFloats(shape, 2), beta = RandomFloats(shape, 3);
-      y = node("Add", {node("Mul", {y, g.AddConstant("gamma", gamma)}), g.AddConstant("beta", beta)});
+      y = node("Add",
+               {node("Mul", {y, g.AddConstant("gamma", gamma)}), g.AddConstant("beta", beta)});
     }
     g.outputs() = {y};
     EXPECT_TRUE(InferShapes(g).ok());

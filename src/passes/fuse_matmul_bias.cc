@@ -23,8 +23,7 @@ ir::Value* Other(const ir::Node& add, const ir::Value* v) {
 
 // N values along the last axis: [N] or [1, ..., 1, N].
 bool IsBiasRow(const ir::Value* bias, int64_t n) {
-  if (!IsFloat32(bias) || !bias->is_constant() || bias->shape.empty() ||
-      bias->shape.back() != n) {
+  if (!IsFloat32(bias) || !bias->is_constant() || bias->shape.empty() || bias->shape.back() != n) {
     return false;
   }
   return NumElements(bias->shape) == n;

@@ -25,7 +25,7 @@ Status CheckTensorSize(const ir::Value& v, const ir::Node* producer, int64_t lim
   if (!v.shape_known) return Status::Ok();
   int64_t bytes = 0;
   const std::string what = "value '" + v.name + "'" +
-                           (producer     ? " of " + producer->Describe()
+                           (producer          ? " of " + producer->Describe()
                             : v.is_constant() ? std::string(" (an initializer)")
                                               : std::string(" (an input)")) +
                            " has shape " + ShapeToString(v.shape) + " of " + DTypeName(v.dtype);

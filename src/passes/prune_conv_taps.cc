@@ -87,8 +87,8 @@ Status PruneConvTaps(ir::Graph& graph) {
       pads[a] -= first[a] * dilations[a];
       pads[a + n] -= (w->shape[a + 2] - 1 - last[a]) * dilations[a];
     }
-    conv->inputs[1] = graph.AddConstant(graph.UniqueValueName(conv->name + "/W_live_taps"),
-                                        std::move(pruned));
+    conv->inputs[1] =
+        graph.AddConstant(graph.UniqueValueName(conv->name + "/W_live_taps"), std::move(pruned));
     conv->attrs.Set("kernel_shape", kernel_shape);
     conv->attrs.Set("pads", pads);
     const Shape before = y->shape;

@@ -26,8 +26,8 @@ struct Atrous {
                       g.AddConstant("b", RandomFloats({6}, 2))},
                      {y});
     conv->attrs.Set("dilations", dilations);
-    conv->attrs.Set("pads", std::vector<int64_t>{dilations[0], dilations[1], dilations[0],
-                                                 dilations[1]});
+    conv->attrs.Set("pads",
+                    std::vector<int64_t>{dilations[0], dilations[1], dilations[0], dilations[1]});
     g.outputs() = {y};
     EXPECT_TRUE(InferShapes(g).ok());
   }

@@ -89,7 +89,8 @@ ApproxError MeasureApproxError(const std::string& function, Isa isa, uint64_t st
   options.isa = isa;
   auto kernel = SnippetKernel::Compile(*body, options);
   TESSEL_CHECK_MSG(kernel.ok(), kernel.status().message().c_str());
-  const uint64_t count = first < (uint64_t{1} << 32) ? ((uint64_t{1} << 32) - first + stride - 1) / stride : 0;
+  const uint64_t count =
+      first < (uint64_t{1} << 32) ? ((uint64_t{1} << 32) - first + stride - 1) / stride : 0;
   const int64_t chunks = static_cast<int64_t>((count + kChunk - 1) / kChunk);
   ApproxError total;
   total.function = function;

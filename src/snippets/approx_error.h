@@ -15,10 +15,10 @@ namespace tessel::snippets {
 
 struct ApproxError {
   std::string function;
-  double max_ulp = 0;          // |got - exact| / ulp(exact), over normal results
-  float max_ulp_at = 0;        // an input where max_ulp occurs
-  double max_rel_eps = 0;      // |got - exact| / |exact| / FLT_EPSILON, normal results
-  double max_abs_subnormal = 0;  // |got - exact| where |exact| < FLT_MIN
+  double max_ulp = 0;              // |got - exact| / ulp(exact), over normal results
+  float max_ulp_at = 0;            // an input where max_ulp occurs
+  double max_rel_eps = 0;          // |got - exact| / |exact| / FLT_EPSILON, normal results
+  double max_abs_subnormal = 0;    // |got - exact| where |exact| < FLT_MIN
   int64_t special_mismatches = 0;  // NaN or infinity where the exact result is not (or vice versa)
   int64_t inputs = 0;
 };

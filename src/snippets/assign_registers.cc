@@ -61,7 +61,8 @@ StatusOr<RegisterAssignment> AssignRegisters(const KernelIR& ir, const std::vect
         ++immediates;
         continue;
       }
-      TESSEL_CHECK_MSG(ra.value_reg[static_cast<size_t>(s)] >= 0, "a value is read before it is defined");
+      TESSEL_CHECK_MSG(ra.value_reg[static_cast<size_t>(s)] >= 0,
+                       "a value is read before it is defined");
       if (last_use[static_cast<size_t>(s)] == static_cast<int>(i) &&
           std::find(dying.begin(), dying.end(), s) == dying.end()) {
         dying.push_back(s);

@@ -18,9 +18,9 @@
 namespace tessel::snippets {
 
 struct RegisterAssignment {
-  std::vector<int> value_reg;          // per value; -1 for immediates
-  std::vector<std::vector<int>> aux;   // per instruction
-  int num_used = 0;                    // registers 0..num_used-1 are touched
+  std::vector<int> value_reg;         // per value; -1 for immediates
+  std::vector<std::vector<int>> aux;  // per instruction
+  int num_used = 0;                   // registers 0..num_used-1 are touched
 };
 
 // `tile` is ir.body or ir.scalar_body. ResourceExhausted when more than

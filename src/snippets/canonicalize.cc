@@ -10,12 +10,12 @@ namespace tessel::snippets {
 namespace {
 
 enum class Family {
-  kFloatUnary,     // float32 -> float32
-  kFloatBinary,    // float32, float32 -> float32
-  kFloatVariadic,  // float32... -> float32
-  kFloatPredicate, // float32 (, float32) -> bool
-  kEqual,          // float32 or bool, same -> bool
-  kLogic,          // bool... -> bool
+  kFloatUnary,      // float32 -> float32
+  kFloatBinary,     // float32, float32 -> float32
+  kFloatVariadic,   // float32... -> float32
+  kFloatPredicate,  // float32 (, float32) -> bool
+  kEqual,           // float32 or bool, same -> bool
+  kLogic,           // bool... -> bool
   kPow,
   kClip,
   kWhere,
@@ -27,27 +27,48 @@ struct FusableOp {
 };
 
 constexpr FusableOp kFusableOps[] = {
-    {"Add", Family::kFloatBinary},        {"Sub", Family::kFloatBinary},
-    {"Mul", Family::kFloatBinary},        {"Div", Family::kFloatBinary},
-    {"PRelu", Family::kFloatBinary},      {"Max", Family::kFloatVariadic},
-    {"Min", Family::kFloatVariadic},      {"Sum", Family::kFloatVariadic},
-    {"Mean", Family::kFloatVariadic},     {"Pow", Family::kPow},
-    {"Clip", Family::kClip},              {"Where", Family::kWhere},
-    {"Relu", Family::kFloatUnary},        {"LeakyRelu", Family::kFloatUnary},
-    {"Elu", Family::kFloatUnary},         {"Selu", Family::kFloatUnary},
-    {"Sigmoid", Family::kFloatUnary},     {"HardSigmoid", Family::kFloatUnary},
-    {"HardSwish", Family::kFloatUnary},   {"Tanh", Family::kFloatUnary},
-    {"Erf", Family::kFloatUnary},         {"Exp", Family::kFloatUnary},
-    {"Log", Family::kFloatUnary},         {"Sqrt", Family::kFloatUnary},
-    {"Abs", Family::kFloatUnary},         {"Neg", Family::kFloatUnary},
-    {"Reciprocal", Family::kFloatUnary},  {"Floor", Family::kFloatUnary},
-    {"Ceil", Family::kFloatUnary},        {"Round", Family::kFloatUnary},
-    {"Softsign", Family::kFloatUnary},    {"ThresholdedRelu", Family::kFloatUnary},
-    {"Less", Family::kFloatPredicate},    {"Greater", Family::kFloatPredicate},
-    {"LessOrEqual", Family::kFloatPredicate}, {"GreaterOrEqual", Family::kFloatPredicate},
-    {"IsNaN", Family::kFloatPredicate},   {"Equal", Family::kEqual},
-    {"And", Family::kLogic},              {"Or", Family::kLogic},
-    {"Xor", Family::kLogic},              {"Not", Family::kLogic},
+    {"Add", Family::kFloatBinary},
+    {"Sub", Family::kFloatBinary},
+    {"Mul", Family::kFloatBinary},
+    {"Div", Family::kFloatBinary},
+    {"PRelu", Family::kFloatBinary},
+    {"Max", Family::kFloatVariadic},
+    {"Min", Family::kFloatVariadic},
+    {"Sum", Family::kFloatVariadic},
+    {"Mean", Family::kFloatVariadic},
+    {"Pow", Family::kPow},
+    {"Clip", Family::kClip},
+    {"Where", Family::kWhere},
+    {"Relu", Family::kFloatUnary},
+    {"LeakyRelu", Family::kFloatUnary},
+    {"Elu", Family::kFloatUnary},
+    {"Selu", Family::kFloatUnary},
+    {"Sigmoid", Family::kFloatUnary},
+    {"HardSigmoid", Family::kFloatUnary},
+    {"HardSwish", Family::kFloatUnary},
+    {"Tanh", Family::kFloatUnary},
+    {"Erf", Family::kFloatUnary},
+    {"Exp", Family::kFloatUnary},
+    {"Log", Family::kFloatUnary},
+    {"Sqrt", Family::kFloatUnary},
+    {"Abs", Family::kFloatUnary},
+    {"Neg", Family::kFloatUnary},
+    {"Reciprocal", Family::kFloatUnary},
+    {"Floor", Family::kFloatUnary},
+    {"Ceil", Family::kFloatUnary},
+    {"Round", Family::kFloatUnary},
+    {"Softsign", Family::kFloatUnary},
+    {"ThresholdedRelu", Family::kFloatUnary},
+    {"Less", Family::kFloatPredicate},
+    {"Greater", Family::kFloatPredicate},
+    {"LessOrEqual", Family::kFloatPredicate},
+    {"GreaterOrEqual", Family::kFloatPredicate},
+    {"IsNaN", Family::kFloatPredicate},
+    {"Equal", Family::kEqual},
+    {"And", Family::kLogic},
+    {"Or", Family::kLogic},
+    {"Xor", Family::kLogic},
+    {"Not", Family::kLogic},
 };
 
 const FusableOp* FindOp(std::string_view op_type) {
@@ -167,8 +188,7 @@ StatusOr<int> Lower(const ir::Node& node, int opset, const std::vector<int>& in,
   if (t == "Sum") return fold(KOp::kAdd);
   if (t == "Mean") {
     const int sum = fold(KOp::kAdd);
-    return in.size() == 1 ? sum
-                          : b.Emit(KOp::kDiv, {sum, b.Scalar(static_cast<float>(in.size()))});
+    return in.size() == 1 ? sum : b.Emit(KOp::kDiv, {sum, b.Scalar(static_cast<float>(in.size()))});
   }
   if (t == "Or") return b.Emit(KOp::kMax, {in[0], in[1]});
   if (t == "Xor") return b.Emit(KOp::kCmpNe, {in[0], in[1]});
@@ -227,10 +247,10 @@ StatusOr<int> Lower(const ir::Node& node, int opset, const std::vector<int>& in,
     return b.Emit(KOp::kDiv, {in[0], denom});
   }
   static const std::pair<std::string_view, KOp> kUnary[] = {
-      {"Sigmoid", KOp::kSigmoid}, {"Tanh", KOp::kTanh},   {"Erf", KOp::kErf},
-      {"Exp", KOp::kExp},         {"Log", KOp::kLog},     {"Sqrt", KOp::kSqrt},
-      {"Abs", KOp::kAbs},         {"Neg", KOp::kNeg},     {"Reciprocal", KOp::kReciprocal},
-      {"Floor", KOp::kFloor},     {"Ceil", KOp::kCeil},   {"Round", KOp::kRound},
+      {"Sigmoid", KOp::kSigmoid}, {"Tanh", KOp::kTanh}, {"Erf", KOp::kErf},
+      {"Exp", KOp::kExp},         {"Log", KOp::kLog},   {"Sqrt", KOp::kSqrt},
+      {"Abs", KOp::kAbs},         {"Neg", KOp::kNeg},   {"Reciprocal", KOp::kReciprocal},
+      {"Floor", KOp::kFloor},     {"Ceil", KOp::kCeil}, {"Round", KOp::kRound},
   };
   for (const auto& [name, op] : kUnary) {
     if (t == name) return b.Emit(op, {in[0]});
@@ -262,8 +282,8 @@ StatusOr<KernelIR> Canonicalize(const ir::Graph& body) {
     if (v->dtype != DType::kFloat32 && v->dtype != DType::kBool) {
       return Unsupported("snippet argument '" + v->name + "' has dtype " + DTypeName(v->dtype));
     }
-    ir.args.push_back({.name = v->name, .dtype = v->dtype, .is_output = is_output,
-                       .shape = v->shape});
+    ir.args.push_back(
+        {.name = v->name, .dtype = v->dtype, .is_output = is_output, .shape = v->shape});
     return Status::Ok();
   };
   for (const ir::Value* in : body.inputs()) {
@@ -291,8 +311,8 @@ StatusOr<KernelIR> Canonicalize(const ir::Graph& body) {
       if (!v) continue;
       // Clip's bounds and Pow's exponent are attributes of the kernel op,
       // not operands.
-      const bool attribute_input = (node->op_type == "Clip" || node->op_type == "Pow") &&
-                                   v != node->input(0);
+      const bool attribute_input =
+          (node->op_type == "Clip" || node->op_type == "Pow") && v != node->input(0);
       if (attribute_input) continue;
       TESSEL_ASSIGN_OR_RETURN(int s, value_of(v));
       in.push_back(s);

@@ -55,7 +55,9 @@ Chain RandomChain(uint32_t seed, bool transcendentals) {
     c.inputs.push_back(testing::RandomTensor(DType::kFloat32, s, rng, -3, 3, !transcendentals));
   }
   auto pick = [&] { return pool[rng() % pool.size()]; };
-  auto operand = [&] { return rng() % 4 == 0 ? b.Scalar(static_cast<float>(rng() % 9) - 4.5f) : pick(); };
+  auto operand = [&] {
+    return rng() % 4 == 0 ? b.Scalar(static_cast<float>(rng() % 9) - 4.5f) : pick();
+  };
   static const char* kBinary[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
   static const char* kUnary[] = {"Relu", "Abs", "Neg", "Floor", "HardSwish", "Softsign"};
   static const char* kSmooth[] = {"Exp", "Tanh", "Sigmoid", "Erf"};
@@ -136,7 +138,8 @@ TEST_P(RandomChains, Chains_with_transcendentals_match_within_tolerance) {
         if (exact) {
           ASSERT_TRUE(testing::Close(g[k], w[k], 0, 0)) << "seed " << seed << " element " << k;
         } else {
-          ASSERT_NEAR(g[k], w[k], 2e-5 * (1 + std::fabs(w[k]))) << "seed " << seed << " element " << k;
+          ASSERT_NEAR(g[k], w[k], 2e-5 * (1 + std::fabs(w[k])))
+              << "seed " << seed << " element " << k;
         }
       }
     }

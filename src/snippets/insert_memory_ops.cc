@@ -44,8 +44,7 @@ void FuseBroadcastLoads(KernelIR& ir) {
   for (size_t i = 0; i < ir.body.size(); ++i) {
     const Instr& in = ir.body[i];
     const bool pair = in.op == KOp::kLoad && i + 1 < ir.body.size() &&
-                      ir.body[i + 1].op == KOp::kBroadcastMove &&
-                      ir.body[i + 1].srcs[0] == in.dst;
+                      ir.body[i + 1].op == KOp::kBroadcastMove && ir.body[i + 1].srcs[0] == in.dst;
     if (!pair) {
       out.push_back(in);
       continue;

@@ -17,36 +17,53 @@ constexpr int64_t kBlock = 64;
 // As src/ops: NaN in a wins, then NaN in b, then the larger (smaller).
 float Max(float a, float b) { return std::isnan(a) ? a : (std::isnan(b) || b > a) ? b : a; }
 float Min(float a, float b) { return std::isnan(a) ? a : (std::isnan(b) || b < a) ? b : a; }
-float Sigmoid(float x) {
-  return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x));
-}
+float Sigmoid(float x) { return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)); }
 
 float Unary(const Instr& in, float x) {
   const float a0 = in.attr[0];
   const float a1 = in.attr[1];
   switch (in.op) {
     case KOp::kCopy:
-    case KOp::kBroadcastMove: return x;
-    case KOp::kClampLow: return std::max(x, a0);
-    case KOp::kClampHigh: return std::min(x, a0);
-    case KOp::kAbs: return std::abs(x);
-    case KOp::kNeg: return 0.0f - x;
-    case KOp::kSqrt: return std::sqrt(x);
-    case KOp::kReciprocal: return 1 / x;
-    case KOp::kFloor: return std::floor(x);
-    case KOp::kCeil: return std::ceil(x);
-    case KOp::kRound: return std::nearbyint(x);
+    case KOp::kBroadcastMove:
+      return x;
+    case KOp::kClampLow:
+      return std::max(x, a0);
+    case KOp::kClampHigh:
+      return std::min(x, a0);
+    case KOp::kAbs:
+      return std::abs(x);
+    case KOp::kNeg:
+      return 0.0f - x;
+    case KOp::kSqrt:
+      return std::sqrt(x);
+    case KOp::kReciprocal:
+      return 1 / x;
+    case KOp::kFloor:
+      return std::floor(x);
+    case KOp::kCeil:
+      return std::ceil(x);
+    case KOp::kRound:
+      return std::nearbyint(x);
     case KOp::kPowerStatic:
       return static_cast<float>(std::pow(static_cast<double>(x), static_cast<double>(a0)));
-    case KOp::kLeakyRelu: return x < 0 ? a0 * x : x;
-    case KOp::kElu: return x < 0 ? a0 * std::expm1(x) : x;
-    case KOp::kSelu: return x > 0 ? a0 * x : a1 * std::expm1(x);
-    case KOp::kExp: return std::exp(x);
-    case KOp::kLog: return std::log(x);
-    case KOp::kErf: return std::erf(x);
-    case KOp::kTanh: return std::tanh(x);
-    case KOp::kSigmoid: return Sigmoid(x);
-    default: break;
+    case KOp::kLeakyRelu:
+      return x < 0 ? a0 * x : x;
+    case KOp::kElu:
+      return x < 0 ? a0 * std::expm1(x) : x;
+    case KOp::kSelu:
+      return x > 0 ? a0 * x : a1 * std::expm1(x);
+    case KOp::kExp:
+      return std::exp(x);
+    case KOp::kLog:
+      return std::log(x);
+    case KOp::kErf:
+      return std::erf(x);
+    case KOp::kTanh:
+      return std::tanh(x);
+    case KOp::kSigmoid:
+      return Sigmoid(x);
+    default:
+      break;
   }
   TESSEL_CHECK_MSG(false, GetOpInfo(in.op).name);
   return 0;
@@ -54,20 +71,34 @@ float Unary(const Instr& in, float x) {
 
 float Binary(KOp op, float a, float b) {
   switch (op) {
-    case KOp::kAdd: return a + b;
-    case KOp::kSub: return a - b;
-    case KOp::kMul: return a * b;
-    case KOp::kDiv: return a / b;
-    case KOp::kMax: return Max(a, b);
-    case KOp::kMin: return Min(a, b);
-    case KOp::kCmpEq: return a == b ? 1.0f : 0.0f;
-    case KOp::kCmpNe: return a != b ? 1.0f : 0.0f;
-    case KOp::kCmpLt: return a < b ? 1.0f : 0.0f;
-    case KOp::kCmpLe: return a <= b ? 1.0f : 0.0f;
-    case KOp::kCmpGt: return a > b ? 1.0f : 0.0f;
-    case KOp::kCmpGe: return a >= b ? 1.0f : 0.0f;
-    case KOp::kPRelu: return a < 0 ? a * b : a;
-    default: break;
+    case KOp::kAdd:
+      return a + b;
+    case KOp::kSub:
+      return a - b;
+    case KOp::kMul:
+      return a * b;
+    case KOp::kDiv:
+      return a / b;
+    case KOp::kMax:
+      return Max(a, b);
+    case KOp::kMin:
+      return Min(a, b);
+    case KOp::kCmpEq:
+      return a == b ? 1.0f : 0.0f;
+    case KOp::kCmpNe:
+      return a != b ? 1.0f : 0.0f;
+    case KOp::kCmpLt:
+      return a < b ? 1.0f : 0.0f;
+    case KOp::kCmpLe:
+      return a <= b ? 1.0f : 0.0f;
+    case KOp::kCmpGt:
+      return a > b ? 1.0f : 0.0f;
+    case KOp::kCmpGe:
+      return a >= b ? 1.0f : 0.0f;
+    case KOp::kPRelu:
+      return a < 0 ? a * b : a;
+    default:
+      break;
   }
   TESSEL_CHECK_MSG(false, GetOpInfo(op).name);
   return 0;
@@ -148,7 +179,8 @@ void Interpret(const KernelIR& ir, const KernelCall& call) {
     }
     for (size_t k = 0; k < ir.args.size(); ++k) {
       const KernelArg& a = ir.args[k];
-      const int64_t walked = a.broadcast_inner() ? 0 : call.inner * static_cast<int64_t>(DTypeSize(a.dtype));
+      const int64_t walked =
+          a.broadcast_inner() ? 0 : call.inner * static_cast<int64_t>(DTypeSize(a.dtype));
       ptr[k] += walked + call.row_advance_bytes[k];
     }
   }

@@ -1,16 +1,20 @@
 #include "snippets/isa.h"
 
+#include <xbyak/xbyak_util.h>
+
 #include <algorithm>
 #include <atomic>
-#include <xbyak/xbyak_util.h>
 
 namespace tessel::snippets {
 
 const char* IsaName(Isa isa) {
   switch (isa) {
-    case Isa::kInterpreter: return "interpreter";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
+    case Isa::kInterpreter:
+      return "interpreter";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
   }
   return "?";
 }

@@ -41,28 +41,47 @@ enum class KOp : uint8_t {
   kResult,     // writes srcs[0] to argument `arg`
   kScalar,     // the immediate attr[0]
   // Memory (the snippets dialect).
-  kLoad,            // streaming vector load of `arg`
-  kBroadcastLoad,   // one element of `arg`, broadcast to every lane
-  kBroadcastMove,   // lane 0 of srcs[0] broadcast to every lane
-  kStore,           // vector store of srcs[0] to `arg`
-  kScalarLoad,      // scalar tile: one element of `arg`
-  kScalarStore,     // scalar tile: one element to `arg`
+  kLoad,           // streaming vector load of `arg`
+  kBroadcastLoad,  // one element of `arg`, broadcast to every lane
+  kBroadcastMove,  // lane 0 of srcs[0] broadcast to every lane
+  kStore,          // vector store of srcs[0] to `arg`
+  kScalarLoad,     // scalar tile: one element of `arg`
+  kScalarStore,    // scalar tile: one element to `arg`
   // Compute. Semantics match the reference kernels of src/ops bit for bit,
   // except the transcendentals (documented error, see x86_math.cc).
   kCopy,
-  kAdd, kSub, kMul, kDiv,
-  kMax, kMin,        // NaN-propagating, as ONNX Max/Min
-  kClampLow,         // x < attr0 ? attr0 : x   (NaN passes; Relu, Clip)
-  kClampHigh,        // attr0 < x ? attr0 : x
-  kAbs, kNeg, kSqrt, kReciprocal, kFloor, kCeil, kRound,
-  kPowerStatic,      // x ^ attr0, attr0 an integer in [-4, 4]
-  kCmpEq, kCmpNe, kCmpLt, kCmpLe, kCmpGt, kCmpGe,  // 1.0 or 0.0
-  kSelect,           // srcs[0] != 0 ? srcs[1] : srcs[2]  (Where)
-  kLeakyRelu,        // x < 0 ? attr0 * x : x
-  kPRelu,            // x < 0 ? x * srcs[1] : x
-  kElu,              // x < 0 ? attr0 * expm1(x) : x
-  kSelu,             // x > 0 ? attr0 * x : attr1 * expm1(x)
-  kExp, kLog, kErf, kTanh, kSigmoid,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMax,
+  kMin,        // NaN-propagating, as ONNX Max/Min
+  kClampLow,   // x < attr0 ? attr0 : x   (NaN passes; Relu, Clip)
+  kClampHigh,  // attr0 < x ? attr0 : x
+  kAbs,
+  kNeg,
+  kSqrt,
+  kReciprocal,
+  kFloor,
+  kCeil,
+  kRound,
+  kPowerStatic,  // x ^ attr0, attr0 an integer in [-4, 4]
+  kCmpEq,
+  kCmpNe,
+  kCmpLt,
+  kCmpLe,
+  kCmpGt,
+  kCmpGe,      // 1.0 or 0.0
+  kSelect,     // srcs[0] != 0 ? srcs[1] : srcs[2]  (Where)
+  kLeakyRelu,  // x < 0 ? attr0 * x : x
+  kPRelu,      // x < 0 ? x * srcs[1] : x
+  kElu,        // x < 0 ? attr0 * expm1(x) : x
+  kSelu,       // x > 0 ? attr0 * x : attr1 * expm1(x)
+  kExp,
+  kLog,
+  kErf,
+  kTanh,
+  kSigmoid,
   kNumOps,
 };
 
@@ -80,9 +99,9 @@ bool IsMemoryOp(KOp op);
 
 struct Instr {
   KOp op = KOp::kCopy;
-  int dst = -1;            // value defined; -1 for stores and results
-  std::vector<int> srcs;   // values read
-  int arg = -1;            // memory ops: the kernel argument
+  int dst = -1;           // value defined; -1 for stores and results
+  std::vector<int> srcs;  // values read
+  int arg = -1;           // memory ops: the kernel argument
   std::array<float, 2> attr{};
 };
 
@@ -100,19 +119,21 @@ struct KernelArg {
 
 struct KernelIR {
   std::string name;
-  Shape output_shape;                          // the domain before normalization
-  std::array<int64_t, kDomainRank> domain{};   // normalized and collapsed
-  std::vector<KernelArg> args;                 // inputs, then outputs
+  Shape output_shape;                         // the domain before normalization
+  std::array<int64_t, kDomainRank> domain{};  // normalized and collapsed
+  std::vector<KernelArg> args;                // inputs, then outputs
   int num_inputs = 0;
-  std::vector<Instr> body;                     // the vector tile
-  std::vector<Instr> scalar_body;              // the scalar tail tile
+  std::vector<Instr> body;         // the vector tile
+  std::vector<Instr> scalar_body;  // the scalar tail tile
   int num_values = 0;
-  std::vector<std::string> source_ops;         // ONNX op types fused, in order
+  std::vector<std::string> source_ops;  // ONNX op types fused, in order
 
   int num_outputs() const { return static_cast<int>(args.size()) - num_inputs; }
   int64_t inner() const { return domain[kDomainRank - 1]; }
   // The immediate value of `v` if it is defined by kScalar.
-  bool IsScalar(int v) const { return scalar_value_.size() > static_cast<size_t>(v) && is_scalar_[v]; }
+  bool IsScalar(int v) const {
+    return scalar_value_.size() > static_cast<size_t>(v) && is_scalar_[v];
+  }
   float ScalarValue(int v) const { return scalar_value_[static_cast<size_t>(v)]; }
   // Recomputes the scalar lookup from `body`; passes that add kScalar call it.
   void IndexScalars();

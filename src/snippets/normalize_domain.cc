@@ -31,8 +31,7 @@ Status NormalizeDomain(KernelIR& ir) {
     const Shape& s = ir.args[k].shape;
     if (s.size() > domain.size()) {
       return InvalidArgument("snippet '" + ir.name + "': input '" + ir.args[k].name + "' shape " +
-                             ShapeToString(s) + " does not broadcast to " +
-                             ShapeToString(domain));
+                             ShapeToString(s) + " does not broadcast to " + ShapeToString(domain));
     }
     std::array<int64_t, kDomainRank> arg_dims;
     arg_dims.fill(1);
@@ -40,8 +39,8 @@ Status NormalizeDomain(KernelIR& ir) {
     int64_t stride = 1;
     for (int d = kDomainRank - 1; d >= 0; --d) {
       if (arg_dims[d] != 1 && arg_dims[d] != dims[d]) {
-        return InvalidArgument("snippet '" + ir.name + "': input '" + ir.args[k].name +
-                               "' shape " + ShapeToString(s) + " does not broadcast to " +
+        return InvalidArgument("snippet '" + ir.name + "': input '" + ir.args[k].name + "' shape " +
+                               ShapeToString(s) + " does not broadcast to " +
                                ShapeToString(domain));
       }
       strides[k][d] = arg_dims[d] == 1 ? 0 : stride;

@@ -1,11 +1,12 @@
 #include "snippets/snippet_kernel.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "core/check.h"
 #include "snippets/interpreter.h"
@@ -105,7 +106,8 @@ const X86Function* SnippetKernel::ChooseCode(const std::vector<const char*>& bas
     if (!a.is_output || a.dtype != DType::kFloat32) continue;
     if (reinterpret_cast<uintptr_t>(base[k]) % 64 != 0) return code_.get();
     for (int dim = 0; dim < kDomainRank - 1; ++dim) {
-      if (ir_.domain[static_cast<size_t>(dim)] != 1 && (a.strides[static_cast<size_t>(dim)] * 4) % 64 != 0) {
+      if (ir_.domain[static_cast<size_t>(dim)] != 1 &&
+          (a.strides[static_cast<size_t>(dim)] * 4) % 64 != 0) {
         return code_.get();
       }
     }

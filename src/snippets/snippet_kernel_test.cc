@@ -28,24 +28,25 @@ constexpr double kPowerUlps = 3;
 constexpr double kSubnormalAtol = 1e-37;
 
 const std::vector<std::vector<Shape>> kUnaryShapes = {
-    {{1}}, {{7}}, {{8}}, {{15}}, {{16}}, {{17}}, {{33}}, {{3, 5, 7}}, {{2001}}, {{2, 1, 3, 1, 2, 9}}};
+    {{1}},  {{7}},  {{8}},       {{15}},   {{16}},
+    {{17}}, {{33}}, {{3, 5, 7}}, {{2001}}, {{2, 1, 3, 1, 2, 9}}};
 
 const std::vector<std::vector<Shape>> kBinaryShapes = {
     {{1}, {1}},
     {{7}, {7}},
     {{31}, {31}},
     {{33}, {33}},
-    {{3, 17}, {17}},         // rows broadcast
+    {{3, 17}, {17}},  // rows broadcast
     {{17}, {3, 17}},
-    {{3, 17}, {3, 1}},       // innermost broadcast: BroadcastLoad
+    {{3, 17}, {3, 1}},  // innermost broadcast: BroadcastLoad
     {{3, 1}, {3, 17}},
-    {{4, 1}, {1, 19}},       // outer product
+    {{4, 1}, {1, 19}},          // outer product
     {{2, 3, 5, 7}, {3, 1, 1}},  // per channel
-    {{}, {37}},              // a scalar tensor
+    {{}, {37}},                 // a scalar tensor
     {{37}, {}},
     {{2, 1, 3, 1, 2, 9}, {1, 2, 1, 4, 1, 1}},  // 6D
-    {{2, 1500}, {1500}},     // several inner blocks per row
-    {{1500, 2}, {1500, 1}},  // many short rows, grouped
+    {{2, 1500}, {1500}},                       // several inner blocks per row
+    {{1500, 2}, {1500, 1}},                    // many short rows, grouped
 };
 
 const std::vector<std::vector<Shape>> kTernaryShapes = {
@@ -120,7 +121,8 @@ const DType kF32 = DType::kFloat32;
 const DType kBool = DType::kBool;
 
 TEST_P(SnippetOps, Arithmetic) {
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) Check(op, kBinaryShapes, {kF32});
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"})
+    Check(op, kBinaryShapes, {kF32});
   for (const char* op : {"Sum", "Mean", "Max", "Min"}) Check(op, kTernaryShapes, {kF32});
   Check("Sum", kUnaryShapes, {kF32});
 }

@@ -121,8 +121,7 @@ void PrintSnippetReport(const SnippetReport& report, std::ostream& os, bool verb
     for (const std::string& out : s.outputs) os << "  output " << out << "\n";
     os << "  registers: avx512 " << s.registers_avx512 << " zmm, avx2 " << s.registers_avx2
        << " ymm; immediates " << s.immediates << "; bytes walked " << Bytes(s.bytes_before)
-       << " -> " << Bytes(s.bytes_after) << " (" << Factor(s.bytes_before, s.bytes_after)
-       << ")\n";
+       << " -> " << Bytes(s.bytes_after) << " (" << Factor(s.bytes_before, s.bytes_after) << ")\n";
     if (verbose) os << s.kernel;
   }
   os << "snippets: " << report.snippets.size() << " subgraphs, " << report.fused_ops

@@ -15,25 +15,25 @@ namespace tessel::snippets {
 
 struct SnippetStats {
   std::string name;
-  std::vector<std::string> ops;       // body op types, in order
-  Shape domain;                       // broadcast of the outputs
-  std::string schedule;               // the collapsed 6D domain, "128x1024"
-  std::vector<std::string> inputs;    // "name: float32 1x128x1024"
+  std::vector<std::string> ops;     // body op types, in order
+  Shape domain;                     // broadcast of the outputs
+  std::string schedule;             // the collapsed 6D domain, "128x1024"
+  std::vector<std::string> inputs;  // "name: float32 1x128x1024"
   std::vector<std::string> outputs;
-  int immediates = 0;                 // scalar constants folded into the code
-  int registers_avx512 = -1;          // zmm registers used; -1 if it does not lower
-  int registers_avx2 = -1;            // ymm registers used
-  int64_t bytes_before = 0;           // walked by the body's nodes run one by one
-  int64_t bytes_after = 0;            // walked by the fused kernel
-  std::string kernel;                 // the lowered vector tile
+  int immediates = 0;         // scalar constants folded into the code
+  int registers_avx512 = -1;  // zmm registers used; -1 if it does not lower
+  int registers_avx2 = -1;    // ymm registers used
+  int64_t bytes_before = 0;   // walked by the body's nodes run one by one
+  int64_t bytes_after = 0;    // walked by the fused kernel
+  std::string kernel;         // the lowered vector tile
 };
 
 struct SnippetReport {
   std::vector<SnippetStats> snippets;
   int64_t fused_ops = 0;
-  int64_t fused_bytes_before = 0;     // over the fused regions only
+  int64_t fused_bytes_before = 0;  // over the fused regions only
   int64_t fused_bytes_after = 0;
-  int64_t model_bytes_before = 0;     // every node of the model
+  int64_t model_bytes_before = 0;  // every node of the model
   int64_t model_bytes_after = 0;
   // Every node of the model before any fusion stage (fuse-conv and
   // fuse-shuffle rewrite nodes before snippets form); -1 when not known.

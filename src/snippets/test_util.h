@@ -110,8 +110,8 @@ inline Tensor RandomTensor(DType dtype, const Shape& shape, std::mt19937& rng, f
     });
     return t;
   }
-  static const float kSpecials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-40f, -1e-40f,
-                                    1e30f, -1e30f, 1.0f, -1.0f, 0.5f};
+  static const float kSpecials[] = {0.0f,    -0.0f, INFINITY, -INFINITY, NAN,   1e-40f,
+                                    -1e-40f, 1e30f, -1e30f,   1.0f,      -1.0f, 0.5f};
   std::uniform_real_distribution<float> u(lo, hi);
   float* p = t.data<float>();
   for (int64_t i = 0; i < n; ++i) {

@@ -136,8 +136,8 @@ TEST_F(TokenizeTest, GeLU_with_its_bias_add_is_one_subgraph) {
   // Before: six ops over 512 floats each (Add reads the 64-float bias, the
   // scalar ops a 4-byte constant); after: x, bias and y once.
   const int64_t t = 512 * 4;
-  EXPECT_EQ(r.snippets[0].bytes_before, (t + 256 + t) + (t + 4 + t) + (t + t) + (t + 4 + t) +
-                                            (3 * t) + (t + 4 + t));
+  EXPECT_EQ(r.snippets[0].bytes_before,
+            (t + 256 + t) + (t + 4 + t) + (t + t) + (t + 4 + t) + (3 * t) + (t + 4 + t));
   EXPECT_EQ(r.snippets[0].bytes_after, t + 256 + t);
   EXPECT_EQ(r.snippets[0].immediates, 3);
   EXPECT_GT(r.snippets[0].registers_avx2, 0);
@@ -166,7 +166,8 @@ TEST_F(TokenizeTest, Tanh_GeLU_with_Pow_SiLU_and_HardSwish_are_one_subgraph_each
   {
     BodyBuilder b;
     ir::Value* x = b.Input("x", {17});
-    ir::Value* relu6 = b.Op("Clip", {b.Op("Add", {x, b.Scalar(3.0f)}), b.Scalar(0.0f), b.Scalar(6.0f)});
+    ir::Value* relu6 =
+        b.Op("Clip", {b.Op("Add", {x, b.Scalar(3.0f)}), b.Scalar(0.0f), b.Scalar(6.0f)});
     b.Output(b.Op("Div", {b.Op("Mul", {x, relu6}), b.Scalar(6.0f)}));
     b.Output(b.Op("HardSwish", {b.Input("z", {17})}));
     EXPECT_EQ(Tokenize(b.graph()), (std::vector<std::string>{"Subgraph", "Subgraph"}));
@@ -177,7 +178,8 @@ TEST_F(TokenizeTest, Tanh_GeLU_with_Pow_SiLU_and_HardSwish_are_one_subgraph_each
 TEST_F(TokenizeTest, Residual_add_then_activation_is_one_subgraph_between_opaque_ops) {
   BodyBuilder b;
   ir::Value* x = b.Input("x", {4, 16});
-  ir::Value* w = b.graph().AddConstant("w", testing::RandomTensor(DType::kFloat32, {16, 16}, rng_, -1, 1, false));
+  ir::Value* w = b.graph().AddConstant(
+      "w", testing::RandomTensor(DType::kFloat32, {16, 16}, rng_, -1, 1, false));
   ir::Value* m = b.Op("MatMul", {x, w});
   ir::Value* r = b.Op("Relu", {b.Op("Add", {m, x})});
   b.Output(b.Op("MatMul", {r, w}));
@@ -191,7 +193,8 @@ TEST_F(TokenizeTest, Never_creates_a_cycle_through_an_outside_node) {
   // subgraph would both feed and read the MatMul.
   BodyBuilder b;
   ir::Value* x = b.Input("x", {4, 4});
-  ir::Value* w = b.graph().AddConstant("w", testing::RandomTensor(DType::kFloat32, {4, 4}, rng_, -1, 1, false));
+  ir::Value* w = b.graph().AddConstant(
+      "w", testing::RandomTensor(DType::kFloat32, {4, 4}, rng_, -1, 1, false));
   ir::Value* a = b.Op("Relu", {x});
   ir::Value* m = b.Op("MatMul", {a, w});
   b.Output(b.Op("Add", {a, m}));

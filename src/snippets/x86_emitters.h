@@ -15,12 +15,13 @@
 // read sources after writing the result.
 #pragma once
 
+#include <xbyak/xbyak.h>
+
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
-#include <xbyak/xbyak.h>
 
 #include "snippets/kernel_ir.h"
 

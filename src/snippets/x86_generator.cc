@@ -1,15 +1,16 @@
 #include "snippets/x86_generator.h"
 
+#include <xbyak/xbyak.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <string>
-#include <xbyak/xbyak.h>
 
 #include "core/check.h"
 #include "snippets/assign_registers.h"

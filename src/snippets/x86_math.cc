@@ -64,7 +64,7 @@ constexpr float kErfSmall[] = {-8.685049046597252e-06f, 0.00010939206661396978f,
                                -0.0008444026299542449f, 0.005218862551693147f,
                                -0.02686496191991847f,   0.11283780876859625f,
                                -0.3761263874481831f};
-constexpr float kErfC0Hi = 1.128379225730896f;      // 2/sqrt(pi) rounded to float
+constexpr float kErfC0Hi = 1.128379225730896f;       // 2/sqrt(pi) rounded to float
 constexpr float kErfC0Lo = -5.863538342219759e-08f;  // 2/sqrt(pi) - kErfC0Hi
 constexpr float kErfSplit = 1.2f;
 constexpr float kErfClamp = 3.92f;

@@ -30,8 +30,9 @@ StatusOr<std::unique_ptr<Target>> MakeTarget(const TargetSpec& spec, const HostO
     TESSEL_ASSIGN_OR_RETURN(auto target, opencl::OpenClTarget::Create(spec, host));
     return std::unique_ptr<Target>(std::move(target));
 #else
-    return Unsupported("target opencl: this tessel was built without OpenCL "
-                       "(TESSEL_WITH_OPENCL=OFF)");
+    return Unsupported(
+        "target opencl: this tessel was built without OpenCL "
+        "(TESSEL_WITH_OPENCL=OFF)");
 #endif
   }
   std::string names;

@@ -24,9 +24,9 @@ std::string KernelFamily(const std::string& kernel) {
 
 bool IsSlowPath(const std::string& op_type, const std::string& kernel) {
   // Ops whose reference kernel moves no data, or a few scalars.
-  static const std::set<std::string> kFree = {
-      "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size", "Constant",
-      "ConstantOfShape", "Range", "Dropout"};
+  static const std::set<std::string> kFree = {"Reshape",         "Flatten", "Squeeze", "Unsqueeze",
+                                              "Identity",        "Shape",   "Size",    "Constant",
+                                              "ConstantOfShape", "Range",   "Dropout"};
   if (kernel == "reference") return kFree.count(op_type) == 0;
   return kernel.find("simple_") != std::string::npos || kernel.find("(ref") != std::string::npos ||
          kernel.find(" ref:") != std::string::npos || kernel.find("(ref:") != std::string::npos;

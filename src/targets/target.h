@@ -109,7 +109,7 @@ struct ProfileRow {
   std::string op_type;
   std::string kernel;  // NodeKernel::kernel
   int nodes = 0;
-  double ms = 0;       // per run, all these nodes together
+  double ms = 0;  // per run, all these nodes together
   // A reference kernel or a library's reference-grade implementation
   // (oneDNN's simple_* and ref:*): time that a fast path should take.
   bool slow = false;

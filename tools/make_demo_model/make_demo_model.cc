@@ -28,8 +28,8 @@ class Builder {
     t->set_name(Name(base));
     t->set_data_type(onnx::TensorProto::FLOAT);
     for (int64_t d : dims) t->add_dims(d);
-    t->set_raw_data(std::string(reinterpret_cast<const char*>(values.data()),
-                                values.size() * sizeof(float)));
+    t->set_raw_data(
+        std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
     return t->name();
   }
 
@@ -75,9 +75,9 @@ class Builder {
   std::string ConvBn(const std::string& x, int64_t cin, int64_t cout, int64_t k, int64_t stride,
                      int64_t group, bool relu6) {
     const float fan_in = static_cast<float>(cin / group * k * k);
-    std::string w = Initializer("w", {cout, cin / group, k, k},
-                                Normal(static_cast<size_t>(cout * (cin / group) * k * k),
-                                       std::sqrt(2.0f / fan_in)));
+    std::string w = Initializer(
+        "w", {cout, cin / group, k, k},
+        Normal(static_cast<size_t>(cout * (cin / group) * k * k), std::sqrt(2.0f / fan_in)));
     std::string y;
     onnx::NodeProto* conv = Node("Conv", {x, w}, &y);
     Ints(conv, "kernel_shape", {k, k});
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
   std::string x = b.ConvBn("image", 3, ch(32), 3, 2, 1, true);
   int64_t c = ch(32);
   // MobileNetV2's inverted residual blocks: expansion t, channels, repeats, stride.
-  const int64_t blocks[][4] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
+  const int64_t blocks[][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
                                {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   for (const auto& [t, channels, repeats, first_stride] : blocks) {
     const int64_t out = ch(channels);

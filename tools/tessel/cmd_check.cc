@@ -28,7 +28,8 @@ StatusOr<bool> Check(const CheckArgs& args) {
   const std::filesystem::path dir(args.dir);
   TESSEL_ASSIGN_OR_RETURN(auto sets, onnx_io::ReadTestDataSets(dir));
   if (sets.empty()) return NotFound("'" + args.dir + "' has no test_data_set_* folder");
-  TESSEL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel((dir / "model.onnx").string(), args.target, copts));
+  TESSEL_ASSIGN_OR_RETURN(LoadedModel lm,
+                          LoadModel((dir / "model.onnx").string(), args.target, copts));
   CompiledModel& model = lm.model;
   std::set<std::string> bound;
   for (const auto& [input, value] : copts.import.constant_inputs) bound.insert(input);
@@ -53,7 +54,8 @@ StatusOr<bool> Check(const CheckArgs& args) {
                              " expected outputs; the model has " + std::to_string(outputs.size()));
     }
     for (size_t k = 0; k < outputs.size(); ++k) {
-      const auto c = onnx_io::CompareTensors(outputs[k], set.outputs[k].tensor, args.rtol, args.atol);
+      const auto c =
+          onnx_io::CompareTensors(outputs[k], set.outputs[k].tensor, args.rtol, args.atol);
       all_ok = all_ok && c.ok;
       const std::string out_name = model.graph->outputs()[k]->name;
       report["results"].push_back({{"data_set", name},
@@ -66,13 +68,15 @@ StatusOr<bool> Check(const CheckArgs& args) {
                                    {"ms", ms}});
       if (args.json) continue;
       if (!c.problem.empty()) {
-        std::printf("%s  output '%s': %s  FAIL\n", name.c_str(), out_name.c_str(), c.problem.c_str());
+        std::printf("%s  output '%s': %s  FAIL\n", name.c_str(), out_name.c_str(),
+                    c.problem.c_str());
       } else {
-        std::printf("%s  output '%s' %s %s: max abs err %.3g, max rel err %.3g%s  %s\n",
-                    name.c_str(), out_name.c_str(), DTypeName(outputs[k].dtype()),
-                    ShapeToString(outputs[k].shape()).c_str(), c.max_abs_error, c.max_rel_error,
-                    c.mismatches ? (", " + std::to_string(c.mismatches) + " elements off").c_str() : "",
-                    c.ok ? "ok" : "FAIL");
+        std::printf(
+            "%s  output '%s' %s %s: max abs err %.3g, max rel err %.3g%s  %s\n", name.c_str(),
+            out_name.c_str(), DTypeName(outputs[k].dtype()),
+            ShapeToString(outputs[k].shape()).c_str(), c.max_abs_error, c.max_rel_error,
+            c.mismatches ? (", " + std::to_string(c.mismatches) + " elements off").c_str() : "",
+            c.ok ? "ok" : "FAIL");
       }
     }
   }

@@ -5,9 +5,9 @@
 #include <iostream>
 
 #include "common.h"
-#include "memory_options.h"
 #include "compiler/model_file.h"
 #include "ir/printer.h"
+#include "memory_options.h"
 #include "snippets/statistics.h"
 #include "target.h"
 #include "targets/registry.h"
@@ -35,8 +35,8 @@ Status RunCompile(const CompileArgs& args) {
     if (std::find(names.begin(), names.end(), args.dump_after) == names.end()) {
       std::string all;
       for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
-      return InvalidArgument("--dump-after '" + args.dump_after + "': no such stage (stages: " +
-                             all + ")");
+      return InvalidArgument("--dump-after '" + args.dump_after +
+                             "': no such stage (stages: " + all + ")");
     }
   }
   // Bytes walked before fuse-conv, fuse-shuffle and the snippets, for

@@ -106,7 +106,6 @@ std::string OpOf(const TestCase& test) {
   return ops->front();
 }
 
-
 // Every folder holding a model.onnx at or below `path`, without descending
 // into a test folder (its data sets are not tests).
 Status FindTests(const fs::path& path, std::vector<TestCase>& tests) {
@@ -507,7 +506,8 @@ Status WriteMarkdown(const std::string& path, const ConformanceArgs& args,
   std::ostringstream md;
   md << "# ONNX conformance: target " << args.target->spec().name << "\n\n"
      << "Outcome of every test of the ONNX backend test suites through import,\n"
-     << "compilation and target `" << args.target->spec().ToString() << "`: Debian's package `libonnx-testdata` (ONNX 1.12: node,\n"
+     << "compilation and target `" << args.target->spec().ToString()
+     << "`: Debian's package `libonnx-testdata` (ONNX 1.12: node,\n"
      << "pytorch-converted, pytorch-operator, simple) and, as suite `node-1.23`, the\n"
      << "node tests of the onnx 1.23 wheel, written to disk by\n"
      << "`tests/conformance/generate_node_tests.py`.\n"
@@ -651,7 +651,8 @@ Status CompareWithBaseline(const std::string& path, const std::vector<TestResult
   if (!in) return NotFound("--baseline '" + path + "' cannot be read");
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object() || !j.contains("tests") || !j["tests"].is_array()) {
-    return InvalidArgument("--baseline '" + path + "' is not a report of tessel conformance --json");
+    return InvalidArgument("--baseline '" + path +
+                           "' is not a report of tessel conformance --json");
   }
   s.baseline_target = j.value("target", std::string("the baseline"));
   std::set<std::string> passed;
@@ -662,8 +663,8 @@ Status CompareWithBaseline(const std::string& path, const std::vector<TestResult
   }
   for (const TestResult& r : results) {
     if (r.outcome == Outcome::kPassed || !passed.count(r.test.id())) continue;
-    s.behind_baseline.push_back("`" + r.test.id() + "` (" + r.op + "): " +
-                                OutcomeName(r.outcome) + ": " + r.reason);
+    s.behind_baseline.push_back("`" + r.test.id() + "` (" + r.op + "): " + OutcomeName(r.outcome) +
+                                ": " + r.reason);
   }
   return Status::Ok();
 }

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
-#include "memory_options.h"
 #include "compiler/model_file.h"
 #include "ir/printer.h"
+#include "memory_options.h"
 #include "onnx/tensor_io.h"
 #include "target.h"
 
@@ -57,17 +57,19 @@ Status Run(const RunArgs& args) {
   for (int i = 0; i < args.repeat; ++i) {
     const auto start = std::chrono::steady_clock::now();
     TESSEL_ASSIGN_OR_RETURN(outputs, executor->Run(inputs));
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                              start)
-                        .count());
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   if (!args.output_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(args.output_dir, ec);
     if (ec) return Internal("cannot create '" + args.output_dir + "': " + ec.message());
     for (size_t k = 0; k < outputs.size(); ++k) {
-      const auto path = std::filesystem::path(args.output_dir) / ("output_" + std::to_string(k) + ".pb");
-      TESSEL_RETURN_IF_ERROR(onnx_io::WriteTensorFile(path, outputs[k], model.graph->outputs()[k]->name));
+      const auto path =
+          std::filesystem::path(args.output_dir) / ("output_" + std::to_string(k) + ".pb");
+      TESSEL_RETURN_IF_ERROR(
+          onnx_io::WriteTensorFile(path, outputs[k], model.graph->outputs()[k]->name));
     }
   }
   const Latency lat = Summarize(times);
@@ -95,8 +97,8 @@ Status Run(const RunArgs& args) {
     return Status::Ok();
   }
   std::printf("model   %s (%s in %.0f ms, %lld nodes)\n", args.model.c_str(),
-              precompiled ? "loaded" : "compiled",
-              load_ms, static_cast<long long>(stats.num_nodes));
+              precompiled ? "loaded" : "compiled", load_ms,
+              static_cast<long long>(stats.num_nodes));
   for (size_t k = 0; k < outputs.size(); ++k) {
     std::printf("output  '%s': %s %s  %s\n", model.graph->outputs()[k]->name.c_str(),
                 DTypeName(outputs[k].dtype()), ShapeToString(outputs[k].shape()).c_str(),
@@ -106,11 +108,13 @@ Status Run(const RunArgs& args) {
               args.repeat, args.repeat == 1 ? "" : "s");
   std::printf("memory  weights %s, peak activations %s", FormatBytes(stats.parameter_bytes).c_str(),
               FormatBytes(executor->stats().peak_activation_bytes).c_str());
-  std::printf(", planned workspace %s (%s)\n", FormatBytes(executor->stats().workspace_bytes).c_str(),
+  std::printf(", planned workspace %s (%s)\n",
+              FormatBytes(executor->stats().workspace_bytes).c_str(),
               model.memory.algorithm.c_str());
   std::printf("target  %s\n", executor->Describe().c_str());
   if (args.target.profile) std::printf("%s", executor->ProfileReport().c_str());
-  if (!args.output_dir.empty()) std::printf("wrote   %zu output(s) to %s\n", outputs.size(), args.output_dir.c_str());
+  if (!args.output_dir.empty())
+    std::printf("wrote   %zu output(s) to %s\n", outputs.size(), args.output_dir.c_str());
   return Status::Ok();
 }
 
@@ -118,9 +122,12 @@ Status Run(const RunArgs& args) {
 
 void AddRunCommand(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand("run", "Run a model (ONNX or compiled) on given or random inputs");
-  cmd->add_option("model", args->model, "Model file: .onnx or compiled by 'tessel compile'")->required();
-  cmd->add_option("--input", args->inputs, "Input tensor: NAME=FILE.pb (repeatable; others are random)");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Run a model (ONNX or compiled) on given or random inputs");
+  cmd->add_option("model", args->model, "Model file: .onnx or compiled by 'tessel compile'")
+      ->required();
+  cmd->add_option("--input", args->inputs,
+                  "Input tensor: NAME=FILE.pb (repeatable; others are random)");
   cmd->add_option("--output-dir", args->output_dir, "Write outputs there as output_K.pb");
   cmd->add_option("--repeat", args->repeat, "Number of runs (latency statistics)")
       ->check(CLI::Range(1, 1000000));

@@ -61,7 +61,7 @@ StatusOr<targets::TargetSpec> RequestedSpec(const TargetOptions& opts);
 // The target the command line asks for, made (with this machine's cache);
 // `compile_only`: for `tessel compile`, which needs no device.
 StatusOr<std::unique_ptr<targets::Target>> MakeRequestedTarget(const TargetOptions& opts,
-                                                              bool compile_only = false);
+                                                               bool compile_only = false);
 
 // A model ready to run: compiled (or read), and bound to its target.
 struct LoadedModel {

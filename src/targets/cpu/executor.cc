@@ -108,7 +108,8 @@ void CpuExecutor::ReleasePacked(ir::Graph& graph, size_t step,
       const std::vector<size_t> packed =
           j <= step && fast_[j] ? fast_[j]->packed_inputs() : std::vector<size_t>{};
       for (size_t i = 0; i < r->inputs.size() && packed_by_all; ++i) {
-        if (r->inputs[i] == v) packed_by_all = std::find(packed.begin(), packed.end(), i) != packed.end();
+        if (r->inputs[i] == v)
+          packed_by_all = std::find(packed.begin(), packed.end(), i) != packed.end();
       }
     }
     if (!packed_by_all) continue;

@@ -27,9 +27,13 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
   static const auto* table = [] {
     auto* t = new std::map<std::pair<std::string, std::string>, KernelMaker>{
         {{"", "Transpose"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeStridedCopy(n, opset); }},
+         [](const ir::Node& n, int opset, ActivationLayout, bool) {
+           return MakeStridedCopy(n, opset);
+         }},
         {{"", "Slice"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeStridedCopy(n, opset); }},
+         [](const ir::Node& n, int opset, ActivationLayout, bool) {
+           return MakeStridedCopy(n, opset);
+         }},
         {{"", "Resize"},
          [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeResize(n, opset); }},
         {{"", "Upsample"},
@@ -45,7 +49,9 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
         {{"", "GlobalAveragePool"},
          [](const ir::Node& n, int, ActivationLayout, bool) { return MakeGlobalAverage(n); }},
         {{"", "ReduceMean"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeSpatialMean(n, opset); }},
+         [](const ir::Node& n, int opset, ActivationLayout, bool) {
+           return MakeSpatialMean(n, opset);
+         }},
         {{"tessel", "ChannelShuffle"},
          [](const ir::Node& n, int, ActivationLayout, bool) { return MakeChannelShuffle(n); }},
     };

@@ -34,7 +34,6 @@ using ops::test_util::RandomFloats;
 #define REQUIRE_ONEDNN() GTEST_SKIP() << "built without oneDNN (TESSEL_WITH_ONEDNN=OFF)"
 #endif
 
-
 // One node over graph inputs (for `variable` positions) and constants.
 struct OneNode {
   ir::Graph g;
@@ -53,8 +52,8 @@ struct OneNode {
       }
       Tensor t = RandomFloats(shapes[i], 17 + static_cast<uint32_t>(i));
       const std::string name = "in" + std::to_string(i);
-      ir::Value* v = constant[i] ? g.AddConstant(name, t)
-                                 : g.AddValue(name, DType::kFloat32, shapes[i], true);
+      ir::Value* v =
+          constant[i] ? g.AddConstant(name, t) : g.AddValue(name, DType::kFloat32, shapes[i], true);
       if (!constant[i]) g.inputs().push_back(v);
       ins.push_back(v);
       inputs.push_back(std::move(t));
@@ -80,7 +79,8 @@ struct OneNode {
 void ExpectMatchesReference(OneNode& t) {
   std::unique_ptr<FastKernel> k = SelectFastKernel(*t.node, t.g.opset_version());
   ASSERT_NE(k, nullptr) << "no fast kernel for " << t.node->Describe();
-  StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(*t.node, t.g.opset_version(), t.InputPtrs());
+  StatusOr<std::vector<Tensor>> ref =
+      ops::EvaluateNode(*t.node, t.g.opset_version(), t.InputPtrs());
   ASSERT_TRUE(ref.ok()) << ref.status().message();
   const ir::Value* y = t.node->outputs[0];
   Tensor out(y->dtype, y->shape);
@@ -125,7 +125,8 @@ TEST(FastConv, Odd_channels_3x3_with_bias) {
 
 TEST(FastConv, Pointwise_1x1_without_bias) {
   REQUIRE_ONEDNN();
-  OneNode t("Conv", "", {{1, 7, 5, 5}, {9, 7, 1, 1}}, {false, true}, ConvAttrs({1, 1}, {0, 0, 0, 0}));
+  OneNode t("Conv", "", {{1, 7, 5, 5}, {9, 7, 1, 1}}, {false, true},
+            ConvAttrs({1, 1}, {0, 0, 0, 0}));
   ExpectMatchesReference(t);
 }
 
@@ -206,7 +207,8 @@ TEST(FastConv, Fused_sigmoid_swish_leaky_relu_hard_sigmoid_and_hard_swish) {
 }
 
 TEST(FastConv, Weights_computed_at_run_time_keep_the_reference_kernel) {
-  OneNode t("Conv", "", {{1, 3, 5, 5}, {4, 3, 3, 3}}, {false, false}, ConvAttrs({1, 1}, {1, 1, 1, 1}));
+  OneNode t("Conv", "", {{1, 3, 5, 5}, {4, 3, 3, 3}}, {false, false},
+            ConvAttrs({1, 1}, {1, 1, 1, 1}));
   EXPECT_EQ(SelectFastKernel(*t.node, 17), nullptr);
 }
 
@@ -328,7 +330,8 @@ TEST(FastPool, Max_with_ceil_mode_and_asymmetric_padding) {
 
 TEST(FastPool, Average_excluding_and_including_padding) {
   REQUIRE_ONEDNN();
-  OneNode exclude("AveragePool", "", {{2, 3, 7, 7}}, {false}, PoolAttrs({3, 2}, {1, 2}, {1, 1, 1, 0}, 0));
+  OneNode exclude("AveragePool", "", {{2, 3, 7, 7}}, {false},
+                  PoolAttrs({3, 2}, {1, 2}, {1, 1, 1, 0}, 0));
   ExpectMatchesReference(exclude);
   AttributeMap a = PoolAttrs({3, 3}, {2, 2}, {1, 1, 1, 1}, 0);
   a.Set("count_include_pad", int64_t{1});
@@ -356,13 +359,12 @@ TEST(FastCopy, Slice_with_negative_step_and_clamped_ends) {
   ir::Value* x = g.AddValue("x", DType::kFloat32, {4, 9, 6}, true);
   g.inputs() = {x};
   ir::Value* y = g.AddValue("y");
-  ir::Node* n = g.AddNode(
-      "Slice", "s",
-      {x, g.AddConstant("starts", Tensor::FromVector<int64_t>({-1, 1}, {2})),
-       g.AddConstant("ends", Tensor::FromVector<int64_t>({-100, 100}, {2})),
-       g.AddConstant("axes", Tensor::FromVector<int64_t>({1, 2}, {2})),
-       g.AddConstant("steps", Tensor::FromVector<int64_t>({-2, 2}, {2}))},
-      {y});
+  ir::Node* n = g.AddNode("Slice", "s",
+                          {x, g.AddConstant("starts", Tensor::FromVector<int64_t>({-1, 1}, {2})),
+                           g.AddConstant("ends", Tensor::FromVector<int64_t>({-100, 100}, {2})),
+                           g.AddConstant("axes", Tensor::FromVector<int64_t>({1, 2}, {2})),
+                           g.AddConstant("steps", Tensor::FromVector<int64_t>({-2, 2}, {2}))},
+                          {y});
   ASSERT_TRUE(ops::InferNode(*n, 13).ok());
   std::unique_ptr<FastKernel> k = SelectFastKernel(*n, 13);
   ASSERT_NE(k, nullptr);
@@ -389,7 +391,9 @@ void CheckResize(const Shape& shape, const AttributeMap& attrs, const std::vecto
   Tensor data = RandomFloats(shape, 11);
   ir::Value* x = g.AddValue("x", DType::kFloat32, shape, true);
   g.inputs() = {x};
-  auto constant = [&](const std::string& name, Tensor t) { return g.AddConstant(name, std::move(t)); };
+  auto constant = [&](const std::string& name, Tensor t) {
+    return g.AddConstant(name, std::move(t));
+  };
   const int64_t n_roi = static_cast<int64_t>(roi.size());
   const int64_t n_scales = static_cast<int64_t>(scales.size());
   const int64_t n_sizes = static_cast<int64_t>(sizes.size());
@@ -419,7 +423,8 @@ void CheckResize(const Shape& shape, const AttributeMap& attrs, const std::vecto
   ASSERT_EQ(out.shape(), (*ref)[0].shape());
   for (int64_t i = 0; i < out.num_elements(); ++i) {
     const float a = out.data<float>()[i], b = (*ref)[0].data<float>()[i];
-    ASSERT_NEAR(a, b, 1e-5f * (1.f + std::fabs(b))) << ShapeToString(out.shape()) << " element " << i;
+    ASSERT_NEAR(a, b, 1e-5f * (1.f + std::fabs(b)))
+        << ShapeToString(out.shape()) << " element " << i;
   }
 }
 
@@ -511,11 +516,11 @@ void CheckPad(const Shape& shape, const std::vector<int64_t>& pads, float value,
 }
 
 TEST(FastPad, Constant_padding_cropping_axes_and_a_fill_value) {
-  CheckPad({1, 3, 5, 4}, {0, 0, 1, 2, 0, 0, 2, 1}, 0.f);          // spatial zeros
-  CheckPad({2, 3, 5, 4}, {0, 1, -1, 0, 1, 0, -2, 3}, -7.5f);      // crop and fill
-  CheckPad({7}, {3, 2}, 1.f);                                     // rank 1
-  CheckPad({1, 56, 56, 96}, {0, 2, 3, 0}, 0.f, {1, 2});           // Swin's, over the pool
-  CheckPad({2, 3, 4}, {0, 0, 0, 0, 0, 0}, 5.f);                   // nothing to pad
+  CheckPad({1, 3, 5, 4}, {0, 0, 1, 2, 0, 0, 2, 1}, 0.f);      // spatial zeros
+  CheckPad({2, 3, 5, 4}, {0, 1, -1, 0, 1, 0, -2, 3}, -7.5f);  // crop and fill
+  CheckPad({7}, {3, 2}, 1.f);                                 // rank 1
+  CheckPad({1, 56, 56, 96}, {0, 2, 3, 0}, 0.f, {1, 2});       // Swin's, over the pool
+  CheckPad({2, 3, 4}, {0, 0, 0, 0, 0, 0}, 5.f);               // nothing to pad
 }
 
 TEST(FastGather, Constant_indices_on_any_axis_negative_ones_included) {
@@ -623,8 +628,8 @@ TEST(FastKernels, Equal_weights_of_two_nodes_are_packed_once) {
 TEST(FastLayerNorm, Last_axis_with_bias_and_two_axes_without_on_every_isa) {
   // The kernel's rows are compiled for AVX-512, AVX2 and baseline x86-64;
   // the CPU target's isa picks (a cap above the CPU's falls back to it).
-  for (snippets::Isa isa : {snippets::Isa::kAvx512, snippets::Isa::kAvx2,
-                            snippets::Isa::kInterpreter}) {
+  for (snippets::Isa isa :
+       {snippets::Isa::kAvx512, snippets::Isa::kAvx2, snippets::Isa::kInterpreter}) {
     snippets::SetIsaCap(isa);
     SCOPED_TRACE(snippets::IsaName(snippets::DefaultIsa()));
     AttributeMap a;
@@ -646,8 +651,8 @@ TEST(FastSplit, Uneven_parts_on_the_last_and_a_middle_axis) {
     Tensor data = RandomFloats({2, 6, 9}, 33);
     ir::Value* x = g.AddValue("x", DType::kFloat32, {2, 6, 9}, true);
     g.inputs() = {x};
-    const std::vector<int64_t> parts = axis == 1 ? std::vector<int64_t>{1, 3, 2}
-                                                 : std::vector<int64_t>{4, 5};
+    const std::vector<int64_t> parts =
+        axis == 1 ? std::vector<int64_t>{1, 3, 2} : std::vector<int64_t>{4, 5};
     ir::Value* split = g.AddConstant(
         "split", Tensor::FromVector<int64_t>(parts, {static_cast<int64_t>(parts.size())}));
     std::vector<ir::Value*> outs;
@@ -736,7 +741,8 @@ TEST(FastKernels, Convs_pool_and_concat_exchanging_channels_last_match_the_refer
   }
   const Tensor& e = ref.at(y);
   for (int64_t i = 0; i < e.num_elements(); ++i) {
-    ASSERT_NEAR((*out)[0].data<float>()[i], e.data<float>()[i], 1e-3f * (1.f + std::fabs(e.data<float>()[i])))
+    ASSERT_NEAR((*out)[0].data<float>()[i], e.data<float>()[i],
+                1e-3f * (1.f + std::fabs(e.data<float>()[i])))
         << i;
   }
 }
@@ -772,8 +778,8 @@ std::vector<std::string> KernelsOf(const CpuExecutor& fast, const ir::Graph& g,
   return kernels;
 }
 
-ir::Value* AddConv(ir::Graph& g, const std::string& name, ir::Value* in, int64_t cin,
-                   int64_t cout, int64_t k) {
+ir::Value* AddConv(ir::Graph& g, const std::string& name, ir::Value* in, int64_t cin, int64_t cout,
+                   int64_t k) {
   ir::Value* out = g.AddValue(name + "_out");
   ir::Node* n = g.AddNode("Conv", name,
                           {in, g.AddConstant(name + "_w", RandomFloats({cout, cin, k, k}, 21)),
@@ -1001,9 +1007,9 @@ TEST(FastReduce, Mean_over_an_images_pixels_runs_the_global_average_kernel) {
   ir::Value* x = g.AddValue("x", DType::kFloat32, {1, 33, 4, 3, 2}, true);
   g.inputs() = {x};
   ir::Value* y = g.AddValue("y");
-  ir::Node* n = g.AddNode("ReduceMean", "mean",
-                          {x, g.AddConstant("axes", Tensor::FromVector<int64_t>({2, 3, 4}, {3}))},
-                          {y});
+  ir::Node* n =
+      g.AddNode("ReduceMean", "mean",
+                {x, g.AddConstant("axes", Tensor::FromVector<int64_t>({2, 3, 4}, {3}))}, {y});
   g.outputs() = {y};
   ASSERT_TRUE(ops::InferNode(*n, 18).ok());
   std::unique_ptr<FastKernel> k = SelectFastKernel(*n, 18);

@@ -8,8 +8,8 @@
 
 #include "ops/reduce_plan.h"
 #include "ops/spatial_plan.h"
-#include "snippets/isa.h"
 #include "ops/strided_view.h"
+#include "snippets/isa.h"
 #include "targets/cpu/thread_pool.h"
 
 namespace tessel::cpu {
@@ -100,13 +100,22 @@ class StridedCopy final : public FastKernel {
       return;
     }
     switch (elem_) {
-      case 4: Gather<uint32_t>(in, step, out); return;
-      case 8: Gather<uint64_t>(in, step, out); return;
-      case 2: Gather<uint16_t>(in, step, out); return;
-      case 1: Gather<uint8_t>(in, step, out); return;
+      case 4:
+        Gather<uint32_t>(in, step, out);
+        return;
+      case 8:
+        Gather<uint64_t>(in, step, out);
+        return;
+      case 2:
+        Gather<uint16_t>(in, step, out);
+        return;
+      case 1:
+        Gather<uint8_t>(in, step, out);
+        return;
       default:
         for (int64_t j = 0; j < inner_; ++j)
-          std::memcpy(out + j * static_cast<int64_t>(elem_), in + j * step * static_cast<int64_t>(elem_), elem_);
+          std::memcpy(out + j * static_cast<int64_t>(elem_),
+                      in + j * step * static_cast<int64_t>(elem_), elem_);
     }
   }
 
@@ -281,7 +290,8 @@ class ResizeRows final : public FastKernel {
       if (cols_identity_) {
         std::memcpy(out, src, static_cast<size_t>(out_w_) * sizeof(float));
       } else {
-        for (int64_t x = 0; x < out_w_; ++x) out[x] = cw[x] == 1.0f ? src[ci[x]] : cw[x] * src[ci[x]];
+        for (int64_t x = 0; x < out_w_; ++x)
+          out[x] = cw[x] == 1.0f ? src[ci[x]] : cw[x] * src[ci[x]];
       }
     } else if (rows_.taps == 2 && cols_.taps == 2) {  // linear
       const float* a = plane + ri[0] * in_w_;
@@ -451,7 +461,8 @@ class PadRows final : public FastKernel {
       std::memset(to, 0, static_cast<size_t>(n) * elem_);
       return;
     }
-    for (int64_t i = 0; i < n; ++i) std::memcpy(to + i * static_cast<int64_t>(elem_), fill_.data(), elem_);
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(to + i * static_cast<int64_t>(elem_), fill_.data(), elem_);
   }
 
   // Output row r: its outer index, odometer-decoded.
@@ -478,7 +489,8 @@ class PadRows final : public FastKernel {
     const int64_t first = std::clamp<int64_t>(b, 0, last_);
     const int64_t end = std::clamp<int64_t>(b + in_[rank - 1], first, last_);
     Fill(to, first);
-    std::memcpy(to + first * e, in + (offset + first - b) * e, static_cast<size_t>((end - first) * e));
+    std::memcpy(to + first * e, in + (offset + first - b) * e,
+                static_cast<size_t>((end - first) * e));
     Fill(to + end * e, last_ - end);
   }
 
@@ -568,21 +580,28 @@ class LayerNormRows final : public FastKernel {
 
   void Row(const float* in, const float* scale, const float* bias, float* out) const {
     switch (isa_) {
-      case snippets::Isa::kAvx512: RowAvx512(in, scale, bias, out); return;
-      case snippets::Isa::kAvx2: RowAvx2(in, scale, bias, out); return;
-      default: RowAny(in, scale, bias, out);
+      case snippets::Isa::kAvx512:
+        RowAvx512(in, scale, bias, out);
+        return;
+      case snippets::Isa::kAvx2:
+        RowAvx2(in, scale, bias, out);
+        return;
+      default:
+        RowAny(in, scale, bias, out);
     }
   }
 
   // The same row compiled for wider vectors: the build targets baseline
   // x86-64 (SSE2), and the CPU target's isa (snippets::DefaultIsa) says
   // which the machine may run.
-  __attribute__((target("avx512f,avx512vl,avx2,fma"))) void RowAvx512(
-      const float* in, const float* scale, const float* bias, float* out) const {
+  __attribute__((target("avx512f,avx512vl,avx2,fma"))) void RowAvx512(const float* in,
+                                                                      const float* scale,
+                                                                      const float* bias,
+                                                                      float* out) const {
     RowAny(in, scale, bias, out);
   }
   __attribute__((target("avx2,fma"))) void RowAvx2(const float* in, const float* scale,
-                                                  const float* bias, float* out) const {
+                                                   const float* bias, float* out) const {
     RowAny(in, scale, bias, out);
   }
 
@@ -743,7 +762,8 @@ std::unique_ptr<FastKernel> MakeLayerNorm(const ir::Node& node) {
   const int64_t rows = NumElements(Shape(x->shape.begin(), x->shape.begin() + axis));
   const int64_t cols = NumElements(Shape(x->shape.begin() + axis, x->shape.end()));
   // Scale and B cover the normalized axes exactly (no broadcasting).
-  if (NumElements(scale->shape) != cols || (bias && NumElements(bias->shape) != cols)) return nullptr;
+  if (NumElements(scale->shape) != cols || (bias && NumElements(bias->shape) != cols))
+    return nullptr;
   if (rows == 0 || cols == 0) return nullptr;
   return std::make_unique<LayerNormRows>(rows, cols, node.attrs.Float("epsilon", 1e-5f),
                                          bias != nullptr);
@@ -767,8 +787,8 @@ std::unique_ptr<FastKernel> MakeSplit(const ir::Node& node) {
     taken += len;
   }
   if (taken != x->shape[static_cast<size_t>(axis)] || NumElements(x->shape) == 0) return nullptr;
-  return std::make_unique<SplitBlocks>(NumElements(Shape(x->shape.begin(), x->shape.begin() + axis)),
-                                       std::move(blocks));
+  return std::make_unique<SplitBlocks>(
+      NumElements(Shape(x->shape.begin(), x->shape.begin() + axis)), std::move(blocks));
 }
 
 std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset) {

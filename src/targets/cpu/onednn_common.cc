@@ -4,8 +4,6 @@
 // and Concat build on.
 // Compiled only with oneDNN (TESSEL_WITH_ONEDNN).
 #if TESSEL_WITH_ONEDNN
-#include "targets/cpu/onednn_internal.h"
-
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "targets/cpu/onednn_internal.h"
 #include "targets/cpu/options.h"
 
 namespace tessel::cpu {
@@ -34,7 +33,8 @@ dnnl::stream& Stream() {
 
 memory::desc PlainDesc(const std::vector<int64_t>& dims) {
   memory::dims strides(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
+  for (size_t i = dims.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
   return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, strides);
 }
 
@@ -49,9 +49,10 @@ namespace {
 // on AVX-512, of the same size as the plain one. Zero desc for other ranks.
 memory::desc ChannelsLastDesc(const std::vector<int64_t>& dims) {
   using tag = memory::format_tag;
-  const tag t = dims.size() == 3 ? tag::acb : dims.size() == 4 ? tag::acdb
-                                            : dims.size() == 5 ? tag::acdeb
-                                                               : tag::undef;
+  const tag t = dims.size() == 3   ? tag::acb
+                : dims.size() == 4 ? tag::acdb
+                : dims.size() == 5 ? tag::acdeb
+                                   : tag::undef;
   if (t == tag::undef) return memory::desc();
   return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, t);
 }

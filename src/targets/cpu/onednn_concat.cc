@@ -2,8 +2,6 @@
 // any activation layout; plain copies where they beat the primitive.
 // Compiled only with oneDNN (TESSEL_WITH_ONEDNN).
 #if TESSEL_WITH_ONEDNN
-#include "targets/cpu/onednn_kernels.h"
-
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "targets/cpu/onednn_internal.h"
+#include "targets/cpu/onednn_kernels.h"
 #include "targets/cpu/thread_pool.h"
 
 namespace tessel::cpu {
@@ -32,7 +31,8 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
     shapes.push_back(in->shape);
   }
   std::vector<int> args;
-  for (size_t i = 0; i < shapes.size(); ++i) args.push_back(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i));
+  for (size_t i = 0; i < shapes.size(); ++i)
+    args.push_back(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i));
   auto build = [axis](const std::vector<memory::desc>& srcs, const memory::desc& dst,
                       memory::desc* scratchpad, std::string* impl) {
     dnnl::concat::primitive_desc pd(dst, static_cast<int>(axis), srcs, Engine(), UserScratchpad());

@@ -4,8 +4,6 @@
 // layout-indifferent kernels exchange tensors in it.
 // Compiled only with oneDNN (TESSEL_WITH_ONEDNN).
 #if TESSEL_WITH_ONEDNN
-#include "targets/cpu/onednn_kernels.h"
-
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -16,6 +14,7 @@
 #include "ops/nn_internal.h"
 #include "snippets/lower.h"
 #include "targets/cpu/onednn_internal.h"
+#include "targets/cpu/onednn_kernels.h"
 #include "targets/cpu/options.h"
 
 namespace tessel::cpu {
@@ -56,8 +55,7 @@ using ConvPd = dnnl::convolution_forward::primitive_desc;
 // times the originals (2x3: 1.8), which puts SqueezeNet's peak RSS 9 MiB
 // higher. 2x3 it is, unless the CPU target's winograd option says 4x3.
 std::optional<ConvPd> WinogradConv(const ConvDesc& desc, const dnnl::primitive_attr& attr) {
-  const std::string variant =
-      ProcessOptions().winograd == Winograd::k4x3 ? "wino_4x3" : "wino_2x3";
+  const std::string variant = ProcessOptions().winograd == Winograd::k4x3 ? "wino_4x3" : "wino_2x3";
   try {
     ConvPd pd(desc, attr, Engine());
     do {
@@ -136,8 +134,8 @@ class OneDnnConv final : public FastKernel {
   bool src_direct_ = false, dst_direct_ = false, residual_direct_ = false;
   bool single_thread_ = false;
   friend void tessel::cpu::NegotiateOneDnnLayouts(const ir::Graph&,
-                                                   std::vector<std::unique_ptr<FastKernel>>&,
-                                                   ActivationLayout);
+                                                  std::vector<std::unique_ptr<FastKernel>>&,
+                                                  ActivationLayout);
   BoundPrimitive conv_, src_reorder_, dst_reorder_, residual_reorder_;
 };
 
@@ -159,7 +157,8 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, ActivationLay
   const std::vector<int64_t> kernel(w->shape.begin() + 2, w->shape.end());
   std::vector<int64_t> strides, dilations, pads;
   Shape out_spatial;
-  if (!ops::ResolveWindow(node, in_spatial, kernel, false, &strides, &dilations, &pads, &out_spatial)
+  if (!ops::ResolveWindow(node, in_spatial, kernel, false, &strides, &dilations, &pads,
+                          &out_spatial)
            .ok()) {
     return nullptr;
   }
@@ -242,14 +241,13 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, ActivationLay
       const memory::desc src_nhwc = LayoutDesc(x->shape, layout),
                          dst_nhwc = LayoutDesc(y->shape, layout);
       try {
-        ConvPd p(b ? ConvDesc(dnnl::prop_kind::forward_inference,
-                              dnnl::algorithm::convolution_direct, src_nhwc, w_any,
-                              PlainDesc({out_channels}), dst_nhwc, stride_dims, dilates, pad_l,
-                              pad_r)
-                   : ConvDesc(dnnl::prop_kind::forward_inference,
-                              dnnl::algorithm::convolution_direct, src_nhwc, w_any, dst_nhwc,
-                              stride_dims, dilates, pad_l, pad_r),
-                 attr, Engine());
+        ConvPd p(
+            b ? ConvDesc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                         src_nhwc, w_any, PlainDesc({out_channels}), dst_nhwc, stride_dims, dilates,
+                         pad_l, pad_r)
+              : ConvDesc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                         src_nhwc, w_any, dst_nhwc, stride_dims, dilates, pad_l, pad_r),
+            attr, Engine());
         const std::string impl = p.impl_info_str();
         // Not the reference, and not im2col + GEMM ("x64:gemm:jit", what
         // oneDNN 2.6 runs a dilated nhwc conv on AVX2 with: 15x slower than
@@ -268,8 +266,8 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, ActivationLay
     if (pd.weights_desc() == w_plain) {
       k->weights_ = memory(w_plain, Engine(), Mutable(w->constant));
     } else {
-      k->weights_ = PackOnce(w->constant.raw_data(), w_plain, pd.weights_desc(), pack,
-                             &k->packed_, &k->packed_bytes_);
+      k->weights_ = PackOnce(w->constant.raw_data(), w_plain, pd.weights_desc(), pack, &k->packed_,
+                             &k->packed_bytes_);
       k->packed_from_constant_ = true;
     }
     k->src_user_ = Unbound(PlainDesc(x->shape));
@@ -437,8 +435,8 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
   }
 }
 
-std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset,
-                                           ActivationLayout layout, bool pack) {
+std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset, ActivationLayout layout,
+                                           bool pack) {
   return OneDnnConv::Make(node, layout, pack);
 }
 

@@ -14,13 +14,12 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "targets/cpu/fast_kernel.h"
 
@@ -101,7 +100,8 @@ class ScratchList {
   // The index of a new need, or -1 for an empty one.
   int Add(const std::string& name, size_t size_bytes) {
     if (size_bytes == 0) return -1;
-    needs_.push_back({.name = name, .size_bytes = static_cast<int64_t>(size_bytes), .alignment = 64});
+    needs_.push_back(
+        {.name = name, .size_bytes = static_cast<int64_t>(size_bytes), .alignment = 64});
     return static_cast<int>(needs_.size() - 1);
   }
   // Binds `p`'s scratchpad (from its primitive descriptor's `md`).
@@ -133,8 +133,8 @@ BoundPrimitive MakeReorder(const dnnl::memory& from, const dnnl::memory& to, Scr
 // counts them when this kernel made the copy. Without `pack` (the kernel is
 // built only to learn its scratch), nothing is allocated or copied.
 dnnl::memory PackOnce(const void* data, const dnnl::memory::desc& from,
-                      const dnnl::memory::desc& to, bool pack,
-                      std::shared_ptr<dnnl::memory>* keep, int64_t* packed_bytes);
+                      const dnnl::memory::desc& to, bool pack, std::shared_ptr<dnnl::memory>* keep,
+                      int64_t* packed_bytes);
 
 // ---------------------------------------------------------------- one primitive, x -> y
 
@@ -189,8 +189,7 @@ class OneDnnFlexible final : public LayoutFlexibleKernel {
   // Makes the primitive for these tensor descriptors; sets its scratchpad.
   using Builder = std::function<dnnl::primitive(const std::vector<dnnl::memory::desc>& srcs,
                                                 const dnnl::memory::desc& dst,
-                                                dnnl::memory::desc* scratchpad,
-                                                std::string* impl)>;
+                                                dnnl::memory::desc* scratchpad, std::string* impl)>;
 
   OneDnnFlexible(std::string what, Builder build, std::vector<int> src_args,
                  std::vector<std::vector<int64_t>> src_shapes, std::vector<int64_t> dst_shape,

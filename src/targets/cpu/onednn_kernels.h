@@ -31,8 +31,8 @@ namespace tessel::cpu {
 // Null when oneDNN cannot or should not run `node` (see SelectFastKernel).
 // Without `pack`, constant weights are not packed: the kernel only reports
 // its scratch and must not Run.
-std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset,
-                                           ActivationLayout layout, bool pack);
+std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset, ActivationLayout layout,
+                                           bool pack);
 std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bool pack);
 std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset, bool pack);
 // tessel's FusedMatMul: the bias as oneDNN's, the residual as a sum post-op.

@@ -2,8 +2,6 @@
 // broadcast), Gemm and tessel's FusedMatMul, all on one kernel, OneDnnMatMul.
 // Compiled only with oneDNN (TESSEL_WITH_ONEDNN).
 #if TESSEL_WITH_ONEDNN
-#include "targets/cpu/onednn_kernels.h"
-
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "targets/cpu/onednn_internal.h"
+#include "targets/cpu/onednn_kernels.h"
 
 namespace tessel::cpu {
 
@@ -24,10 +23,10 @@ namespace {
 class OneDnnMatMul final : public FastKernel {
  public:
   struct Operand {
-    std::vector<int64_t> dims;   // as oneDNN sees it
-    memory::desc plain;          // how tessel (or the packed copy) lays it out
+    std::vector<int64_t> dims;        // as oneDNN sees it
+    memory::desc plain;               // how tessel (or the packed copy) lays it out
     const float* constant = nullptr;  // set when known at compile time
-    int input = -1;              // else the node input it comes from
+    int input = -1;                   // else the node input it comes from
   };
   static std::unique_ptr<FastKernel> Make(const Operand& src, const Operand& weights,
                                           const Operand* bias, const std::vector<int64_t>& dst,
@@ -47,7 +46,8 @@ class OneDnnMatMul final : public FastKernel {
     dst_.set_data_handle(y);
     if (addend.input >= 0 || addend.constant) {
       // Y starts as the addend broadcast to M x N; the sum post-op adds to it.
-      const float* c = addend.constant ? addend.constant : ctx.in(static_cast<size_t>(addend.input)).data<float>();
+      const float* c = addend.constant ? addend.constant
+                                       : ctx.in(static_cast<size_t>(addend.input)).data<float>();
       const int64_t cm = addend.dims[0], cn = addend.dims[1];
       if (cm == rows_ && cn == cols_) {
         // A residual of the output's shape (FusedMatMul): one copy, none
@@ -85,19 +85,19 @@ class OneDnnMatMul final : public FastKernel {
 };
 
 std::unique_ptr<FastKernel> OneDnnMatMul::Make(const Operand& src, const Operand& weights,
-                                               const Operand* bias,
-                                               const std::vector<int64_t>& dst, bool pack,
-                                               bool accumulate) {
+                                               const Operand* bias, const std::vector<int64_t>& dst,
+                                               bool pack, bool accumulate) {
   auto k = std::make_unique<OneDnnMatMul>();
-  const double flops = 2.0 * static_cast<double>(NumElements(dst)) *
-                       static_cast<double>(src.dims.back());
+  const double flops =
+      2.0 * static_cast<double>(NumElements(dst)) * static_cast<double>(src.dims.back());
   k->single_thread_ = flops < ParallelFlops();
   const SingleThreadScope threads(k->single_thread_);
   try {
     const memory::desc dst_md = PlainDesc(dst);
     const memory::desc w_md = weights.constant ? AnyDesc(weights.dims) : weights.plain;
     using Desc = dnnl::matmul::desc;
-    const Desc desc = bias ? Desc(src.plain, w_md, bias->plain, dst_md) : Desc(src.plain, w_md, dst_md);
+    const Desc desc =
+        bias ? Desc(src.plain, w_md, bias->plain, dst_md) : Desc(src.plain, w_md, dst_md);
     dnnl::primitive_attr attr = UserScratchpad();
     if (accumulate) {
       dnnl::post_ops post_ops;
@@ -119,9 +119,8 @@ std::unique_ptr<FastKernel> OneDnnMatMul::Make(const Operand& src, const Operand
     };
     bind(DNNL_ARG_SRC, src, src.plain);
     if (weights.constant && !(pd.weights_desc() == weights.plain)) {
-      k->matmul_.args[DNNL_ARG_WEIGHTS] = PackOnce(weights.constant, weights.plain,
-                                                   pd.weights_desc(), pack, &k->packed_,
-                                                   &k->packed_bytes_);
+      k->matmul_.args[DNNL_ARG_WEIGHTS] = PackOnce(
+          weights.constant, weights.plain, pd.weights_desc(), pack, &k->packed_, &k->packed_bytes_);
       k->packed_from_constant_ = true;
     } else {
       bind(DNNL_ARG_WEIGHTS, weights, weights.plain);
@@ -160,8 +159,8 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bo
   if (NumElements(y->shape) == 0) return nullptr;
   // Weights shared by every batch (no batch dims of their own): the batch
   // folds into the rows, one large product instead of many thin ones.
-  const bool b_shared = std::all_of(b->shape.begin(), b->shape.end() - 2,
-                                    [](int64_t d) { return d == 1; });
+  const bool b_shared =
+      std::all_of(b->shape.begin(), b->shape.end() - 2, [](int64_t d) { return d == 1; });
   if (b_shared && a->shape.size() > 2) {
     const int64_t k = a->shape.back(), n = b->shape.back();
     const int64_t rows = NumElements(a->shape) / k;
@@ -221,7 +220,8 @@ std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset, bool
   const int64_t m = y->shape[0], n = y->shape[1];
   const int64_t k = trans_a ? a->shape[0] : a->shape[1];
   // alpha and beta are folded into constant B and C; otherwise they must be 1.
-  if ((alpha != 1.f && !b->is_constant()) || (c && beta != 1.f && !c->is_constant())) return nullptr;
+  if ((alpha != 1.f && !b->is_constant()) || (c && beta != 1.f && !c->is_constant()))
+    return nullptr;
   if (a->is_constant() && !b->is_constant()) return nullptr;  // keep it simple: A streams
 
   std::vector<std::vector<float>> owned;

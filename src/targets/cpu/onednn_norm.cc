@@ -2,13 +2,12 @@
 // a native kernel: native_kernels.h.)
 // Compiled only with oneDNN (TESSEL_WITH_ONEDNN).
 #if TESSEL_WITH_ONEDNN
-#include "targets/cpu/onednn_kernels.h"
-
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "targets/cpu/onednn_internal.h"
+#include "targets/cpu/onednn_kernels.h"
 
 namespace tessel::cpu {
 
@@ -26,7 +25,8 @@ std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset) {
   std::vector<int64_t> dims = x->shape;
   if (opset < 13) {  // softmax over the flattened [axis, rank) as one row
     int64_t outer = 1, inner = 1;
-    for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : inner) *= x->shape[static_cast<size_t>(i)];
+    for (int64_t i = 0; i < rank; ++i)
+      (i < axis ? outer : inner) *= x->shape[static_cast<size_t>(i)];
     dims = {outer, inner};
     axis = 1;
   }
@@ -34,7 +34,8 @@ std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset) {
   const SingleThreadScope threads(single);
   try {
     const memory::desc md = PlainDesc(dims);
-    dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, md, static_cast<int>(axis));
+    dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, md,
+                                     static_cast<int>(axis));
     dnnl::softmax_forward::primitive_desc pd(desc, UserScratchpad(), Engine());
     return OneDnnUnary::Make<dnnl::softmax_forward::primitive_desc, dnnl::softmax_forward>(
         pd, "onednn softmax", md, md, single);

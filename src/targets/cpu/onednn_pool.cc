@@ -2,8 +2,6 @@
 // OneDnnFlexible, so that they run in any activation layout.
 // Compiled only with oneDNN (TESSEL_WITH_ONEDNN).
 #if TESSEL_WITH_ONEDNN
-#include "targets/cpu/onednn_kernels.h"
-
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -11,6 +9,7 @@
 
 #include "ops/nn_internal.h"
 #include "targets/cpu/onednn_internal.h"
+#include "targets/cpu/onednn_kernels.h"
 
 namespace tessel::cpu {
 
@@ -42,13 +41,13 @@ std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset) {
     pad_l[i] = pads[i];
     // What oneDNN needs to get the same output size: ceil mode extends the
     // end padding (max pooling never reads it).
-    pad_r[i] = std::max(pads[i + n], (out_spatial[i] - 1) * strides[i] + kernel[i] -
-                                         in_spatial[i] - pads[i]);
+    pad_r[i] = std::max(pads[i + n],
+                        (out_spatial[i] - 1) * strides[i] + kernel[i] - in_spatial[i] - pads[i]);
   }
   const auto alg = max ? dnnl::algorithm::pooling_max
-                       : node.attrs.Int("count_include_pad", 0) != 0
-                             ? dnnl::algorithm::pooling_avg_include_padding
-                             : dnnl::algorithm::pooling_avg_exclude_padding;
+                   : node.attrs.Int("count_include_pad", 0) != 0
+                       ? dnnl::algorithm::pooling_avg_include_padding
+                       : dnnl::algorithm::pooling_avg_exclude_padding;
   const bool single = NumElements(x->shape) < ParallelElements();
   const memory::dims stride_dims(strides.begin(), strides.end()),
       kernel_dims(kernel.begin(), kernel.end());
@@ -61,10 +60,9 @@ std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset) {
     *impl = pd.impl_info_str();
     return dnnl::primitive(dnnl::pooling_forward(pd));
   };
-  auto k = std::make_unique<OneDnnFlexible>(max ? "onednn max pool" : "onednn average pool",
-                                            build, std::vector<int>{DNNL_ARG_SRC},
-                                            std::vector<std::vector<int64_t>>{x->shape}, y->shape,
-                                            single);
+  auto k = std::make_unique<OneDnnFlexible>(
+      max ? "onednn max pool" : "onednn average pool", build, std::vector<int>{DNNL_ARG_SRC},
+      std::vector<std::vector<int64_t>>{x->shape}, y->shape, single);
   if (!k->Init()) return nullptr;
   return k;
 }

@@ -3,13 +3,12 @@
 // have a native kernel that also runs channels last: native_kernels.h.)
 // Compiled only with oneDNN (TESSEL_WITH_ONEDNN).
 #if TESSEL_WITH_ONEDNN
-#include "targets/cpu/onednn_kernels.h"
-
 #include <memory>
 #include <vector>
 
 #include "ops/reduce_plan.h"
 #include "targets/cpu/onednn_internal.h"
+#include "targets/cpu/onednn_kernels.h"
 
 namespace tessel::cpu {
 
@@ -18,7 +17,8 @@ using dnnl::memory;
 std::unique_ptr<FastKernel> MakeOneDnnReduce(const ir::Node& node, int opset) {
   const ir::Value* x = node.input(0);
   const ir::Value* y = node.output(0);
-  if (!IsFloat32(x) || !IsFloat32(y) || x->shape.empty() || NumElements(y->shape) == 0) return nullptr;
+  if (!IsFloat32(x) || !IsFloat32(y) || x->shape.empty() || NumElements(y->shape) == 0)
+    return nullptr;
   // oneDNN's max reduction drops NaN and, in some of its implementations,
   // turns a row of -inf (a fully masked attention row) into the lowest
   // finite float; ReduceMax and GlobalMaxPool keep the reference kernel.

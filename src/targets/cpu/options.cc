@@ -45,9 +45,12 @@ snippets::Isa OneDnnIsa() {
 
 const char* IsaOptionName(snippets::Isa isa) {
   switch (isa) {
-    case snippets::Isa::kAvx512: return "avx512";
-    case snippets::Isa::kAvx2: return "avx2";
-    case snippets::Isa::kInterpreter: return "generic";
+    case snippets::Isa::kAvx512:
+      return "avx512";
+    case snippets::Isa::kAvx2:
+      return "avx2";
+    case snippets::Isa::kInterpreter:
+      return "generic";
   }
   return "?";
 }
@@ -81,19 +84,22 @@ StatusOr<snippets::Isa> ResolveIsa(const std::string& name) {
     return InvalidArgument("isa '" + name + "': expected auto, avx512, avx2 or generic");
   }
   if (isa > host) {
-    return Unsupported(std::string("this CPU cannot run isa ") + IsaOptionName(isa) +
-                       ": it has " + (host == snippets::Isa::kInterpreter
-                                          ? std::string("neither AVX2 nor AVX-512")
-                                          : std::string(IsaOptionName(host)) + " at most"));
+    return Unsupported(std::string("this CPU cannot run isa ") + IsaOptionName(isa) + ": it has " +
+                       (host == snippets::Isa::kInterpreter
+                            ? std::string("neither AVX2 nor AVX-512")
+                            : std::string(IsaOptionName(host)) + " at most"));
   }
   return isa;
 }
 
 const char* WinogradName(Winograd w) {
   switch (w) {
-    case Winograd::kAuto: return "auto";
-    case Winograd::k4x3: return "4x3";
-    case Winograd::kOff: return "off";
+    case Winograd::kAuto:
+      return "auto";
+    case Winograd::k4x3:
+      return "4x3";
+    case Winograd::kOff:
+      return "off";
   }
   return "?";
 }
@@ -110,13 +116,13 @@ Status ConfigureProcess(const CpuOptions& options) {
   CpuOptions& current = Current();
   if (configured && current.isa != options.isa) {
     return InvalidArgument(std::string("this process already runs the CPU target at isa ") +
-                              IsaOptionName(current.isa) + "; it cannot switch to " +
-                              IsaOptionName(options.isa) + " (one ISA per process)");
+                           IsaOptionName(current.isa) + "; it cannot switch to " +
+                           IsaOptionName(options.isa) + " (one ISA per process)");
   }
 #if TESSEL_WITH_ONEDNN
   if (!configured && options.isa != snippets::Isa::kInterpreter) {
-    const dnnl::cpu_isa cap = options.isa == snippets::Isa::kAvx512 ? dnnl::cpu_isa::avx512_core
-                                                                     : dnnl::cpu_isa::avx2;
+    const dnnl::cpu_isa cap =
+        options.isa == snippets::Isa::kAvx512 ? dnnl::cpu_isa::avx512_core : dnnl::cpu_isa::avx2;
     try {
       dnnl::set_max_cpu_isa(cap);
     } catch (const dnnl::error&) {
@@ -124,15 +130,15 @@ Status ConfigureProcess(const CpuOptions& options) {
       // fine if it is the one asked for.
       if (OneDnnIsa() != options.isa) {
         return InvalidArgument(std::string("oneDNN already runs at another ISA in this "
-                                              "process; it cannot switch to ") +
-                                  IsaOptionName(options.isa));
+                                           "process; it cannot switch to ") +
+                               IsaOptionName(options.isa));
       }
     }
   }
 #endif
   snippets::SetIsaCap(options.isa);
   ThreadPool::SetDefaultNumThreads(options.threads > 0 ? options.threads
-                                                      : ThreadPool::PhysicalCores());
+                                                       : ThreadPool::PhysicalCores());
   current = options;
   configured = true;
   return Status::Ok();

@@ -24,8 +24,8 @@ StatusOr<double> ParseNumber(const targets::TargetSpec& spec, const std::string&
     used = 0;
   }
   if (used != text.size() || !(v >= min) || v > 1e9) {
-    return InvalidArgument("cpu option " + key + "='" + text + "': expected a number >= " +
-                           std::to_string(static_cast<int64_t>(min)));
+    return InvalidArgument("cpu option " + key + "='" + text +
+                           "': expected a number >= " + std::to_string(static_cast<int64_t>(min)));
   }
   return v;
 }
@@ -90,8 +90,8 @@ StatusOr<std::unique_ptr<CpuTarget>> CpuTarget::Create(const targets::TargetSpec
   static const char* const kKeys[] = {"isa", "threads", "winograd", "parallel_min_mflop",
                                       "parallel_min_kib"};
   for (const auto& [key, value] : spec.options) {
-    if (std::find_if(std::begin(kKeys), std::end(kKeys),
-                     [&](const char* k) { return key == k; }) == std::end(kKeys)) {
+    if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) ==
+        std::end(kKeys)) {
       return InvalidArgument("cpu target: unknown option '" + key +
                              "' (options: isa, threads, winograd, parallel_min_mflop, "
                              "parallel_min_kib)");
@@ -121,8 +121,7 @@ StatusOr<std::unique_ptr<CpuTarget>> CpuTarget::Create(const targets::TargetSpec
 }
 
 bool CpuTarget::Accepts(const targets::TargetSpec& compiled_for) const {
-  return compiled_for.name == spec_.name &&
-         compiled_for.Option("isa") == spec_.Option("isa") &&
+  return compiled_for.name == spec_.name && compiled_for.Option("isa") == spec_.Option("isa") &&
          compiled_for.Option("winograd") == spec_.Option("winograd");
 }
 

@@ -1,13 +1,13 @@
 #include "targets/cpu/thread_pool.h"
 
-#include "targets/cpu/options.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <string>
 #include <utility>
+
+#include "targets/cpu/options.h"
 #if TESSEL_WITH_ONEDNN
 #include <omp.h>
 #endif

@@ -48,7 +48,9 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   // Threads that run items, the caller included.
-  int num_threads() const { return openmp_threads_ > 0 ? openmp_threads_ : static_cast<int>(workers_.size()) + 1; }
+  int num_threads() const {
+    return openmp_threads_ > 0 ? openmp_threads_ : static_cast<int>(workers_.size()) + 1;
+  }
 
   void ParallelFor(int64_t n, const std::function<void(int64_t)>& fn);
 
@@ -69,7 +71,7 @@ class ThreadPool {
   void RunItems();
 
   std::vector<std::thread> workers_;
-  std::mutex busy_;  // held by the ParallelFor in progress
+  std::mutex busy_;         // held by the ParallelFor in progress
   int openmp_threads_ = 0;  // > 0: items run on OpenMP's threads
 
   // The current job, published by bumping generation_ (under mu_, so a

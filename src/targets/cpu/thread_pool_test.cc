@@ -21,9 +21,7 @@ TEST(ThreadPool, Runs_every_item_exactly_once) {
 TEST(ThreadPool, Nested_and_concurrent_calls_run_serially_instead_of_deadlocking) {
   ThreadPool pool(3);
   std::atomic<int64_t> total{0};
-  pool.ParallelFor(8, [&](int64_t) {
-    pool.ParallelFor(10, [&](int64_t j) { total += j; });
-  });
+  pool.ParallelFor(8, [&](int64_t) { pool.ParallelFor(10, [&](int64_t j) { total += j; }); });
   EXPECT_EQ(total.load(), 8 * 45);
   std::atomic<int64_t> a{0}, b{0};
   std::thread other([&] {

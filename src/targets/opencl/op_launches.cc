@@ -194,8 +194,7 @@ Status ChannelShuffle(const NodeContext& c, std::vector<PendingLaunch>* launches
     for (size_t g = 0; g < c.node.inputs.size(); ++g) {
       const int64_t first = static_cast<int64_t>(k) * out_channels / groups;
       TESSEL_RETURN_IF_ERROR(StridedCopy(c, c.node.inputs[g], c.node.outputs[k], dims, xs, ys,
-                                         first * plane, static_cast<int64_t>(g) * plane,
-                                         launches));
+                                         first * plane, static_cast<int64_t>(g) * plane, launches));
     }
   }
   return Status::Ok();

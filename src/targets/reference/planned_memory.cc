@@ -17,8 +17,8 @@ constexpr int64_t kArenaAlignment = 64;
 Status ValidateInputs(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
   const auto& expected = graph.inputs();
   if (inputs.size() != expected.size()) {
-    return InvalidArgument("the model takes " + std::to_string(expected.size()) +
-                           " inputs; got " + std::to_string(inputs.size()));
+    return InvalidArgument("the model takes " + std::to_string(expected.size()) + " inputs; got " +
+                           std::to_string(inputs.size()));
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::Value& v = *expected[i];
@@ -64,8 +64,7 @@ PlannedMemory BindPlannedMemory(const ir::Graph& graph, const ir::MemoryLayout& 
     TESSEL_CHECK(p.pool >= 0 && static_cast<size_t>(p.pool) < plan.arenas.size());
     TESSEL_CHECK(p.offset_bytes >= 0 && p.offset_bytes + size_bytes <=
                                             layout.pools[static_cast<size_t>(p.pool)].size_bytes);
-    return static_cast<char*>(plan.arenas[static_cast<size_t>(p.pool)].raw_data()) +
-           p.offset_bytes;
+    return static_cast<char*>(plan.arenas[static_cast<size_t>(p.pool)].raw_data()) + p.offset_bytes;
   };
 
   std::vector<bool> is_input(values.size(), false);
@@ -79,7 +78,8 @@ PlannedMemory BindPlannedMemory(const ir::Graph& graph, const ir::MemoryLayout& 
       continue;
     }
     if (!p.planned()) continue;  // the caller's, bound at every Run
-    plan.values[id] = Tensor::View(v->dtype, v->shape, at(p, static_cast<int64_t>(v->size_bytes())));
+    plan.values[id] =
+        Tensor::View(v->dtype, v->shape, at(p, static_cast<int64_t>(v->size_bytes())));
   }
   for (const ir::Value* v : graph.inputs()) {
     plan.input_in_arena.push_back(layout.values[static_cast<size_t>(v->id)].planned());
@@ -108,7 +108,8 @@ PlannedMemory BindPlannedMemory(const ir::Graph& graph, const ir::MemoryLayout& 
       Tensor* t = o ? &plan.values[static_cast<size_t>(o->id)] : nullptr;
       ctx.outputs.push_back(t);
       // Reference kernels may accumulate into a zeroed output.
-      if (t && !writes_all && !(k == 0 && layout.in_place[i] >= 0)) plan.cleared.back().push_back(t);
+      if (t && !writes_all && !(k == 0 && layout.in_place[i] >= 0))
+        plan.cleared.back().push_back(t);
     }
     const std::vector<ops::ScratchNeed>& needs = scratch[i];
     TESSEL_CHECK(needs.size() == layout.scratch[i].size());
@@ -143,9 +144,9 @@ std::vector<Tensor> PlannedMemory::CollectOutputs(const ir::Graph& graph) const 
   std::vector<Tensor> outputs;
   for (const ir::Value* o : graph.outputs()) {
     const Tensor& t = values[static_cast<size_t>(o->id)];
-    const bool in_arena = !o->is_constant() && std::find(caller_outputs.begin(),
-                                                         caller_outputs.end(),
-                                                         o->id) == caller_outputs.end();
+    const bool in_arena =
+        !o->is_constant() &&
+        std::find(caller_outputs.begin(), caller_outputs.end(), o->id) == caller_outputs.end();
     // Arena memory is reused by the next Run: hand out a copy.
     outputs.push_back(o->is_constant() || in_arena ? t.Clone() : t);
   }
