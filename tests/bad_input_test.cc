@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "core/file_io.h"
 #include "onnx/model_builder.h"
 #include "onnx/tensor_io.h"
 
@@ -37,7 +38,7 @@ class BadInput : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   void Write(const std::string& name, const std::string& bytes) {
-    ASSERT_TRUE(onnx_io::WriteFileAtomically(dir_ / name, bytes).ok());
+    ASSERT_TRUE(WriteFileAtomically(dir_ / name, bytes).ok());
   }
 
   fs::path dir_;

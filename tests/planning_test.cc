@@ -9,6 +9,7 @@
 
 #include "cli_runner.h"
 #include "compiler/compile.h"
+#include "core/file_io.h"
 #include "memory/instance_csv.h"
 #include "memory/lower_bound.h"
 #include "memory/planner.h"
@@ -182,7 +183,7 @@ class PlanCli : public ::testing::Test {
 
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   void Write(const std::string& name, const std::string& text) {
-    ASSERT_TRUE(onnx_io::WriteFileAtomically(dir_ / name, text).ok());
+    ASSERT_TRUE(WriteFileAtomically(dir_ / name, text).ok());
   }
 
   fs::path dir_;

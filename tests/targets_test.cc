@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "cli_runner.h"
-#include "compiler/model_file.h"
+#include "model/model_file.h"
 #include "onnx/tensor_io.h"
 #include "onnx/test_data.h"
 

@@ -4,8 +4,9 @@
 #include <malloc.h>
 #endif
 
-#include "compiler/model_file.h"
 #include "ir/verifier.h"
+#include "model/model_file.h"
+#include "model/prepare.h"
 #include "passes/decompose_activations.h"
 #include "passes/eliminate_dead_nodes.h"
 #include "passes/fold_batch_norm.h"
@@ -139,36 +140,6 @@ StatusOr<CompiledModel> LoadOrCompile(const std::filesystem::path& path,
   TESSEL_ASSIGN_OR_RETURN(bool compiled, IsCompiledModelFile(path));
   if (compiled) return ReadCompiledModel(path);
   return Compile(path, target, options);
-}
-
-StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model,
-                                                       const targets::Target& target) {
-  if (!target.Accepts(model.target)) {
-    return InvalidArgument("'" + model.source + "' was compiled for target '" +
-                           model.target.ToString() + "', not '" + target.spec().ToString() +
-                           "' (compile it for this target)");
-  }
-  if (!model.planned_here || !(model.target == target.spec())) {
-    TESSEL_ASSIGN_OR_RETURN(std::vector<targets::NodeKernel> kernels,
-                            target.SelectKernels(*model.graph));
-    const auto& nodes = model.graph->nodes();
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (targets::KernelFamily(kernels[i].kernel) != targets::KernelFamily(nodes[i]->kernel)) {
-        return InvalidArgument("'" + model.source + "': " + nodes[i]->Describe() +
-                               " was compiled for kernel '" + nodes[i]->kernel +
-                               "'; this machine builds '" + kernels[i].kernel +
-                               "' (recompile the model here)");
-      }
-    }
-    Status s = CheckLayoutFitsKernels(*model.graph, model.memory, kernels);
-    if (!s.ok()) {
-      return InvalidArgument("'" + model.source +
-                             "' has a memory plan this machine's kernels do "
-                             "not fit: " +
-                             s.message());
-    }
-  }
-  return target.Prepare(model);
 }
 
 }  // namespace tessel

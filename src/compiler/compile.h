@@ -6,12 +6,13 @@
 #include <functional>
 #include <string>
 
-#include "compiler/compiled_model.h"
 #include "compiler/plan_memory.h"
 #include "core/resources.h"
 #include "core/status.h"
+#include "model/compiled_model.h"
+#include "model/prepare.h"
+#include "model/target.h"
 #include "onnx/importer.h"
-#include "targets/target.h"
 
 namespace tessel {
 
@@ -49,15 +50,6 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
 StatusOr<CompiledModel> LoadOrCompile(const std::filesystem::path& path,
                                       const targets::Target& target,
                                       const CompileOptions& options = {});
-
-// Binds `model` to `target`, which must accept what it was compiled for
-// (target.Accepts(model.target); else InvalidArgument saying both). A model
-// read from a file, or run with other run-time options, is checked first
-// against the kernels `target` builds on this machine: the same kernels as
-// planned, and scratch that fits where the plan put it (else
-// InvalidArgument: recompile it here).
-StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model,
-                                                       const targets::Target& target);
 
 // Names of the stages, in order, for --dump-after.
 const std::vector<std::string>& StageNames();

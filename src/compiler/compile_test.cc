@@ -5,7 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "compiler/model_file.h"
+#include "model/model_file.h"
 #include "onnx/model_builder.h"
 #include "onnx/tensor_io.h"
 #include "targets/cpu/executor.h"

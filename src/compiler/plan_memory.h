@@ -1,77 +1,21 @@
-// PlanMemory: the plan-memory stage. From the schedule (the graph's node
-// order) it derives when every buffer is live, hands the buffers to a planner
-// of src/memory as one problem, and turns the plan into an ir::MemoryLayout.
-//
-// Buffers and their lifespans, in schedule steps (node i runs at step i; a
-// lifespan is the half-open [first_use, last_use)):
-//   - a value produced by node p and last read by node c: [p, c + 1); a graph
-//     output lives to the end, a value nobody reads only while p runs;
-//   - a scratch buffer of node i (its kernel's, targets::NodeKernel): [i, i + 1), so it shares
-//     memory with tensors of other steps and with other nodes' scratch;
-//   - a graph input, when inputs are planned: [0, last read + 1);
-//   - a constant: the whole run, in a read-only pool.
-// An elementwise or broadcast op, or a fused Subgraph, whose input dies at it
-// with the output's dtype and shape, writes its output over that input: the
-// two values are one buffer (in place). Precondition: the graph is typed, verified and final
-// (no pass runs after this one: value ids and node order are the layout's keys).
+// PlanMemory: the plan-memory stage. The graph's buffers (every tensor
+// between and inside nodes, the kernels' scratch, constants; see
+// model/graph_memory.h for their lifespans) go to a planner of src/memory
+// as one problem; its plan becomes the model's ir::MemoryLayout.
+// Precondition: the graph is typed, verified and final (no pass runs after
+// this one: value ids and node order are the layout's keys).
 #pragma once
 
-#include <functional>
-#include <string>
 #include <vector>
 
 #include "core/status.h"
 #include "ir/graph.h"
 #include "ir/liveness.h"
 #include "ir/memory_layout.h"
-#include "memory/planner.h"
-#include "ops/op_registry.h"
-#include "targets/target.h"
+#include "model/graph_memory.h"
+#include "model/target.h"
 
 namespace tessel {
-
-struct MemoryOptions {
-  // A registered planner (memory::AlgorithmNames()), or "none": every
-  // buffer at an offset of its own, shared with nothing (the baseline a plan
-  // is measured against).
-  std::string algorithm = std::string(memory::kDefaultAlgorithm);
-  // Pools in order of preference: read-write pools take activations and
-  // scratch, read-only ones constants. Each kind defaults to one unbounded
-  // pool ("workspace", "constants") when none is given.
-  std::vector<memory::PoolInfo> pools;
-  // Plan graph inputs and outputs into the workspace too; otherwise they are
-  // the caller's memory.
-  bool plan_io = false;
-  // Let elementwise ops write over an input that dies at them.
-  bool in_place = true;
-  memory::PlannerOptions planner;
-};
-
-// The graph's buffers as a planning problem, and what each buffer is.
-struct GraphMemoryProblem {
-  memory::Problem problem;
-  struct Origin {
-    int32_t value_id = -1;  // a value (the first of those sharing the buffer)
-    int32_t node = -1;      // or the scratch buffer `scratch` of this node
-    int32_t scratch = -1;
-  };
-  std::vector<Origin> origins;                       // by buffer
-  std::vector<int32_t> value_buffer;                 // by value id; -1: not planned
-  std::vector<std::vector<int32_t>> scratch_buffer;  // by node, one per need
-  std::vector<int32_t> in_place;                     // by node: the input output 0 reuses, or -1
-};
-
-// `kernels`: the target's choice for every node (their scratch is planned);
-// `liveness`: the graph's (a compiled model holds it), computed when not given.
-StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
-                                                const ir::Liveness& liveness,
-                                                const std::vector<targets::NodeKernel>& kernels,
-                                                const MemoryOptions& options);
-StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
-                                                const std::vector<targets::NodeKernel>& kernels,
-                                                const MemoryOptions& options);
-
-ir::MemoryLayout MakeMemoryLayout(const GraphMemoryProblem& buffers, const memory::Plan& plan);
 
 // The stage.
 StatusOr<ir::MemoryLayout> PlanMemory(const ir::Graph& graph, const ir::Liveness& liveness,
@@ -80,18 +24,5 @@ StatusOr<ir::MemoryLayout> PlanMemory(const ir::Graph& graph, const ir::Liveness
 StatusOr<ir::MemoryLayout> PlanMemory(const ir::Graph& graph,
                                       const std::vector<targets::NodeKernel>& kernels,
                                       const MemoryOptions& options);
-
-// Checks a layout read from a file against its graph, so that no buffer
-// reaches outside its arena: counts match, every placement lies inside its
-// pool, constants sit in read-only pools and everything else in read-write
-// ones, every value a node produces has a place unless it is a graph output,
-// and in-place outputs share their input's place. Names the value or node.
-Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout);
-
-// CheckMemoryLayout, and then that the layout holds the scratch of
-// `kernels` (what a target builds on this machine) at their sizes and
-// alignments, with no two buffers live at once sharing a byte.
-Status CheckLayoutFitsKernels(const ir::Graph& graph, const ir::MemoryLayout& layout,
-                              const std::vector<targets::NodeKernel>& kernels);
 
 }  // namespace tessel

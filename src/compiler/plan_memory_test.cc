@@ -9,9 +9,9 @@
 #include <tuple>
 
 #include "compiler/compile.h"
-#include "compiler/model_file.h"
 #include "memory/pool_spec.h"
 #include "memory/verifier.h"
+#include "model/model_file.h"
 #include "onnx/model_builder.h"
 #include "targets/cpu/executor.h"
 #include "targets/cpu/fast_kernel.h"

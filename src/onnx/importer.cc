@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/file_io.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/tensor_io.h"

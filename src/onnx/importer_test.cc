@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "core/file_io.h"
 #include "onnx/model_builder.h"
 #include "onnx/tensor_io.h"
 

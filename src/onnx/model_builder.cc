@@ -1,5 +1,6 @@
 #include "onnx/model_builder.h"
 
+#include "core/file_io.h"
 #include "onnx/tensor_io.h"
 
 namespace tessel::onnx_io {

@@ -39,11 +39,4 @@ StatusOr<Tensor> ReadTensorFile(const std::filesystem::path& path, std::string* 
 // Writes through a temporary file and a rename: never a half-written file.
 Status WriteTensorFile(const std::filesystem::path& path, const Tensor& t, const std::string& name);
 
-// Writes `bytes` to `path` atomically (temporary file in the same folder, then rename).
-Status WriteFileAtomically(const std::filesystem::path& path, const std::string& bytes);
-StatusOr<std::string> ReadFileBytes(const std::filesystem::path& path);
-// Opens a regular file for binary reading into `in`; NotFound names the
-// file when it is missing or cannot be opened.
-Status OpenForReading(const std::filesystem::path& path, std::ifstream* in);
-
 }  // namespace tessel::onnx_io

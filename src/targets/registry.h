@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "targets/target.h"
+#include "model/target.h"
 
 namespace tessel::targets {
 

@@ -5,9 +5,9 @@
 #include <iostream>
 
 #include "common.h"
-#include "compiler/model_file.h"
 #include "ir/printer.h"
 #include "memory_options.h"
+#include "model/model_file.h"
 #include "snippets/statistics.h"
 #include "target.h"
 #include "targets/registry.h"

@@ -29,6 +29,7 @@
 #include <sstream>
 
 #include "common.h"
+#include "core/file_io.h"
 #include "core/messages.h"
 #include "onnx/importer.h"
 #include "onnx/tensor_io.h"
@@ -470,7 +471,7 @@ Status WriteJson(const std::string& path, const ConformanceArgs& args,
                           {"bound_inputs", r.bound_inputs},
                           {"ms", r.ms}});
   }
-  return onnx_io::WriteFileAtomically(path, j.dump(2) + "\n");
+  return WriteFileAtomically(path, j.dump(2) + "\n");
 }
 
 // A skip reason with what varies from test to test (quoted names and
@@ -604,7 +605,7 @@ Status WriteMarkdown(const std::string& path, const ConformanceArgs& args,
       md << "- " << line << "\n";
     }
   }
-  return onnx_io::WriteFileAtomically(path, md.str());
+  return WriteFileAtomically(path, md.str());
 }
 
 // Tests whose data contradict their own model or the current ONNX spec, by

@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "compiler/plan_memory.h"
+#include "core/file_io.h"
 #include "memory/instance_csv.h"
 #include "memory/lower_bound.h"
 #include "memory/report.h"
@@ -69,7 +70,7 @@ const memory::Plan& Best(const std::vector<memory::Plan>& plans) {
 }
 
 Status WriteText(const std::string& path, const std::string& text) {
-  return onnx_io::WriteFileAtomically(path, text);
+  return WriteFileAtomically(path, text);
 }
 
 nlohmann::json PlanJson(const memory::Problem& problem, const memory::Plan& plan) {

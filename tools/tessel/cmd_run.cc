@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
-#include "compiler/model_file.h"
 #include "ir/printer.h"
 #include "memory_options.h"
+#include "model/model_file.h"
 #include "onnx/tensor_io.h"
 #include "target.h"
 

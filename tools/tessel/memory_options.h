@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/compiled_model.h"
-#include "compiler/plan_memory.h"
 #include "core/status.h"
+#include "model/compiled_model.h"
+#include "model/graph_memory.h"
 
 namespace tessel::cli {
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "common.h"
-#include "compiler/model_file.h"
+#include "model/model_file.h"
 #include "snippets/x86_generator.h"
 #include "targets/cpu/options.h"
 #include "targets/registry.h"

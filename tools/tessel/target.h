@@ -20,7 +20,7 @@
 
 #include "compiler/compile.h"
 #include "core/status.h"
-#include "targets/target.h"
+#include "model/target.h"
 
 namespace tessel::cli {
 

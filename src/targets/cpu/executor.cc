@@ -4,8 +4,8 @@
 #include <chrono>
 #include <unordered_map>
 
-#include "compiler/plan_memory.h"
 #include "core/check.h"
+#include "model/graph_memory.h"
 #include "ops/op_registry.h"
 #include "ops/subgraph.h"
 #include "targets/cpu/fast_kernel.h"
@@ -74,9 +74,7 @@ CpuExecutor::CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed)
 void CpuExecutor::BindPlan(const ir::MemoryLayout* layout) {
   ir::MemoryLayout own;
   if (!layout) {
-    MemoryOptions unshared;
-    unshared.algorithm = "none";
-    StatusOr<ir::MemoryLayout> planned = PlanMemory(graph_, kernels_, unshared);
+    StatusOr<ir::MemoryLayout> planned = UnsharedLayout(graph_, kernels_);
     TESSEL_CHECK_MSG(planned.ok(), planned.status().message().c_str());
     own = std::move(*planned);
     layout = &own;

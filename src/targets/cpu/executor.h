@@ -33,8 +33,8 @@
 #include "core/status.h"
 #include "ir/graph.h"
 #include "ir/memory_layout.h"
+#include "model/target.h"
 #include "targets/reference/planned_memory.h"
-#include "targets/target.h"
 
 namespace tessel::cpu {
 

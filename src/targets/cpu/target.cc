@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <map>
 
-#include "compiler/compiled_model.h"
+#include "model/compiled_model.h"
 #include "targets/cpu/executor.h"
 #include "targets/cpu/fast_kernel.h"
 

@@ -11,8 +11,8 @@
 
 #include <memory>
 
+#include "model/target.h"
 #include "targets/cpu/options.h"
-#include "targets/target.h"
 
 namespace tessel::cpu {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <map>
 
-#include "compiler/compiled_model.h"
+#include "model/compiled_model.h"
 #include "targets/opencl/executor.h"
 #include "targets/opencl/tune.h"
 #include "targets/reference/planned_memory.h"

@@ -16,8 +16,8 @@
 #include <memory>
 #include <mutex>
 
+#include "model/target.h"
 #include "targets/opencl/runtime.h"
-#include "targets/target.h"
 
 namespace tessel::opencl {
 

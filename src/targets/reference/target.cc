@@ -1,6 +1,6 @@
 #include "targets/reference/target.h"
 
-#include "compiler/compiled_model.h"
+#include "model/compiled_model.h"
 
 namespace tessel::targets {
 

@@ -8,8 +8,8 @@
 
 #include <memory>
 
+#include "model/target.h"
 #include "targets/reference/planned_memory.h"
-#include "targets/target.h"
 
 namespace tessel::targets {
 

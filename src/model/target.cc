@@ -1,4 +1,4 @@
-#include "targets/target.h"
+#include "model/target.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -19,8 +19,8 @@
 #include <filesystem>
 #include <string_view>
 
-#include "compiler/compiled_model.h"
 #include "core/status.h"
+#include "model/compiled_model.h"
 
 namespace tessel {
 

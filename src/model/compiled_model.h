@@ -13,7 +13,7 @@
 #include "ir/graph.h"
 #include "ir/liveness.h"
 #include "ir/memory_layout.h"
-#include "targets/target.h"
+#include "model/target.h"
 
 namespace tessel {
 

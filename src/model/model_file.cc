@@ -1,14 +1,14 @@
-#include "compiler/model_file.h"
+#include "model/model_file.h"
 
 #include <cstring>
 #include <fstream>
 #include <unordered_map>
 
-#include "compiler/plan_memory.h"
+#include "core/file_io.h"
 #include "core/hash.h"
 #include "core/messages.h"
 #include "ir/verifier.h"
-#include "onnx/tensor_io.h"
+#include "model/graph_memory.h"
 #include "ops/op_registry.h"
 #include "ops/subgraph.h"
 
@@ -520,11 +520,11 @@ StatusOr<CompiledModel> DeserializeCompiledModelPayload(std::string_view payload
 }
 
 Status WriteCompiledModel(const CompiledModel& model, const std::filesystem::path& path) {
-  return onnx_io::WriteFileAtomically(path, SerializeCompiledModel(model));
+  return WriteFileAtomically(path, SerializeCompiledModel(model));
 }
 
 StatusOr<CompiledModel> ReadCompiledModel(const std::filesystem::path& path) {
-  TESSEL_ASSIGN_OR_RETURN(std::string bytes, onnx_io::ReadFileBytes(path));
+  TESSEL_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
   return DeserializeCompiledModel(bytes, path.string());
 }
 

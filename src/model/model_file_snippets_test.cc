@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "compiler/compile.h"
-#include "compiler/model_file.h"
+#include "model/model_file.h"
 #include "onnx/model_builder.h"
 #include "ops/subgraph.h"
 #include "targets/cpu/executor.h"
