@@ -24,11 +24,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   // TESSEL_JIT=avx2 caps the JIT at AVX2, as it does for the tessel CLI.
+  snippets::Isa isa = snippets::HostIsa();
   if (const char* jit = std::getenv("TESSEL_JIT"); jit != nullptr && std::string(jit) == "avx2") {
-    snippets::SetIsaCap(snippets::Isa::kAvx2);
+    isa = std::min(isa, snippets::Isa::kAvx2);
   }
-  const snippets::Isa isa = snippets::DefaultIsa();
-  cpu::ThreadPool& pool = cpu::ThreadPool::Default();
+  cpu::ThreadPool& pool = cpu::ThreadPool::Current();
   auto parallel_for = [&](int64_t n, const std::function<void(int64_t)>& fn) {
     pool.ParallelFor(n, fn);
   };

@@ -189,10 +189,12 @@ int Main(int argc, char** argv) {
   }
   // --isa caps the JIT's instruction set, as `tessel --isa` does: an AVX-512
   // machine measures the AVX2 code.
+  snippets::SnippetOptions jit;
+  if (const char* dir = std::getenv("TESSEL_SNIPPETS_DUMP")) jit.dump_dir = dir;
   if (isa == "avx2") {
-    snippets::SetIsaCap(snippets::Isa::kAvx2);
+    jit.isa = snippets::Isa::kAvx2;
   } else if (isa == "avx512" && snippets::IsaSupported(snippets::Isa::kAvx512)) {
-    snippets::SetIsaCap(snippets::Isa::kAvx512);
+    jit.isa = snippets::Isa::kAvx512;
   } else if (isa != "auto") {
     std::fprintf(stderr,
                  "snippets_bench: --isa %s: expected auto, avx2, or avx512 on a CPU "
@@ -200,7 +202,6 @@ int Main(int argc, char** argv) {
                  isa.c_str());
     return 2;
   }
-  if (const char* dir = std::getenv("TESSEL_SNIPPETS_DUMP")) snippets::SetDumpDirectory(dir);
   cpu::ThreadPool pool(threads);
   const snippets::ParallelFor parallel_for =
       [&](int64_t n, const std::function<void(int64_t)>& fn) { pool.ParallelFor(n, fn); };
@@ -218,7 +219,7 @@ int Main(int argc, char** argv) {
     };
   }
   std::printf("snippets_bench: isa %s, %d threads, %s caches (LLC %lld MiB)\n\n",
-              snippets::IsaName(snippets::DefaultIsa()), pool.num_threads(), cold ? "cold" : "warm",
+              snippets::IsaName(jit.isa), pool.num_threads(), cold ? "cold" : "warm",
               static_cast<long long>(snippets::LastLevelCacheBytes() >> 20));
   std::printf(
       "| workload | tensor | memcpy 1T GB/s | memcpy GB/s | fused GB/s | fused / memcpy | "
@@ -253,7 +254,7 @@ int Main(int argc, char** argv) {
 
       // Fused.
       Body fused_body = MakeBody(w, 0, w.ops.size(), n);
-      auto fused = snippets::SnippetKernel::Compile(*fused_body.graph);
+      auto fused = snippets::SnippetKernel::Compile(*fused_body.graph, jit);
       if (!fused.ok()) {
         std::fprintf(stderr, "snippets_bench: %s\n", fused.status().message().c_str());
         return 1;
@@ -268,7 +269,7 @@ int Main(int argc, char** argv) {
       std::vector<Body> bodies;
       for (size_t k = 0; k < w.ops.size(); ++k) {
         bodies.push_back(MakeBody(w, k, k + 1, n));
-        auto kernel = snippets::SnippetKernel::Compile(*bodies.back().graph);
+        auto kernel = snippets::SnippetKernel::Compile(*bodies.back().graph, jit);
         if (!kernel.ok()) return 1;
         kernels.push_back(std::move(*kernel));
       }

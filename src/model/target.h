@@ -58,6 +58,9 @@ struct HostOptions {
   bool profile = false;
   // Where compiled device programs are cached; empty: nowhere.
   std::filesystem::path cache_dir;
+  // Where a target writes the code it generates, for inspection (the CPU's
+  // JIT machine code); empty: nowhere.
+  std::filesystem::path dump_dir;
   // Whether the target may only compile here: a device target then opens
   // its device when a model is first prepared, not when it is made (a build
   // machine compiles for a GPU it does not have).
@@ -102,6 +105,8 @@ struct ExecutableStats {
   // Weights the kernels hold in their own (packed) layouts, beyond the
   // model's constants.
   int64_t packed_weight_bytes = 0;
+  // The most threads that ran one parallel loop of the runs so far (CPU).
+  int threads = 1;
 };
 
 // One line of a profile: the nodes of one op type that ran on one kernel.

@@ -30,16 +30,6 @@ Isa HostIsa() {
   return host;
 }
 
-namespace {
-
-std::atomic<Isa> isa_cap{Isa::kAvx512};
-
-}  // namespace
-
-void SetIsaCap(Isa cap) { isa_cap.store(cap); }
-
-Isa DefaultIsa() { return std::min(HostIsa(), isa_cap.load()); }
-
 bool IsaSupported(Isa isa) { return isa <= HostIsa(); }
 
 }  // namespace tessel::snippets

@@ -5,9 +5,8 @@
 //   kAvx2         AVX2 + FMA (ymm vector tile)
 //   kInterpreter  anything else, or when the cap says so
 //
-// SetIsaCap caps the choice for the process (the CPU target's `isa` option:
-// the interpreter for "generic", AVX2 for "avx2", to run what a model was
-// compiled for, or to compare the two paths on one machine).
+// Whoever compiles a snippet says which (SnippetOptions::isa: the CPU
+// target's `isa` option, capped at HostIsa).
 #pragma once
 
 namespace tessel::snippets {
@@ -17,9 +16,6 @@ enum class Isa { kInterpreter, kAvx2, kAvx512 };
 const char* IsaName(Isa isa);  // "interpreter", "avx2", "avx512"
 // The best path this CPU (and OS) supports, ignoring the cap.
 Isa HostIsa();
-// HostIsa() capped by SetIsaCap (uncapped by default).
-Isa DefaultIsa();
-void SetIsaCap(Isa cap);
 bool IsaSupported(Isa isa);
 
 }  // namespace tessel::snippets

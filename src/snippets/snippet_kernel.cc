@@ -79,7 +79,7 @@ StatusOr<std::unique_ptr<SnippetKernel>> SnippetKernel::Compile(const ir::Graph&
   k->options_ = options;
   const Isa isa = std::min(options.isa, HostIsa());
   if (isa == Isa::kInterpreter) return k;
-  auto code = GenerateX86(k->ir_, isa, /*nontemporal=*/false);
+  auto code = GenerateX86(k->ir_, isa, /*nontemporal=*/false, options.dump_dir);
   if (!code.ok()) {
     // Valid input the JIT cannot take (too many live values): the
     // interpreter computes the same results.
@@ -89,7 +89,7 @@ StatusOr<std::unique_ptr<SnippetKernel>> SnippetKernel::Compile(const ir::Graph&
   k->code_ = std::move(*code);
   k->isa_ = isa;
   if (WalkedBytes(k->ir_) >= options.nontemporal_threshold_bytes) {
-    auto streaming = GenerateX86(k->ir_, isa, /*nontemporal=*/true);
+    auto streaming = GenerateX86(k->ir_, isa, /*nontemporal=*/true, options.dump_dir);
     if (streaming.ok()) k->streaming_code_ = std::move(*streaming);
   }
   return k;

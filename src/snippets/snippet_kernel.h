@@ -35,7 +35,10 @@ int64_t LastLevelCacheBytes();
 struct SnippetOptions {
   // The code path; capped at what the CPU supports. kInterpreter forces the
   // portable fallback.
-  Isa isa = DefaultIsa();
+  Isa isa = HostIsa();
+  // Where the x86 JIT writes each kernel's machine code (GenerateX86); empty:
+  // nowhere.
+  std::string dump_dir;
   // A launch walking at least this many bytes (inputs + outputs) stores its
   // float outputs with non-temporal (streaming) stores, when every output row
   // is 64-byte aligned: a working set larger than the last-level cache would

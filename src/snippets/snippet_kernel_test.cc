@@ -274,14 +274,5 @@ TEST(SnippetKernel, Compile_rejects_a_body_whose_output_does_not_span_the_domain
       << kernel.status().message();
 }
 
-TEST(SnippetKernel, The_isa_cap_selects_the_path) {
-  SetIsaCap(Isa::kInterpreter);
-  EXPECT_EQ(DefaultIsa(), Isa::kInterpreter);
-  SetIsaCap(Isa::kAvx2);
-  EXPECT_EQ(DefaultIsa(), std::min(HostIsa(), Isa::kAvx2));
-  SetIsaCap(Isa::kAvx512);
-  EXPECT_EQ(DefaultIsa(), HostIsa());
-}
-
 }  // namespace
 }  // namespace tessel::snippets

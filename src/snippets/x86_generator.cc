@@ -276,24 +276,8 @@ class Generator : public X86Function, public Xbyak::CodeGenerator {
 
 }  // namespace
 
-namespace {
-
-std::mutex dump_mu;
-std::string dump_dir;
-
-}  // namespace
-
-void SetDumpDirectory(std::string dir) {
-  std::lock_guard<std::mutex> lock(dump_mu);
-  dump_dir = std::move(dir);
-}
-
-std::string DumpDirectory() {
-  std::lock_guard<std::mutex> lock(dump_mu);
-  return dump_dir;
-}
-
-StatusOr<std::unique_ptr<X86Function>> GenerateX86(const KernelIR& ir, Isa isa, bool nontemporal) {
+StatusOr<std::unique_ptr<X86Function>> GenerateX86(const KernelIR& ir, Isa isa, bool nontemporal,
+                                                   const std::string& dump_dir) {
   TESSEL_CHECK(isa == Isa::kAvx2 || isa == Isa::kAvx512);
   if (!IsaSupported(isa)) {
     return Unsupported(std::string("this CPU does not support ") + IsaName(isa));
@@ -310,7 +294,7 @@ StatusOr<std::unique_ptr<X86Function>> GenerateX86(const KernelIR& ir, Isa isa, 
     auto gen = std::make_unique<Generator>(std::move(target_ir), isa, nontemporal,
                                            std::move(vector_regs), std::move(scalar_regs));
     gen->Build();
-    if (const std::string dir = DumpDirectory(); !dir.empty()) {
+    if (const std::string& dir = dump_dir; !dir.empty()) {
       static std::atomic<int> serial{0};
       const std::string path = dir + "/" + std::to_string(serial++) + "_" + ir.name +
                                (nontemporal ? ".nt" : "") + ".bin";

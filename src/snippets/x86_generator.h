@@ -43,13 +43,10 @@ int NumVectorRegisters(Isa isa);
 // Precondition: `ir` is lowered (LowerSubgraph) and `isa` is kAvx2 or kAvx512
 // and supported by this CPU. `nontemporal` makes the vector tile's float
 // stores bypass the cache (the caller guarantees 64-byte aligned rows).
-// Fails when a tile needs more vector registers than the ISA has.
-StatusOr<std::unique_ptr<X86Function>> GenerateX86(const KernelIR& ir, Isa isa, bool nontemporal);
-
-// Where GenerateX86 writes each kernel's machine code
-// (N_NAME[.nt].bin, for objdump -b binary -m i386:x86-64 -D); empty (the
-// default): nowhere. `tessel` sets it from TESSEL_SNIPPETS_DUMP.
-void SetDumpDirectory(std::string dir);
-std::string DumpDirectory();
+// Fails when a tile needs more vector registers than the ISA has. With
+// `dump_dir`, the machine code is also written there as N_NAME[.nt].bin
+// (for objdump -b binary -m i386:x86-64 -D).
+StatusOr<std::unique_ptr<X86Function>> GenerateX86(const KernelIR& ir, Isa isa, bool nontemporal,
+                                                   const std::string& dump_dir = "");
 
 }  // namespace tessel::snippets

@@ -22,7 +22,7 @@ StatusOr<std::unique_ptr<Target>> MakeTarget(const TargetSpec& spec, const HostO
     return std::unique_ptr<Target>(std::move(target));
   }
   if (spec.name == "cpu") {
-    TESSEL_ASSIGN_OR_RETURN(auto target, cpu::CpuTarget::Create(spec));
+    TESSEL_ASSIGN_OR_RETURN(auto target, cpu::CpuTarget::Create(spec, host));
     return std::unique_ptr<Target>(std::move(target));
   }
   if (spec.name == "opencl") {

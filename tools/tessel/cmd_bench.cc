@@ -51,7 +51,6 @@ Status Bench(const BenchArgs& args) {
   const ir::GraphStats stats = ir::ComputeStats(*model.graph);  // before packing drops any
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<targets::Executable> executor,
                           Prepare(model, *lm.target));
-  const int threads = model.target.name == "cpu" ? cpu::ThreadPool::Default().num_threads() : 1;
   executor->SetProfiling(false);  // the timed runs record no timings
   for (int i = 0; i < args.warmup; ++i) TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
   std::vector<double> times;
@@ -71,6 +70,8 @@ Status Bench(const BenchArgs& args) {
     profile = executor->ProfileReport();
     profile_rows = executor->Profile();
   }
+  // The threads that ran one loop at once (CPU); 1 on other targets.
+  const int threads = executor->stats().threads;
   const int64_t peak_rss = ProcStatusBytes("VmHWM");
   const int64_t rss_delta = peak_rss - rss_before_load;
   if (args.json) {

@@ -23,6 +23,7 @@ namespace {
 struct EnvironmentDefaults {
   std::string isa, winograd, parallel_min_mflop, parallel_min_kib;
   std::filesystem::path cache_dir;
+  std::filesystem::path dump_dir;
 };
 EnvironmentDefaults env_defaults;
 
@@ -45,7 +46,8 @@ bool progress_drawn = false;
 
 targets::HostOptions HostOptionsOf(const TargetOptions& opts) {
   targets::HostOptions host{.profile = opts.profile,
-                            .cache_dir = env_defaults.cache_dir / "opencl"};
+                            .cache_dir = env_defaults.cache_dir / "opencl",
+                            .dump_dir = env_defaults.dump_dir};
   host.tune_cache = TuneCachePath(opts);
   host.tune_online = opts.tune == "online";
   host.queue_window = opts.queue_window;
@@ -105,7 +107,7 @@ void ApplyEnvironment() {
     cpu::LimitHostIsa(cap.rfind("AVX2", 0) == 0 ? snippets::Isa::kAvx2
                                                 : snippets::Isa::kInterpreter);
   }
-  snippets::SetDumpDirectory(Env("TESSEL_SNIPPETS_DUMP"));
+  env_defaults.dump_dir = Env("TESSEL_SNIPPETS_DUMP");
   env_defaults.cache_dir = DefaultCacheDir();
 }
 

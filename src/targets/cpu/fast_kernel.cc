@@ -8,14 +8,14 @@
 
 #include "ops/subgraph.h"
 #include "targets/cpu/native_kernels.h"
-#include "targets/cpu/options.h"
+#include "targets/cpu/thread_pool.h"
 #if TESSEL_WITH_ONEDNN
 #include "targets/cpu/onednn_kernels.h"
 #endif
 
 namespace tessel::cpu {
 
-bool FastKernelsEnabled() { return ProcessOptions().fast_kernels(); }
+bool FastKernelsEnabled() { return ActiveOptions().fast_kernels(); }
 
 namespace {
 

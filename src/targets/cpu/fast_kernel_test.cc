@@ -630,8 +630,10 @@ TEST(FastLayerNorm, Last_axis_with_bias_and_two_axes_without_on_every_isa) {
   // the CPU target's isa picks (a cap above the CPU's falls back to it).
   for (snippets::Isa isa :
        {snippets::Isa::kAvx512, snippets::Isa::kAvx2, snippets::Isa::kInterpreter}) {
-    snippets::SetIsaCap(isa);
-    SCOPED_TRACE(snippets::IsaName(snippets::DefaultIsa()));
+    CpuOptions options;
+    options.isa = std::min(isa, snippets::HostIsa());
+    const CpuScope scope(options, ThreadPool::Current());
+    SCOPED_TRACE(snippets::IsaName(options.isa));
     AttributeMap a;
     a.Set("epsilon", 1e-5f);
     OneNode last("LayerNormalization", "", {{2, 5, 33}, {33}, {33}}, {false, true, true}, a);
@@ -640,7 +642,6 @@ TEST(FastLayerNorm, Last_axis_with_bias_and_two_axes_without_on_every_isa) {
     OneNode two("LayerNormalization", "", {{3, 4, 7}, {4, 7}}, {false, false}, a);
     ExpectMatchesReference(two);
   }
-  snippets::SetIsaCap(snippets::HostIsa());
 }
 
 TEST(FastSplit, Uneven_parts_on_the_last_and_a_middle_axis) {
@@ -1049,14 +1050,16 @@ TEST(FastReduce, Max_keeps_infinities_and_nan) {
 
 TEST(FastKernels, Run_on_two_threads_like_on_one) {
   REQUIRE_ONEDNN();
-  ThreadPool::SetDefaultNumThreads(2);
   // 180 MFLOP: above the single-thread threshold, so oneDNN splits it.
   OneNode t("Conv", "", {{1, 64, 40, 40}, {96, 64, 3, 3}, {96}}, {false, true, true},
             ConvAttrs({1, 1}, {1, 1, 1, 1}));
-  ExpectMatchesReference(t);
-  EXPECT_EQ(ThreadPool::Default().num_threads(), 2);
-  ThreadPool::SetDefaultNumThreads(1);
-  ExpectMatchesReference(t);
+  const CpuOptions options;
+  for (int threads : {2, 1}) {
+    const std::unique_ptr<ThreadPool> pool = ThreadPool::Make(threads);
+    const CpuScope scope(options, *pool);
+    EXPECT_EQ(pool->num_threads(), threads);
+    ExpectMatchesReference(t);
+  }
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ namespace {
 // that uneven ranges balance.
 void ForRanges(int64_t items, int64_t bytes, int per_thread,
                const std::function<void(int64_t, int64_t)>& fn) {
-  ThreadPool& pool = ThreadPool::Default();
+  ThreadPool& pool = ThreadPool::Current();
   const int64_t chunks =
       bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(items, per_thread * pool.num_threads());
   if (chunks <= 1) {
@@ -592,7 +592,7 @@ class LayerNormRows final : public FastKernel {
   }
 
   // The same row compiled for wider vectors: the build targets baseline
-  // x86-64 (SSE2), and the CPU target's isa (snippets::DefaultIsa) says
+  // x86-64 (SSE2), and the CPU target's isa (ActiveOptions) says
   // which the machine may run.
   __attribute__((target("avx512f,avx512vl,avx2,fma"))) void RowAvx512(const float* in,
                                                                       const float* scale,
@@ -621,7 +621,7 @@ class LayerNormRows final : public FastKernel {
   const int64_t rows_, cols_;
   const double epsilon_;
   const bool bias_;
-  const snippets::Isa isa_ = snippets::DefaultIsa();
+  const snippets::Isa isa_ = std::min(ActiveOptions().isa, snippets::HostIsa());
   const std::vector<ops::ScratchNeed> none_;
 };
 

@@ -15,7 +15,7 @@
 
 #include "core/check.h"
 #include "targets/cpu/onednn_internal.h"
-#include "targets/cpu/options.h"
+#include "targets/cpu/thread_pool.h"
 
 namespace tessel::cpu {
 
@@ -81,7 +81,7 @@ dnnl::primitive_attr UserScratchpad() {
 
 bool IsFloat32(const ir::Value* v) { return v != nullptr && v->dtype == DType::kFloat32; }
 
-double ParallelFlops() { return ProcessOptions().parallel_min_mflop * 1e6; }
+double ParallelFlops() { return ActiveOptions().parallel_min_mflop * 1e6; }
 int64_t ParallelElements() { return static_cast<int64_t>(ParallelFlops() / 256); }
 
 BoundPrimitive MakeReorder(const memory& from, const memory& to, ScratchList& scratch,

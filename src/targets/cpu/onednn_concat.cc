@@ -76,7 +76,7 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
     };
     const auto n = static_cast<int64_t>(pieces.size());
     if (parallel) {
-      ThreadPool::Default().ParallelFor(n, copy);
+      ThreadPool::Current().ParallelFor(n, copy);
     } else {
       for (int64_t p = 0; p < n; ++p) copy(p);
     }
@@ -111,7 +111,7 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
       };
       const int64_t chunks = (rows + kRowsPerChunk - 1) / kRowsPerChunk;
       if (parallel) {
-        ThreadPool::Default().ParallelFor(chunks, chunk);
+        ThreadPool::Current().ParallelFor(chunks, chunk);
       } else {
         for (int64_t c = 0; c < chunks; ++c) chunk(c);
       }

@@ -15,7 +15,7 @@
 #include "snippets/lower.h"
 #include "targets/cpu/onednn_internal.h"
 #include "targets/cpu/onednn_kernels.h"
-#include "targets/cpu/options.h"
+#include "targets/cpu/thread_pool.h"
 
 namespace tessel::cpu {
 
@@ -55,7 +55,7 @@ using ConvPd = dnnl::convolution_forward::primitive_desc;
 // times the originals (2x3: 1.8), which puts SqueezeNet's peak RSS 9 MiB
 // higher. 2x3 it is, unless the CPU target's winograd option says 4x3.
 std::optional<ConvPd> WinogradConv(const ConvDesc& desc, const dnnl::primitive_attr& attr) {
-  const std::string variant = ProcessOptions().winograd == Winograd::k4x3 ? "wino_4x3" : "wino_2x3";
+  const std::string variant = ActiveOptions().winograd == Winograd::k4x3 ? "wino_4x3" : "wino_2x3";
   try {
     ConvPd pd(desc, attr, Engine());
     do {
@@ -441,7 +441,7 @@ std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset, Acti
 }
 
 ActivationLayout ChooseOneDnnActivationLayout(const ir::Graph& graph) {
-  if (ProcessOptions().winograd == Winograd::kOff) return ActivationLayout::kChannelsLast;
+  if (ActiveOptions().winograd == Winograd::kOff) return ActivationLayout::kChannelsLast;
   double all = 0, winograd = 0;
   for (const auto& node : graph.nodes()) {
     const bool conv = (node->domain.empty() && node->op_type == "Conv") ||

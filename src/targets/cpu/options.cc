@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 
-#include "targets/cpu/thread_pool.h"
 #if TESSEL_WITH_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
@@ -14,17 +14,9 @@ namespace tessel::cpu {
 namespace {
 
 std::mutex mu;
-bool configured = false;
+// oneDNN's ISA, once a target fixed it (FixProcessIsa).
+std::optional<snippets::Isa> process_isa;
 std::atomic<snippets::Isa> host_limit{snippets::Isa::kAvx512};
-
-CpuOptions& Current() {
-  static CpuOptions options = [] {
-    CpuOptions o;
-    o.isa = HostIsa();
-    return o;
-  }();
-  return options;
-}
 
 #if TESSEL_WITH_ONEDNN
 // The best of ours that oneDNN will run here (DNNL_MAX_CPU_ISA caps it).
@@ -64,7 +56,7 @@ StatusOr<snippets::Isa> ResolveIsa(const std::string& name) {
   if (name == "auto") {
 #if TESSEL_WITH_ONEDNN
     std::lock_guard<std::mutex> lock(mu);
-    if (configured) return Current().isa;
+    if (process_isa) return *process_isa;
     // Unless the host was limited (then oneDNN is set to that limit, and
     // must not be read before), oneDNN's own cap counts: DNNL_MAX_CPU_ISA.
     if (host < snippets::HostIsa()) return host;
@@ -111,42 +103,33 @@ StatusOr<Winograd> ParseWinograd(const std::string& name) {
   return InvalidArgument("winograd '" + name + "': expected auto, 4x3 or off");
 }
 
-Status ConfigureProcess(const CpuOptions& options) {
+Status FixProcessIsa(snippets::Isa isa) {
+  if (isa == snippets::Isa::kInterpreter) return Status::Ok();
   std::lock_guard<std::mutex> lock(mu);
-  CpuOptions& current = Current();
-  if (configured && current.isa != options.isa) {
-    return InvalidArgument(std::string("this process already runs the CPU target at isa ") +
-                           IsaOptionName(current.isa) + "; it cannot switch to " +
-                           IsaOptionName(options.isa) + " (one ISA per process)");
+  if (process_isa && *process_isa != isa) {
+    return InvalidArgument(std::string("this process already runs oneDNN at isa ") +
+                           IsaOptionName(*process_isa) + "; it cannot switch to " +
+                           IsaOptionName(isa) + " (one ISA per process)");
   }
 #if TESSEL_WITH_ONEDNN
-  if (!configured && options.isa != snippets::Isa::kInterpreter) {
+  if (!process_isa) {
     const dnnl::cpu_isa cap =
-        options.isa == snippets::Isa::kAvx512 ? dnnl::cpu_isa::avx512_core : dnnl::cpu_isa::avx2;
+        isa == snippets::Isa::kAvx512 ? dnnl::cpu_isa::avx512_core : dnnl::cpu_isa::avx2;
     try {
       dnnl::set_max_cpu_isa(cap);
     } catch (const dnnl::error&) {
       // oneDNN fixed its ISA already (it ran, or DNNL_MAX_CPU_ISA was read):
       // fine if it is the one asked for.
-      if (OneDnnIsa() != options.isa) {
+      if (OneDnnIsa() != isa) {
         return InvalidArgument(std::string("oneDNN already runs at another ISA in this "
                                            "process; it cannot switch to ") +
-                               IsaOptionName(options.isa));
+                               IsaOptionName(isa));
       }
     }
   }
 #endif
-  snippets::SetIsaCap(options.isa);
-  ThreadPool::SetDefaultNumThreads(options.threads > 0 ? options.threads
-                                                       : ThreadPool::PhysicalCores());
-  current = options;
-  configured = true;
+  process_isa = isa;
   return Status::Ok();
-}
-
-const CpuOptions& ProcessOptions() {
-  std::lock_guard<std::mutex> lock(mu);
-  return Current();
 }
 
 }  // namespace tessel::cpu

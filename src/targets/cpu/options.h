@@ -13,10 +13,12 @@
 //              below these, a compute-bound kernel (MFLOP) or a
 //              memory-bound one (KiB written) runs on the calling thread
 //
-// oneDNN's ISA, the JIT's and the thread count belong to the process, so
-// the options in force are process-wide too (ConfigureProcess): one process
-// runs one CPU configuration. The kernels read them through
-// ProcessOptions().
+// The options belong to the target object (CpuTarget): its kernels are
+// built and run inside a CpuScope (thread_pool.h) that makes them, and the
+// target's thread pool, the ones this thread sees. Two CPU targets in one
+// process keep their own. Only oneDNN's maximum ISA is the process's
+// (FixProcessIsa): oneDNN fixes it when it first runs, so a second target
+// asking for another ISA is refused.
 #pragma once
 
 #include <string>
@@ -34,6 +36,9 @@ struct CpuOptions {
   Winograd winograd = Winograd::kAuto;
   double parallel_min_mflop = 2.0;
   double parallel_min_kib = 256;
+  // Where the snippets JIT writes each kernel's machine code; empty:
+  // nowhere (a host setting: it changes no result, no spec records it).
+  std::string snippets_dump_dir;
 
   // Whether library-backed (oneDNN) and native fast kernels run.
   bool fast_kernels() const { return isa != snippets::Isa::kInterpreter; }
@@ -54,11 +59,9 @@ StatusOr<snippets::Isa> ResolveIsa(const std::string& name);
 const char* WinogradName(Winograd w);
 StatusOr<Winograd> ParseWinograd(const std::string& name);
 
-// Puts `options` in force for the process: oneDNN's maximum ISA, the JIT's
-// cap, the thread count, the thresholds. Fails when another ISA is already
-// in force (oneDNN fixes its ISA when it first runs).
-Status ConfigureProcess(const CpuOptions& options);
-// The options in force (the defaults, with the best ISA, until configured).
-const CpuOptions& ProcessOptions();
+// Sets oneDNN's maximum ISA for the process to `isa`, once: fails, naming
+// both, when another ISA was fixed before (oneDNN fixes its ISA when it
+// first runs). kInterpreter (no fast kernels) fixes nothing.
+Status FixProcessIsa(snippets::Isa isa);
 
 }  // namespace tessel::cpu

@@ -25,6 +25,14 @@ snippets::ArgLayout ArgLayoutOf(ActivationLayout layout) {
 // shapes (snippets::LowerSubgraph). Its inputs of one pixel per channel (a
 // squeeze-excitation scale [N, C, 1, 1]) or of one channel are read from
 // the same bytes in either layout, and are taken as they are.
+// The snippets JIT's options of the CPU target building this kernel.
+snippets::SnippetOptions JitOptions() {
+  snippets::SnippetOptions options;
+  options.isa = ActiveOptions().isa;
+  options.dump_dir = ActiveOptions().snippets_dump_dir;
+  return options;
+}
+
 class SnippetNodeKernel final : public LayoutFlexibleKernel {
  public:
   SnippetNodeKernel(const ir::Node& node, std::unique_ptr<snippets::SnippetKernel> plain)
@@ -57,7 +65,7 @@ class SnippetNodeKernel final : public LayoutFlexibleKernel {
 
   void RunIn(ActivationLayout layout) override {
     layout_ = layout;
-    snippets::SnippetOptions options;
+    snippets::SnippetOptions options = JitOptions();
     options.layout = ArgLayoutOf(layout);
     auto k = snippets::SnippetKernel::Compile(*node_.body, options);
     if (k.ok()) {
@@ -80,7 +88,7 @@ class SnippetNodeKernel final : public LayoutFlexibleKernel {
         for (int64_t i = 0; i < n; ++i) fn(i);
       });
     } else {
-      ThreadPool& pool = ThreadPool::Default();
+      ThreadPool& pool = ThreadPool::Current();
       k->Run(in_, out_, [&pool](int64_t n, const std::function<void(int64_t)>& fn) {
         pool.ParallelFor(n, fn);
       });
@@ -112,7 +120,7 @@ std::unique_ptr<FastKernel> MakeSnippetNodeKernel(const ir::Node& node) {
   for (const ir::Value* v : node.outputs) {
     if (!v) return nullptr;
   }
-  auto k = snippets::SnippetKernel::Compile(*node.body);
+  auto k = snippets::SnippetKernel::Compile(*node.body, JitOptions());
   if (!k.ok()) return nullptr;
   return std::make_unique<SnippetNodeKernel>(node, std::move(*k));
 }

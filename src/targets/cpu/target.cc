@@ -7,6 +7,7 @@
 #include "model/compiled_model.h"
 #include "targets/cpu/executor.h"
 #include "targets/cpu/fast_kernel.h"
+#include "targets/cpu/thread_pool.h"
 
 namespace tessel::cpu {
 
@@ -38,16 +39,24 @@ std::string FormatNumber(double v) {
 
 class CpuExecutable : public targets::Executable {
  public:
-  CpuExecutable(CompiledModel& model, std::string describe)
-      : graph_(*model.graph),
-        exec_(CpuExecutor::ReleasingPackedConstants(*model.graph, &model.memory)),
-        describe_(std::move(describe)) {}
+  // Builds the kernels with the target's options and threads, as Run runs them.
+  CpuExecutable(CompiledModel& model, std::string describe, const CpuOptions& options,
+                std::shared_ptr<ThreadPool> pool)
+      : graph_(*model.graph), options_(options), pool_(std::move(pool)), describe_(std::move(describe)) {
+    const CpuScope scope(options_, *pool_);
+    exec_ = CpuExecutor::ReleasingPackedConstants(*model.graph, &model.memory);
+  }
 
   StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) override {
     profiled_runs_ += profiling_;
+    const CpuScope scope(options_, *pool_);
     return exec_->Run(inputs);
   }
-  targets::ExecutableStats stats() const override { return exec_->stats(); }
+  targets::ExecutableStats stats() const override {
+    targets::ExecutableStats stats = exec_->stats();
+    stats.threads = pool_->widest_team();
+    return stats;
+  }
   std::string Describe() const override { return describe_; }
   void SetProfiling(bool on) override {
     exec_->set_profiling(on);
@@ -78,6 +87,8 @@ class CpuExecutable : public targets::Executable {
 
  private:
   const ir::Graph& graph_;
+  const CpuOptions options_;
+  const std::shared_ptr<ThreadPool> pool_;
   std::unique_ptr<CpuExecutor> exec_;
   std::string describe_;
   bool profiling_ = false;
@@ -86,7 +97,8 @@ class CpuExecutable : public targets::Executable {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<CpuTarget>> CpuTarget::Create(const targets::TargetSpec& spec) {
+StatusOr<std::unique_ptr<CpuTarget>> CpuTarget::Create(const targets::TargetSpec& spec,
+                                                       const targets::HostOptions& host) {
   static const char* const kKeys[] = {"isa", "threads", "winograd", "parallel_min_mflop",
                                       "parallel_min_kib"};
   for (const auto& [key, value] : spec.options) {
@@ -110,14 +122,16 @@ StatusOr<std::unique_ptr<CpuTarget>> CpuTarget::Create(const targets::TargetSpec
                           ParseNumber(spec, "parallel_min_mflop", o.parallel_min_mflop, 0));
   TESSEL_ASSIGN_OR_RETURN(o.parallel_min_kib,
                           ParseNumber(spec, "parallel_min_kib", o.parallel_min_kib, 0));
-  TESSEL_RETURN_IF_ERROR(ConfigureProcess(o));
+  o.snippets_dump_dir = host.dump_dir.string();
+  TESSEL_RETURN_IF_ERROR(FixProcessIsa(o.isa));
   targets::TargetSpec resolved{"cpu",
                                {{"isa", IsaOptionName(o.isa)},
                                 {"threads", std::to_string(o.threads)},
                                 {"winograd", WinogradName(o.winograd)},
                                 {"parallel_min_mflop", FormatNumber(o.parallel_min_mflop)},
                                 {"parallel_min_kib", FormatNumber(o.parallel_min_kib)}}};
-  return std::unique_ptr<CpuTarget>(new CpuTarget(std::move(resolved), o));
+  std::shared_ptr<ThreadPool> pool = ThreadPool::Make(o.threads);
+  return std::unique_ptr<CpuTarget>(new CpuTarget(std::move(resolved), o, std::move(pool)));
 }
 
 bool CpuTarget::Accepts(const targets::TargetSpec& compiled_for) const {
@@ -126,11 +140,12 @@ bool CpuTarget::Accepts(const targets::TargetSpec& compiled_for) const {
 }
 
 StatusOr<std::vector<targets::NodeKernel>> CpuTarget::SelectKernels(const ir::Graph& graph) const {
+  const CpuScope scope(options_, *pool_);
   return SelectCpuKernels(graph);
 }
 
 StatusOr<std::unique_ptr<targets::Executable>> CpuTarget::Prepare(CompiledModel& model) const {
-  return std::unique_ptr<targets::Executable>(new CpuExecutable(model, spec_.ToString()));
+  return std::unique_ptr<targets::Executable>(new CpuExecutable(model, spec_.ToString(), options_, pool_));
 }
 
 }  // namespace tessel::cpu

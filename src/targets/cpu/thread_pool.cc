@@ -14,11 +14,10 @@
 
 namespace tessel::cpu {
 
-int64_t ParallelCopyBytes() {
-  return static_cast<int64_t>(ProcessOptions().parallel_min_kib * 1024);
-}
-
 namespace {
+
+thread_local const CpuOptions* active_options = nullptr;
+thread_local ThreadPool* active_pool = nullptr;
 
 // A few to tens of microseconds of polling, depending on the cost of pause:
 // enough for launches issued back to back, short enough not to steal a core
@@ -53,12 +52,6 @@ ThreadPool::~ThreadPool() {
 
 ThreadPool::ThreadPool(OpenMpTag, int num_threads) : openmp_threads_(std::max(num_threads, 1)) {}
 
-namespace {
-
-int default_threads = 0;  // 0: physical cores
-
-}  // namespace
-
 int ThreadPool::PhysicalCores() {
   std::set<std::pair<std::string, std::string>> cores;
   const int logical = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -72,27 +65,59 @@ int ThreadPool::PhysicalCores() {
   return std::max(1, static_cast<int>(cores.size()));
 }
 
-void ThreadPool::SetDefaultNumThreads(int n) {
-  default_threads = std::max(n, 1);
+std::unique_ptr<ThreadPool> ThreadPool::Make(int num_threads) {
+  const int n = num_threads > 0 ? num_threads : PhysicalCores();
 #if TESSEL_WITH_ONEDNN
-  omp_set_num_threads(default_threads);
-  Default().openmp_threads_ = default_threads;
+  return std::unique_ptr<ThreadPool>(new ThreadPool(OpenMpTag{}, n));
+#else
+  return std::make_unique<ThreadPool>(n);
 #endif
 }
 
-ThreadPool& ThreadPool::Default() {
+ThreadPool& ThreadPool::Current() {
+  if (active_pool) return *active_pool;
   // Never destroyed: worker threads must not be joined during static
   // destruction, when other statics they might touch are gone.
-  static ThreadPool* pool = [] {
-    const int n = default_threads > 0 ? default_threads : PhysicalCores();
-#if TESSEL_WITH_ONEDNN
-    omp_set_num_threads(n);
-    return new ThreadPool(OpenMpTag{}, n);
-#else
-    return new ThreadPool(n);
-#endif
+  static ThreadPool* fallback = Make(0).release();
+  return *fallback;
+}
+
+void ThreadPool::NoteTeam(int threads) {
+  int seen = widest_team_.load(std::memory_order_relaxed);
+  while (threads > seen && !widest_team_.compare_exchange_weak(seen, threads)) {
+  }
+}
+
+int64_t ParallelCopyBytes() {
+  return static_cast<int64_t>(ActiveOptions().parallel_min_kib * 1024);
+}
+
+const CpuOptions& ActiveOptions() {
+  if (active_options) return *active_options;
+  static const CpuOptions defaults = [] {
+    CpuOptions o;
+    o.isa = HostIsa();
+    return o;
   }();
-  return *pool;
+  return defaults;
+}
+
+CpuScope::CpuScope(const CpuOptions& options, ThreadPool& pool)
+    : saved_options_(active_options), saved_pool_(active_pool) {
+  active_options = &options;
+  active_pool = &pool;
+#if TESSEL_WITH_ONEDNN
+  saved_omp_threads_ = omp_get_max_threads();
+  omp_set_num_threads(pool.num_threads());
+#endif
+}
+
+CpuScope::~CpuScope() {
+  active_options = saved_options_;
+  active_pool = saved_pool_;
+#if TESSEL_WITH_ONEDNN
+  omp_set_num_threads(saved_omp_threads_);
+#endif
 }
 
 void ThreadPool::RunItems() {
@@ -133,6 +158,7 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t)>& fn) 
 #if TESSEL_WITH_ONEDNN
     std::atomic<int64_t> next{0};
     const int threads = static_cast<int>(std::min<int64_t>(openmp_threads_, n));
+    NoteTeam(threads);
 #pragma omp parallel num_threads(threads)
     {
       for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
@@ -147,6 +173,7 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t)>& fn) 
     for (int64_t i = 0; i < n; ++i) fn(i);
     return;
   }
+  NoteTeam(static_cast<int>(workers_.size()) + 1);
   fn_ = &fn;
   n_ = n;
   next_.store(0, std::memory_order_relaxed);

@@ -1,8 +1,8 @@
 // A small fixed-size thread pool for data-parallel loops.
 //
-//   ThreadPool::SetDefaultNumThreads(2);                // --threads; before running
-//   ThreadPool& pool = ThreadPool::Default();           // physical cores unless set
-//   pool.ParallelFor(n, [&](int64_t i) { work(i); });   // returns when all i ran
+//   ThreadPool pool(2);                                  // a CPU target's own
+//   CpuScope scope(options, pool);                       // this thread builds/runs for it
+//   ThreadPool::Current().ParallelFor(n, [&](int64_t i) { work(i); });
 //
 // The calling thread takes part, so a pool of N threads uses N-1 workers.
 // Items are handed out one at a time from a shared counter, which balances
@@ -12,27 +12,32 @@
 // item) runs serially on its caller instead of waiting, so nested or
 // concurrent use cannot deadlock.
 //
-// The process-wide pool (Default) is the one every kernel of an inference
-// shares. With oneDNN, whose Debian build runs its primitives on OpenMP, the
-// default pool hands its items to OpenMP's threads instead of its own: one
-// set of threads for oneDNN's primitives and the snippet kernels, sized by
-// SetDefaultNumThreads (which also sets OpenMP's thread count), rather than
-// two sets spinning against each other on the same cores.
+// Every CPU target owns a pool of its `threads`; its kernels are built and
+// run inside a CpuScope, which makes that pool (and the target's options)
+// the ones this thread sees. With oneDNN, whose Debian build runs its
+// primitives on OpenMP, a pool hands its items to OpenMP's threads instead
+// of its own, and the scope sets this thread's OpenMP thread count to the
+// pool's: one set of threads for oneDNN's primitives and the snippet
+// kernels, rather than two sets spinning against each other on the same
+// cores.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "targets/cpu/options.h"
+
 namespace tessel::cpu {
 
 // Memory-bound kernels (snippets, copies) that write fewer bytes than this
-// run on the calling thread: 256 KiB unless the CPU target's
-// parallel_min_kib says otherwise (options.h). Measured on
+// run on the calling thread: the active CPU target's parallel_min_kib
+// (options.h; 256 KiB by default). Measured on
 // the transformer at 2 threads on 2 quiet cores (threads spinning between
 // kernels, tools/tessel/main.cc): median 2.28-2.35 ms at 256 KiB, 2.38-2.44
 // at 1 MiB, 2.33-2.36 at 64 KiB (its snippets and Transposes write 128-512
@@ -54,18 +59,25 @@ class ThreadPool {
 
   void ParallelFor(int64_t n, const std::function<void(int64_t)>& fn);
 
-  // The process-wide pool, created on first use.
-  static ThreadPool& Default();
-  // Sizes the default pool (and oneDNN's OpenMP threads) to `n` >= 1
-  // threads. Call it before the first inference; without it the default
-  // pool has one thread per physical core.
-  static void SetDefaultNumThreads(int n);
+  // The most threads that ran items of one ParallelFor so far: what a
+  // target's thread count came to (1 until a loop ran in parallel).
+  int widest_team() const { return widest_team_.load(std::memory_order_relaxed); }
+
+  // A pool of `num_threads` (<= 0: one per physical core): on OpenMP's
+  // threads with oneDNN, else on workers of its own.
+  static std::unique_ptr<ThreadPool> Make(int num_threads);
+  // The pool of the CpuScope active on this thread; outside any scope, a
+  // process-wide pool of one thread per physical core (for code that runs
+  // kernels without a target: tests, benchmarks).
+  static ThreadPool& Current();
   // Physical cores of this machine (from sysfs; logical CPUs when unknown).
   static int PhysicalCores();
 
  private:
   struct OpenMpTag {};
   ThreadPool(OpenMpTag, int num_threads);
+  std::atomic<int> widest_team_{1};
+  void NoteTeam(int threads);
 
   void WorkerLoop();
   void RunItems();
@@ -87,5 +99,26 @@ class ThreadPool {
   std::condition_variable work_ready_;
   std::condition_variable work_done_;
 };
+
+// For its lifetime, this thread builds and runs kernels for the CPU target
+// whose `options` and `pool` these are (ActiveOptions, ThreadPool::Current),
+// with OpenMP's thread count at the pool's. Scopes nest; each restores what
+// it found.
+class CpuScope {
+ public:
+  CpuScope(const CpuOptions& options, ThreadPool& pool);
+  ~CpuScope();
+  CpuScope(const CpuScope&) = delete;
+  CpuScope& operator=(const CpuScope&) = delete;
+
+ private:
+  const CpuOptions* saved_options_;
+  ThreadPool* saved_pool_;
+  int saved_omp_threads_ = 0;
+};
+
+// The options of the active CpuScope; outside any scope, the defaults at
+// this CPU's best ISA.
+const CpuOptions& ActiveOptions();
 
 }  // namespace tessel::cpu
