@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs every system dependency of tessel from Debian 12 packages.
 # Idempotent: when everything is present it only checks, in well under a second.
-#   scripts/install-deps.sh          # what make, make test and make demo need
+#   scripts/install-deps.sh          # what make, make test, make demo and make format-check need
 #   scripts/install-deps.sh --fuzz   # and clang with libFuzzer (make fuzz)
 set -euo pipefail
 
@@ -11,6 +11,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libxbyak-dev libdnnl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
+  clang-format-14
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
 )
 if [ "${1:-}" = "--fuzz" ]; then

@@ -5,7 +5,7 @@
 // A Value has a dtype, a static shape, and, when known at compile time, a
 // constant payload (initializers and folded results). Nodes are kept in a
 // topological order (SortTopologically establishes it; passes preserve it).
-// A Subgraph node (later: snippets) owns a body Graph.
+// A Subgraph node (a fused snippet, domain "tessel") owns a body Graph.
 #pragma once
 
 #include <algorithm>

@@ -1,13 +1,14 @@
-// When every value of a scheduled graph is live, computed once from the node
-// order (the schedule): node i runs at step i.
+// When every value of a scheduled graph is live, from the node order (the
+// schedule): node i runs at step i.
 //
 //   ir::Liveness live = ir::ComputeLiveness(graph);
 //   live.last_read[v->id]   // one past the last step that reads v
 //
 // A graph output lives to the end (num_steps, at least 1); a value nobody
-// reads has last_read 0 (a planner gives it the step that produces it).
-// Stored with a compiled model (CompiledModel::liveness), and what the memory
-// plan and the executors' statistics are computed from.
+// reads has last_read 0 (the memory plan gives it the step that produces it).
+// Not saved in a .tsl: the compiler computes it for the plan-memory stage
+// and keeps it in CompiledModel::liveness, reading a .tsl computes it again,
+// and the executors' peak statistic (PeakLiveBytes) computes its own.
 #pragma once
 
 #include <cstdint>

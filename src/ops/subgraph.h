@@ -4,7 +4,8 @@
 //
 // The reference kernel interprets the body with the reference kernels of its
 // nodes, so every executor (and constant folding) can run a Subgraph without
-// a code generator; the CPU target runs a JIT-compiled kernel instead.
+// a code generator; the CPU target runs a JIT-compiled kernel instead, and
+// the OpenCL target an OpenCL C kernel emitted from the same kernel IR.
 #pragma once
 
 #include "core/status.h"
