@@ -115,6 +115,11 @@ class PlannerRegistry {
 
 inline constexpr std::string_view kDefaultAlgorithm = "auto";
 
+// The smaller of the greedy_by_size and greedy_by_conflicts plans
+// (greedy_by_size on a tie); fails only when both fail. What `auto` and
+// `optimal` start from, and algorithms registered elsewhere may.
+StatusOr<AlgorithmResult> BestGreedyPlan(const PlanContext& ctx);
+
 // Names of the registered algorithms, in registration order.
 std::vector<std::string> AlgorithmNames();
 
