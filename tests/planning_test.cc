@@ -3,9 +3,11 @@
 // plan), and `tessel plan` on the command line, bad input included.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli_runner.h"
 #include "compiler/compile.h"
@@ -13,6 +15,9 @@
 #include "memory/instance_csv.h"
 #include "memory/lower_bound.h"
 #include "memory/planner.h"
+#if TESSEL_WITH_PERFECT_PLANNER
+#include "memory/perfect/perfect_planner.h"
+#endif
 #include "memory/verifier.h"
 #include "onnx/model_builder.h"
 #include "onnx/tensor_io.h"
@@ -39,11 +44,26 @@ std::vector<std::string> SharedInstances() {
   return names;
 }
 
+// `perfect` is opt-in (-DTESSEL_WITH_PERFECT_PLANNER=ON): registered here as
+// the CLI registers it, so that `--algo all` means the same in both.
+const bool kPerfectPlanner = [] {
+#if TESSEL_WITH_PERFECT_PLANNER
+  memory::RegisterPerfectPlanner();
+  return true;
+#else
+  return false;
+#endif
+}();
+
 // The shared instances are synthetic zero-slack cases (README there): the
-// opt-in `perfect` planner is what they are for. Every plan must verify and be
-// no worse than greedy_by_size's; how many fit their capacity is counted, not
-// named. Deterministic: a node budget, no clock.
+// opt-in `perfect` planner is what they are for. Every plan must verify, and
+// on a node budget (no clock) `perfect` packs every instance at its capacity
+// but the 4,000-buffer one (open: nothing here packs it, docs/benchmarks.md).
 TEST(SharedInstances, Perfect_fits_all_but_one_at_their_capacity) {
+  if (!kPerfectPlanner) {
+    GTEST_SKIP() << "skipped: the opt-in 'perfect' planner is not built "
+                    "(cmake -DTESSEL_WITH_PERFECT_PLANNER=ON)";
+  }
   const std::vector<std::string> names = SharedInstances();
   if (!fs::exists(kPlanning / names[0])) {
     GTEST_SKIP() << "skipped: " << kPlanning << " is absent (../shared not beside the checkout)";
@@ -51,25 +71,21 @@ TEST(SharedInstances, Perfect_fits_all_but_one_at_their_capacity) {
   memory::PlannerOptions options;
   options.verify = true;
   options.node_limit = 20000;
-  int fits = 0;
   for (const std::string& name : names) {
     StatusOr<memory::Instance> inst = memory::ReadInstanceCsv(kPlanning / name);
     ASSERT_TRUE(inst.ok()) << inst.status().message();
     ASSERT_TRUE(inst->capacity_bytes.has_value()) << name;
     StatusOr<memory::Plan> plan = memory::MakePlan(inst->problem, "perfect", options);
-    StatusOr<memory::Plan> greedy = memory::MakePlan(inst->problem, "greedy_by_size", options);
-    ASSERT_TRUE(plan.ok() && greedy.ok()) << name;
+    ASSERT_TRUE(plan.ok()) << name << ": " << plan.status().message();
     const int64_t peak = plan->pool_used_bytes[0];
-    EXPECT_LE(peak, greedy->pool_used_bytes[0]) << name;
-    fits += peak <= *inst->capacity_bytes;
     std::printf("%s: peak %lld bytes, %.1f%% over its capacity\n", name.c_str(),
                 static_cast<long long>(peak),
                 100.0 * static_cast<double>(peak - *inst->capacity_bytes) /
                     static_cast<double>(*inst->capacity_bytes));
+    if (name.find("_4000.") != std::string::npos) continue;  // the open one
+    EXPECT_EQ(peak, *inst->capacity_bytes) << name;
+    EXPECT_TRUE(plan->proven_optimal) << name;
   }
-  // Measured: every one but the 4,000-buffer instance (open: nothing here
-  // packs it, docs/benchmarks.md).
-  EXPECT_GE(fits, static_cast<int>(names.size()) - 1);
 }
 
 // The four shared models and the demo: compiled once without a plan.
@@ -162,6 +178,9 @@ TEST_P(PlannedModel, Executor_gives_the_same_bits_with_and_without_the_plan) {
 INSTANTIATE_TEST_SUITE_P(Models, PlannedModel, ::testing::ValuesIn(Models()),
                          [](const auto& info) { return info.param.name; });
 
+// A tight instance the default node budget does not solve (bench/planner).
+constexpr const char* kHardInstance = "tight_09_271.1048576.csv";
+
 class PlanCli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -235,6 +254,69 @@ TEST_F(PlanCli, A_node_limit_gives_the_same_plan_every_time) {
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   EXPECT_EQ(ReadAll(path("a.csv")), ReadAll(path("b.csv")));
   EXPECT_NE(RunTessel("plan --instance " + path("i.12.csv") + " --node-limit -1").exit_code, 0);
+  // One budget or the other: nodes (the default) or seconds.
+  ExpectRejected(
+      RunTessel("plan --instance " + path("i.12.csv") + " --node-limit 50 --time-limit 1"),
+      {"--time-limit"});
+}
+
+// Threads that spin until destroyed: a loaded machine.
+class CpuBurner {
+ public:
+  CpuBurner() {
+    const unsigned n = 2 * std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned i = 0; i < n; ++i) {
+      threads_.emplace_back([this] {
+        while (!stop_.load(std::memory_order_relaxed)) {
+        }
+      });
+    }
+  }
+  ~CpuBurner() {
+    stop_ = true;
+    for (std::thread& t : threads_) t.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+// Reproducible compiles: the default search budget is a number of nodes, so
+// the same input and options give the same bytes however loaded the machine.
+// The demo model meets its lower bound with the greedy plan (no search); the
+// tight instance does not, and the default budget runs out before the search
+// proves a plan optimal (measured), so its plan is where the budget cut the
+// search. Under the former default (10 s of wall clock) a loaded run visits
+// fewer nodes than a quiet one and stops elsewhere, and the test fails
+// (measured with --time-limit 10 on 2 cores: 1054720 bytes quiet, 1060864
+// with four spinning processes; 1060864 both ways on the node budget).
+TEST_F(PlanCli, The_default_budget_gives_the_same_bytes_on_a_loaded_machine) {
+  const std::string instance = std::string(TESSEL_SOURCE_DIR) + "/bench/planner/" + kHardInstance;
+  const auto run = [&](const std::string& tag) {
+    CliResult plan =
+        RunTessel("plan --instance " + instance + " --algo auto --out " + path(tag + ".csv"));
+    EXPECT_NE(plan.exit_code, 2) << plan.err;
+    EXPECT_NE(plan.out.find("not proven optimal"), std::string::npos)
+        << "the search must run out of budget: " << plan.out;
+    CliResult compile =
+        RunTessel(std::string("compile ") + TESSEL_DEMO_MODEL + " -o " + path(tag + ".tsl"));
+    EXPECT_EQ(compile.exit_code, 0) << compile.err;
+    return plan.exit_code;
+  };
+  const int quiet = run("quiet");
+  int loaded = -1;
+  {
+    CpuBurner burner;
+    loaded = run("loaded");
+  }
+  EXPECT_EQ(quiet, loaded);
+  const std::string plan = ReadAll(path("quiet.csv"));
+  EXPECT_FALSE(plan.empty());
+  EXPECT_TRUE(plan == ReadAll(path("loaded.csv"))) << "the plans differ";
+  const std::string tsl = ReadAll(path("quiet.tsl"));
+  EXPECT_FALSE(tsl.empty());
+  EXPECT_TRUE(tsl == ReadAll(path("loaded.tsl"))) << "the .tsl files differ";
 }
 
 TEST_F(PlanCli, A_capacity_too_small_is_reported_as_not_fitting) {

@@ -93,7 +93,13 @@ TEST_F(TuneCli, A_second_tune_with_the_cache_launches_nothing_until_the_driver_c
   ASSERT_GT(a["kernels"].size(), 0u);
   for (const auto& k : a["kernels"]) {
     EXPECT_GT(k["tuning_launches"].get<int>(), 0) << k.dump();
-    EXPECT_LE(k["tuned_ms"].get<double>(), k["default_ms"].get<double>()) << k.dump();
+    // The tuner's rule (tuning/tuner.h): another size only when it measured
+    // clearly faster (2% at the median), else the default and its own time.
+    if (k["local"] != k["default_local"]) {
+      EXPECT_LT(k["tuned_ms"].get<double>(), k["default_ms"].get<double>() * 0.98) << k.dump();
+    } else {
+      EXPECT_EQ(k["tuned_ms"].get<double>(), k["default_ms"].get<double>()) << k.dump();
+    }
   }
 
   CliResult second = RunTessel(tune, CacheEnv());

@@ -1,5 +1,5 @@
 // make_tight_instances: writes the tight instances of bench/planner/
-// (memory/tight_instance.h) and prints a markdown row for each.
+// (memory/testing/tight_instance.h) and prints a markdown row for each.
 //
 //   build/make_tight_instances [--out DIR] [--count N] [--buffers MIN,MAX]
 //
@@ -20,7 +20,7 @@
 
 #include "memory/instance_csv.h"
 #include "memory/lower_bound.h"
-#include "memory/tight_instance.h"
+#include "memory/testing/tight_instance.h"
 #include "memory/verifier.h"
 
 namespace tessel {

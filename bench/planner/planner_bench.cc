@@ -1,8 +1,9 @@
 // planner_bench: every planning algorithm on the shared models, the shared
 // planning instances and random instances of 100 to 20,000 buffers, as
 // markdown tables of size / lower bound and planning time (docs/benchmarks.md);
-// then `optimal` and the opt-in `perfect` on generated guillotine instances
-// (zero slack: packed at the capacity or not), six seeds per size.
+// then `optimal` and the opt-in `perfect` (built with
+// -DTESSEL_WITH_PERFECT_PLANNER=ON) on generated guillotine instances (zero
+// slack: packed at the capacity or not), six seeds per size.
 //
 //   build/planner_bench [--shared DIR] [--time-limit SECONDS] [--node-limit N]
 //                       [--sizes 100,1000,...] [--guillotine 400,600,...]
@@ -26,7 +27,10 @@
 #include "memory/instance_csv.h"
 #include "memory/lower_bound.h"
 #include "memory/planner.h"
-#include "memory/random_instance.h"
+#if TESSEL_WITH_PERFECT_PLANNER
+#include "memory/perfect/perfect_planner.h"
+#endif
+#include "memory/testing/random_instance.h"
 #include "targets/reference/planned_memory.h"
 #include "targets/registry.h"
 
@@ -181,6 +185,7 @@ void Guillotine(const Options& options) {
   planner.node_limit = options.node_limit;
   planner.verify = false;
   for (const char* algo : {"optimal", "perfect"}) {
+    if (!memory::PlannerRegistry::Global().Find(algo)) continue;  // perfect: opt-in
     for (int32_t n : options.guillotine_sizes) {
       int packed = 0;
       double worst = 1.0;
@@ -209,6 +214,9 @@ void Guillotine(const Options& options) {
 }  // namespace tessel
 
 int main(int argc, char** argv) {
+#if TESSEL_WITH_PERFECT_PLANNER
+  tessel::memory::RegisterPerfectPlanner();
+#endif
   tessel::Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

@@ -77,8 +77,12 @@ struct SearchBudget {
   void Report(Clock::time_point now) {
     if (progress && *progress && now - last_report > std::chrono::milliseconds(100)) {
       last_report = now;
-      (*progress)(
-          {std::chrono::duration<double>(now - start).count(), limit_s, best_total, bound_total});
+      (*progress)({.elapsed_s = std::chrono::duration<double>(now - start).count(),
+                   .limit_s = limit_s,
+                   .nodes = nodes,
+                   .node_limit = node_limit,
+                   .best_bytes = best_total,
+                   .lower_bound_bytes = bound_total});
     }
   }
 };

@@ -8,7 +8,6 @@
 #include "memory/greedy.h"
 #include "memory/hill_climb.h"
 #include "memory/lower_bound.h"
-#include "memory/perfect/pack_perfectly.h"
 #include "memory/verifier.h"
 
 namespace tessel::memory {
@@ -33,9 +32,14 @@ StatusOr<AlgorithmResult> GreedyByConflicts(const PlanContext& ctx) {
   return PlaceGreedily(ctx, OrderByConflicts(ctx.problem, ctx.conflicts));
 }
 
-// The smaller of the two greedy plans (greedy_by_size on a tie); a failure
-// only when both fail.
-StatusOr<AlgorithmResult> BestGreedy(const PlanContext& ctx) {
+StatusOr<AlgorithmResult> Optimal(const PlanContext& ctx, double time_limit_s) {
+  TESSEL_ASSIGN_OR_RETURN(AlgorithmResult start, BestGreedyPlan(ctx));
+  return ImproveExactly(ctx, std::move(start.placements), time_limit_s, ctx.options.node_limit);
+}
+
+}  // namespace
+
+StatusOr<AlgorithmResult> BestGreedyPlan(const PlanContext& ctx) {
   StatusOr<AlgorithmResult> by_size = GreedyBySize(ctx);
   StatusOr<AlgorithmResult> by_conflicts = GreedyByConflicts(ctx);
   if (!by_size.ok()) return by_conflicts.ok() ? by_conflicts : by_size;
@@ -48,35 +52,10 @@ StatusOr<AlgorithmResult> BestGreedy(const PlanContext& ctx) {
   return total(*by_conflicts) < total(*by_size) ? by_conflicts : by_size;
 }
 
-StatusOr<AlgorithmResult> Optimal(const PlanContext& ctx, double time_limit_s) {
-  TESSEL_ASSIGN_OR_RETURN(AlgorithmResult start, BestGreedy(ctx));
-  return ImproveExactly(ctx, std::move(start.placements), time_limit_s, ctx.options.node_limit);
-}
-
-// Zero-waste packings within a fifth of the time limit, then the exact search
-// in the time left (or each with node_limit nodes).
-StatusOr<AlgorithmResult> Perfect(const PlanContext& ctx) {
-  using Clock = std::chrono::steady_clock;
-  TESSEL_ASSIGN_OR_RETURN(AlgorithmResult start, BestGreedy(ctx));
-  const Clock::time_point begin = Clock::now();
-  const double limit_s = ctx.options.time_limit_s;
-  const int64_t node_limit = ctx.options.node_limit;
-  const Clock::time_point deadline =
-      begin + std::chrono::duration_cast<Clock::duration>(
-                  std::chrono::duration<double>(std::max(0.0, limit_s / 5)));
-  PackPerfectly(
-      ctx, start.placements, [&] { return node_limit <= 0 && Clock::now() >= deadline; },
-      node_limit > 0 ? node_limit : int64_t{1} << 40);
-  const double spent_s = std::chrono::duration<double>(Clock::now() - begin).count();
-  return ImproveExactly(ctx, std::move(start.placements), limit_s - spent_s, node_limit);
-}
-
-}  // namespace
-
 PlannerRegistry& PlannerRegistry::Global() {
   static PlannerRegistry* registry = [] {
     auto* r = new PlannerRegistry();
-    r->Register({"auto", "the best greedy plan, improved by the exact search within a small budget",
+    r->Register({"auto", "the best greedy plan, improved by the exact search within the budget",
                  [](const PlanContext& ctx) {
                    return Optimal(
                        ctx, std::min(ctx.options.time_limit_s, ctx.options.auto_time_limit_s));
@@ -88,12 +67,9 @@ PlannerRegistry& PlannerRegistry::Global() {
                  GreedyByConflicts});
     r->Register(
         {"hill_climb", "greedy placement of an order improved by random swaps (TVM)", HillClimb});
-    r->Register({"optimal", "branch and bound over canonical placements, within the time limit",
+    r->Register({"optimal", "branch and bound over canonical placements, within the budget",
                  [](const PlanContext& ctx) { return Optimal(ctx, ctx.options.time_limit_s); }});
-    // Opt-in: neither `auto` nor `optimal` runs it.
-    r->Register({"perfect",
-                 "zero-waste packing of pools without slack (synthetic instances), then optimal",
-                 Perfect});
+    // `perfect` is opt-in, in its own library (perfect/perfect_planner.h).
     return r;
   }();
   return *registry;

@@ -10,14 +10,17 @@
 //                        random swaps among neighbours of the top buffer
 //   optimal              branch and bound over canonical placements
 //                        (exact_solver.h) from the best greedy plan, within
-//                        time_limit_s; says whether it proved optimality
+//                        the search budget; says whether it proved optimality
 //   auto (default)       the best greedy plan, improved by `optimal` within
-//                        auto_time_limit_s (and time_limit_s) when it is
-//                        above the lower bound
+//                        the search budget when it is above the lower bound
 //   perfect (opt-in)     zero-waste packings for pools without slack
-//                        (perfect/pack_perfectly.h), then `optimal`; only
-//                        synthetic instances have such pools
-// With node_limit set, the searches stop on node counts instead of the clock.
+//                        (perfect/perfect_planner.h), then `optimal`; only
+//                        synthetic instances have such pools. Registered
+//                        only by RegisterPerfectPlanner(), in builds with
+//                        TESSEL_WITH_PERFECT_PLANNER.
+// The search budget is a number of search nodes by default (node_limit), so
+// the same problem gets the same plan on every machine, however loaded; with
+// node_limit 0 the time limits apply instead.
 //
 // A buffer goes to its first candidate pool that still fits under that pool's
 // limit; when none does, the answer is ResourceExhausted naming the pool, its
@@ -46,24 +49,35 @@ inline constexpr bool kVerifyPlansByDefault = true;
 // What `optimal` reports while it searches (about ten times a second).
 struct SearchProgress {
   double elapsed_s = 0;
-  double limit_s = 0;
+  double limit_s = 0;             // with node_limit 0
+  int64_t nodes = 0;              // search nodes so far
+  int64_t node_limit = 0;         // the budget, when it is nodes
   int64_t best_bytes = 0;         // total used by the best plan so far
   int64_t lower_bound_bytes = 0;  // total of the pools' lower bounds
 };
 
 struct PlannerOptions {
-  // Time `optimal` (and `perfect`) may search before returning its best plan.
+  // The default search budget of `auto`, `optimal` and `perfect`: search
+  // nodes, not seconds, so that a compile is reproducible. Models meet their
+  // lower bound with the greedy plan and never search. Where a gap is, a
+  // million nodes take a few seconds: 2.3 to 3.0 s on the tight instances
+  // of bench/planner it does not solve (tight_01, 06, 09, 11, 15; 19 of the
+  // 24 are packed at their capacity) on a shared 2-core x86 machine.
+  static constexpr int64_t kDefaultNodeLimit = 1'000'000;
+  // When positive, the budget: the exact search of `auto`, `optimal` and
+  // `perfect` stops after this many search nodes (`perfect`'s packing gets as
+  // many per pool before it), and hill_climb only at hill_climb_attempts.
+  // The plan is then the same on every machine. 0: the time limits below
+  // apply instead (`tessel --time-limit`), and the plan depends on the
+  // machine's speed and load.
+  int64_t node_limit = kDefaultNodeLimit;
+  // With node_limit 0: the time `optimal` (and `perfect`) may search before
+  // returning its best plan.
   double time_limit_s = 10.0;
-  // Time `auto` lets the exact search improve the best greedy plan (at most
-  // time_limit_s). It stops at once when that plan meets the lower bound, as
-  // every shared model's does, so the budget is spent only where a gap is.
+  // With node_limit 0: the time `auto` lets the exact search improve the best
+  // greedy plan (at most time_limit_s). It stops at once when that plan meets
+  // the lower bound, so the budget is spent only where a gap is.
   double auto_time_limit_s = 10.0;
-  // When positive, a deterministic budget that replaces the time limits: the
-  // exact search of `auto`, `optimal` and `perfect` stops after this many
-  // search nodes (`perfect`'s packing gets as many per pool before it), and
-  // hill_climb only at hill_climb_attempts. The plan is then the same on every
-  // machine, however loaded. 0: the time limits apply.
-  int64_t node_limit = 0;
   // The size a pool's plan must fit (an instance's capacity); 0: none. A
   // pool's own size limit counts the same. When the best greedy plan is
   // above it, the exact search asks for it first, with most of its budget,
@@ -114,6 +128,11 @@ class PlannerRegistry {
 };
 
 inline constexpr std::string_view kDefaultAlgorithm = "auto";
+
+// The smaller of the greedy_by_size and greedy_by_conflicts plans
+// (greedy_by_size on a tie); fails only when both fail. What `auto` and
+// `optimal` start from, and algorithms registered elsewhere may.
+StatusOr<AlgorithmResult> BestGreedyPlan(const PlanContext& ctx);
 
 // Names of the registered algorithms, in registration order.
 std::vector<std::string> AlgorithmNames();

@@ -10,9 +10,9 @@
 #include "memory/greedy.h"
 #include "memory/instance_csv.h"
 #include "memory/lower_bound.h"
-#include "memory/random_instance.h"
 #include "memory/report.h"
-#include "memory/tight_instance.h"
+#include "memory/testing/random_instance.h"
+#include "memory/testing/tight_instance.h"
 #include "memory/verifier.h"
 
 namespace tessel::memory {
@@ -98,7 +98,7 @@ int64_t BruteForceOptimum(const Problem& p) {
 TEST(Planner, Every_algorithm_is_registered_once) {
   EXPECT_EQ(AlgorithmNames(),
             (std::vector<std::string>{"auto", "greedy_by_size", "greedy_by_conflicts", "hill_climb",
-                                      "optimal", "perfect"}));
+                                      "optimal"}));  // `perfect` is opt-in (perfect_planner.h)
 }
 
 TEST(Planner, rejects_an_unknown_algorithm_listing_the_known_ones) {
@@ -241,15 +241,15 @@ TEST(Planner, A_node_limit_replaces_the_time_limit) {
 
 // Property: on thousands of random problems every algorithm either returns a
 // plan the verifier accepts, at or above the lower bound, or says which pool
-// is too small (or which pinned buffers clash); the exact search is never
-// worse than the greedy plans it starts from.
+// is too small (or which pinned buffers clash). (That the exact search is no
+// worse than the greedy plan it starts from holds by construction; whether it
+// finds the optimum is Optimal_matches_brute_force_on_small_problems.)
 TEST(PlannerProperty, Every_plan_passes_the_verifier) {
   std::mt19937_64 rng(20240611);
   const PlannerOptions options = FastOptions();
   int plans = 0;
   for (int trial = 0; trial < 1200; ++trial) {
     const Problem p = RandomProblem(rng, 20, /*rich=*/true);
-    std::map<std::string, int64_t> totals;
     for (const std::string& algo : AlgorithmNames()) {
       StatusOr<Plan> plan = MakePlan(p, algo, options);
       if (!plan.ok()) {
@@ -262,13 +262,6 @@ TEST(PlannerProperty, Every_plan_passes_the_verifier) {
       EXPECT_TRUE(VerifyPlan(p, *plan).ok()) << trial << " " << algo;
       const std::vector<int64_t> bounds = PoolLowerBounds(p, plan->placements);
       for (size_t k = 0; k < bounds.size(); ++k) EXPECT_GE(plan->pool_used_bytes[k], bounds[k]);
-      totals[algo] = plan->total_used_bytes();
-    }
-    if (totals.count("optimal") && totals.count("greedy_by_size") &&
-        totals.count("greedy_by_conflicts")) {
-      EXPECT_LE(totals["optimal"],
-                std::min(totals["greedy_by_size"], totals["greedy_by_conflicts"]))
-          << "trial " << trial;
     }
   }
   EXPECT_GT(plans, 4000);

@@ -41,10 +41,15 @@ struct Device {
   double noise = 0;  // relative, uniform, one-sided
   std::mt19937_64 rng{3};
   int64_t launches = 0;
+  // One size whose cost is scaled by `factor` (a default that is slow, or
+  // fast, on this device).
+  LocalSize odd{0, 0, 0};
+  double factor = 1;
+  double Truth(const LocalSize& l) const { return Cost(p, l) * (l == odd ? factor : 1.0); }
   StatusOr<double> operator()(const LocalSize& l) {
     ++launches;
     std::uniform_real_distribution<double> u(0, noise);  // interference only adds time
-    return Cost(p, l) * (1 + u(rng));
+    return Truth(l) * (1 + u(rng));
   }
 };
 
@@ -66,17 +71,50 @@ TEST(Tuner, Exhaustive_finds_the_best_without_noise) {
   }
 }
 
-TEST(Tuner, Every_strategy_returns_a_legal_size_no_slower_than_the_default) {
+// A device on which the default size runs three times slower than the cost
+// model says: every strategy must leave it for a size that is truly faster,
+// and report both sizes' times as measured. A tuner that kept the default,
+// chose without reading the times, or reported other numbers fails here.
+TEST(Tuner, Every_strategy_leaves_a_slow_default_for_a_truly_faster_size) {
   const Problem p = Gpu(3, {28, 28, 96});
+  const LocalSize def = DefaultLocal(p);
   for (Strategy s : AllStrategies()) {
     Device dev{p, 0.05};
+    dev.odd = def;
+    dev.factor = 3;
     LaunchTimer timer = std::ref(dev);
     StatusOr<TuneResult> r = Tune(p, timer, {.strategy = s});
     ASSERT_TRUE(r.ok()) << StrategyName(s) << ": " << r.status().message();
     EXPECT_TRUE(IsLegal(p, r->local)) << StrategyName(s);
-    EXPECT_LE(r->ms, r->default_ms) << StrategyName(s);
+    EXPECT_NE(r->local, def) << StrategyName(s);
+    EXPECT_LT(dev.Truth(r->local), dev.Truth(def) / 1.5) << StrategyName(s);
+    // Medians of launches with at most 5% interference.
+    EXPECT_GE(r->ms, dev.Truth(r->local)) << StrategyName(s);
+    EXPECT_LE(r->ms, dev.Truth(r->local) * 1.05) << StrategyName(s);
+    EXPECT_GE(r->default_ms, dev.Truth(def)) << StrategyName(s);
+    EXPECT_LE(r->default_ms, dev.Truth(def) * 1.05) << StrategyName(s);
     EXPECT_GT(r->candidates, 1) << StrategyName(s);
     EXPECT_EQ(r->launches, dev.launches) << StrategyName(s);
+  }
+}
+
+// The same device with a default twice as fast as the model says, faster
+// than every other size: every strategy must keep it. A tuner that replaced
+// the default with the best size it found elsewhere fails here.
+TEST(Tuner, Every_strategy_keeps_a_default_that_is_the_fastest) {
+  const Problem p = Gpu(3, {28, 28, 96});
+  const LocalSize def = DefaultLocal(p);
+  ASSERT_LT(Cost(p, def) / 2, Best(p)) << "the default must be the fastest";
+  for (Strategy s : AllStrategies()) {
+    Device dev{p, 0.05};
+    dev.odd = def;
+    dev.factor = 0.5;
+    LaunchTimer timer = std::ref(dev);
+    StatusOr<TuneResult> r = Tune(p, timer, {.strategy = s});
+    ASSERT_TRUE(r.ok()) << StrategyName(s) << ": " << r.status().message();
+    EXPECT_EQ(r->local, def) << StrategyName(s) << ": " << ToString(r->local, 3);
+    EXPECT_EQ(r->ms, r->default_ms) << StrategyName(s);
+    EXPECT_GT(r->candidates, 1) << StrategyName(s);
   }
 }
 

@@ -115,8 +115,7 @@ StatusOr<int> PlanInstance(const PlanArgs& args) {
   std::optional<int64_t> capacity = inst.capacity_bytes;
   if (args.capacity >= 0) capacity = args.capacity;
   memory::PlannerOptions options;
-  options.time_limit_s = args.memory.time_limit_s;
-  options.node_limit = args.memory.node_limit;
+  ApplySearchBudget(args.memory, &options);
   if (capacity) options.target_bytes = *capacity;
   TESSEL_ASSIGN_OR_RETURN(std::vector<memory::Plan> plans, PlanAll(inst.problem, args, options));
   const std::string name = std::filesystem::path(args.instance).filename().string();

@@ -10,6 +10,9 @@
 
 #include "common.h"
 #include "core/messages.h"
+#if TESSEL_WITH_PERFECT_PLANNER
+#include "memory/perfect/perfect_planner.h"
+#endif
 #include "target.h"
 
 int main(int argc, char** argv) {
@@ -39,6 +42,9 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
   tessel::cli::ApplyEnvironment();
+#if TESSEL_WITH_PERFECT_PLANNER
+  tessel::memory::RegisterPerfectPlanner();  // before the options list the planners
+#endif
   CLI::App app{"tessel: an ahead-of-time compiler and runtime for ONNX inference"};
   app.require_subcommand(1);
   int exit_code = 0;

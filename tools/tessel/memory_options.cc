@@ -28,13 +28,27 @@ void AddMemoryOptions(CLI::App& app, MemoryCliOptions& opts, bool time_limit) {
          "Graph inputs and outputs: 'caller' (the caller's memory) or 'workspace' (planned)")
       ->check(CLI::IsMember({"caller", "workspace"}));
   if (time_limit) {
+    CLI::Option* nodes =
+        app.add_option("--node-limit", opts.node_limit,
+                       "Search nodes the exact search of 'auto', 'optimal' and 'perfect' may "
+                       "visit: the same plan on every machine (default " +
+                           std::to_string(memory::PlannerOptions::kDefaultNodeLimit) + ")")
+            ->check(CLI::PositiveNumber);
     app.add_option("--time-limit", opts.time_limit_s,
-                   "Seconds the exact search of 'auto' and 'optimal' may take (default 10)")
-        ->check(CLI::Range(0.0, 86400.0));
-    app.add_option("--node-limit", opts.node_limit,
-                   "Search nodes the exact search may visit, in place of --time-limit: the "
-                   "same plan on every machine (default 0: the time limit applies)")
-        ->check(CLI::NonNegativeNumber);
+                   "Seconds the exact search may take, in place of the node budget: the plan "
+                   "then depends on the machine's speed and load")
+        ->check(CLI::Range(0.0, 86400.0))
+        ->excludes(nodes);
+  }
+}
+
+void ApplySearchBudget(const MemoryCliOptions& opts, memory::PlannerOptions* planner) {
+  if (opts.time_limit_s) {
+    planner->node_limit = 0;  // the clock decides
+    planner->time_limit_s = *opts.time_limit_s;
+    planner->auto_time_limit_s = *opts.time_limit_s;
+  } else {
+    planner->node_limit = opts.node_limit;
   }
 }
 
@@ -47,8 +61,7 @@ Status ApplyMemoryOptions(const MemoryCliOptions& opts, MemoryOptions* memory) {
   }
   memory->algorithm = opts.planner;
   memory->plan_io = opts.io == "workspace";
-  memory->planner.time_limit_s = opts.time_limit_s;
-  memory->planner.node_limit = opts.node_limit;
+  ApplySearchBudget(opts, &memory->planner);
   memory->planner.progress = SearchProgressBar();
   memory->pools.clear();
   for (const std::string& spec : opts.pools) {
@@ -66,10 +79,21 @@ std::function<void(const memory::SearchProgress&)> SearchProgressBar() {
   if (!isatty(STDERR_FILENO)) return {};
   return [](const memory::SearchProgress& p) {
     constexpr int kWidth = 30;
-    const double share = p.limit_s > 0 ? std::min(1.0, p.elapsed_s / p.limit_s) : 1.0;
+    const double share =
+        p.node_limit > 0
+            ? std::min(1.0, static_cast<double>(p.nodes) / static_cast<double>(p.node_limit))
+        : p.limit_s > 0 ? std::min(1.0, p.elapsed_s / p.limit_s)
+                        : 1.0;
     const int filled = static_cast<int>(share * kWidth);
-    std::fprintf(stderr, "\r[%.*s%*s] %.1f/%.1f s, best %lld bytes, bound %lld", filled,
-                 "##############################", kWidth - filled, "", p.elapsed_s, p.limit_s,
+    char budget[64];
+    if (p.node_limit > 0) {
+      std::snprintf(budget, sizeof budget, "%lld/%lld nodes", static_cast<long long>(p.nodes),
+                    static_cast<long long>(p.node_limit));
+    } else {
+      std::snprintf(budget, sizeof budget, "%.1f/%.1f s", p.elapsed_s, p.limit_s);
+    }
+    std::fprintf(stderr, "\r[%.*s%*s] %s, best %lld bytes, bound %lld", filled,
+                 "##############################", kWidth - filled, "", budget,
                  static_cast<long long>(p.best_bytes), static_cast<long long>(p.lower_bound_bytes));
     std::fflush(stderr);
     progress_drawn = true;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,12 +16,17 @@ struct MemoryCliOptions {
   std::string planner = std::string(memory::kDefaultAlgorithm);  // or "none"
   std::vector<std::string> pools;                                // name=...,size=...
   std::string io = "caller";                                     // or "workspace"
-  double time_limit_s = memory::PlannerOptions{}.time_limit_s;
-  int64_t node_limit = 0;  // > 0: search nodes instead of seconds
+  // The search budget: nodes by default (the same plan on every machine);
+  // seconds when --time-limit is given.
+  std::optional<double> time_limit_s;
+  int64_t node_limit = memory::PlannerOptions{}.node_limit;
 };
 
 // --planner, --pool, --io (and --time-limit, --node-limit when `time_limit`).
 void AddMemoryOptions(CLI::App& app, MemoryCliOptions& opts, bool time_limit);
+
+// Sets the search budget of `planner` from --node-limit or --time-limit.
+void ApplySearchBudget(const MemoryCliOptions& opts, memory::PlannerOptions* planner);
 
 // Parses the pool specs and fills `memory` (with a progress bar for the
 // exact search; call EndSearchProgressBar after planning); bad specs and

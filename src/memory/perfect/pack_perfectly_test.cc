@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "memory/conflict_graph.h"
 #include "memory/greedy.h"
 #include "memory/lower_bound.h"
-#include "memory/random_instance.h"
+#include "memory/perfect/perfect_planner.h"
+#include "memory/testing/random_instance.h"
 #include "memory/verifier.h"
 
 namespace tessel::memory {
@@ -76,11 +79,20 @@ TEST(PackPerfectly, Leaves_pools_it_cannot_pack_as_they_were) {
   }
 }
 
+TEST(PerfectPlanner, Registers_once_after_the_built_in_algorithms) {
+  RegisterPerfectPlanner();
+  RegisterPerfectPlanner();
+  const std::vector<std::string> names = AlgorithmNames();
+  EXPECT_EQ(std::count(names.begin(), names.end(), "perfect"), 1);
+  EXPECT_EQ(names.back(), "perfect");
+}
+
 // `perfect` is opt-in: `optimal` does not run the packing, and on this
 // instance the exact search alone stays above the bound within the same node
 // budget (measured: 1.2002 of the bound). Should the exact search ever reach
 // it, `perfect` no longer earns its place here (issue 21).
 TEST(PerfectPlanner, Reaches_the_bound_where_optimal_alone_does_not) {
+  RegisterPerfectPlanner();
   const Problem p = ZeroSlackInstance();
   StatusOr<Plan> perfect = MakePlan(p, "perfect", Deterministic());
   ASSERT_TRUE(perfect.ok()) << perfect.status().message();
@@ -92,6 +104,7 @@ TEST(PerfectPlanner, Reaches_the_bound_where_optimal_alone_does_not) {
 }
 
 TEST(PerfectPlanner, Plans_pools_with_slack_as_optimal_does) {
+  RegisterPerfectPlanner();
   const Problem p = RandomInstance({.num_buffers = 200, .seed = 3, .alignment = 64});
   StatusOr<Plan> perfect = MakePlan(p, "perfect", Deterministic());
   StatusOr<Plan> optimal = MakePlan(p, "optimal", Deterministic());

@@ -8,7 +8,7 @@
 
 #include "memory/perfect/perfect_packing.h"
 #include "memory/problem.h"
-#include "memory/random_instance.h"
+#include "memory/testing/random_instance.h"
 
 namespace tessel::memory {
 

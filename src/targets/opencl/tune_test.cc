@@ -114,7 +114,14 @@ TEST_F(OpenClTuneTest, Each_distinct_launch_is_tuned_once_and_the_cache_replays_
     uses += k.uses;
     EXPECT_FALSE(k.cached);
     EXPECT_GT(k.launches, 0);
-    EXPECT_LE(k.ms, k.default_ms) << k.kernel;
+    // The tuner's rule (tuning/tuner.h): a size other than the default only
+    // when it measured clearly faster (2% at the median), else the default
+    // with the default's own time.
+    if (k.local != k.default_local) {
+      EXPECT_LT(k.ms, k.default_ms * 0.98) << k.kernel;
+    } else {
+      EXPECT_EQ(k.ms, k.default_ms) << k.kernel;
+    }
   }
   EXPECT_EQ(uses, tunable);
   EXPECT_LT(static_cast<int>(first->kernels.size()), tunable);

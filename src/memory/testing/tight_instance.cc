@@ -1,4 +1,4 @@
-#include "memory/tight_instance.h"
+#include "memory/testing/tight_instance.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,5 @@
-// Tight planning instances made by construction, with a packing known to fit.
+// Tight planning instances made by construction, with a packing known to fit
+// (the test-support library tessel_memory_testing: not in the product).
 //
 // The family of MiniMalloc's "challenging" benchmarks: a few hundred buffers,
 // sizes from 1 KiB to about 880 KiB, 1 MiB of memory with little or no slack,

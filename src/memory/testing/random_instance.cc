@@ -1,4 +1,4 @@
-#include "memory/random_instance.h"
+#include "memory/testing/random_instance.h"
 
 #include <algorithm>
 #include <cmath>

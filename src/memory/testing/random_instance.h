@@ -1,4 +1,5 @@
-// Random planning instances, for property tests and the benchmark.
+// Random planning instances, for property tests and the benchmark (the
+// test-support library tessel_memory_testing: not in the product).
 //
 // Buffers start at uniformly random steps of a schedule as long as the buffer
 // count, live for a log-uniform number of steps and have log-uniform sizes,
