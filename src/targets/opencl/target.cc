@@ -6,6 +6,7 @@
 
 #include "model/compiled_model.h"
 #include "targets/opencl/executor.h"
+#include "targets/opencl/launch_plan.h"
 #include "targets/opencl/tune.h"
 #include "targets/reference/planned_memory.h"
 
@@ -135,6 +136,9 @@ StatusOr<std::shared_ptr<Runtime>> OpenClTarget::runtime() const {
 
 StatusOr<std::vector<targets::NodeKernel>> OpenClTarget::SelectKernels(
     const ir::Graph& graph) const {
+  // The decision the executor takes again at prepare time, with the plan
+  // and the device, which only place tensors and size launches.
+  TESSEL_RETURN_IF_ERROR(PlanLaunches(graph, ir::MemoryLayout{}, PlanOptions{}).status());
   return std::vector<targets::NodeKernel>(graph.nodes().size(), targets::NodeKernel{"opencl", {}});
 }
 

@@ -30,8 +30,9 @@ class OpenClTarget : public targets::Target {
   bool Accepts(const targets::TargetSpec& compiled_for) const override {
     return compiled_for.name == spec_.name;
   }
-  // Every node on its OpenCL kernel, which needs no scratch. Whether the op
-  // has one is known once the device is (Prepare says, naming the node).
+  // Every node on its OpenCL kernel, which needs no scratch, decided without
+  // a device by PlanLaunches (launch_plan.h), the function Prepare decides
+  // with: Unsupported, naming the node and why, when one has no kernel here.
   StatusOr<std::vector<targets::NodeKernel>> SelectKernels(const ir::Graph& graph) const override;
   StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model) const override;
 
