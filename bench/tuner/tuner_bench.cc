@@ -33,7 +33,6 @@
 #include "targets/opencl/executor.h"
 #include "targets/opencl/target.h"
 #include "targets/opencl/tune.h"
-#include "targets/registry.h"
 #include "tuning/tuner.h"
 
 namespace tessel {
@@ -85,13 +84,14 @@ int Main(const Options& o) {
   targets::HostOptions host{.profile = true};
   targets::TargetSpec spec{"opencl", {}};
   if (!o.device.empty()) spec.options["device"] = o.device;
-  StatusOr<std::unique_ptr<targets::Target>> target = targets::MakeTarget(spec, host);
+  // This benchmark measures the OpenCL target's own launches: it makes that
+  // target, by its type.
+  StatusOr<std::unique_ptr<opencl::OpenClTarget>> target = opencl::OpenClTarget::Create(spec, host);
   if (!target.ok()) {
     std::fprintf(stderr, "tuner_bench: %s\n", target.status().message().c_str());
     return 2;
   }
-  const auto& cl_target = dynamic_cast<const opencl::OpenClTarget&>(**target);
-  std::shared_ptr<opencl::Runtime> rt = *cl_target.runtime();
+  std::shared_ptr<opencl::Runtime> rt = *(*target)->runtime();
   std::printf("device %s (%s, driver %s), %lld compute units\n", rt->device().name.c_str(),
               rt->device().platform_name.c_str(), rt->device().driver_version.c_str(),
               static_cast<long long>(rt->device().compute_units));

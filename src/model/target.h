@@ -53,6 +53,9 @@ struct TargetSpec {
 
 // What the machine that runs a target offers it, which no compiled model
 // records: they change how a run is observed or cached, never its results.
+// Only what every target may use is here; what one target alone reads is
+// that target's own struct (opencl::OpenClHostOptions), which the registry
+// passes beside this one (targets::TargetHostOptions, targets/registry.h).
 struct HostOptions {
   // Record where the time goes (OpenCL: event-timed queues); it costs time.
   bool profile = false;
@@ -65,13 +68,6 @@ struct HostOptions {
   // its device when a model is first prepared, not when it is made (a build
   // machine compiles for a GPU it does not have).
   bool compile_only = false;
-  // OpenCL work-group tuning (src/tuning). The cache of tuned local sizes,
-  // read when a model is prepared if the file exists; empty: none.
-  std::filesystem::path tune_cache;
-  // Tune what the cache lacks when a model is prepared, and save the cache.
-  bool tune_online = false;
-  // MACE's queue window: wait for the device after every N launches (0: never).
-  int queue_window = 0;
   // Where one-line notes go (a cache ignored or invalidated, what tuning
   // did), and a line of progress to draw over the last; null: nowhere.
   std::function<void(const std::string&)> note;
@@ -94,6 +90,56 @@ struct NodeKernel {
 // library may pick another implementation of the same primitive on another
 // CPU of the same ISA; the plan then still fits, or loading says why not.)
 std::string KernelFamily(const std::string& kernel);
+
+// What `tessel tune` asks of a prepared model: search the launch sizes its
+// target tunes (OpenCL: local work sizes), starting from and extending the
+// target's tuning cache (where its host options say), then time the whole
+// model with default and with tuned sizes.
+struct TuneRequest {
+  // The search: "race" (default), "mace", "mnn", "exhaustive", "random",
+  // "annealing" (tuning::ParseStrategy).
+  std::string strategy = "race";
+  // Start no new kernel's tuning after this long; 0: no limit.
+  double budget_seconds = 0;
+  uint32_t seed = 1;
+  // Timing the whole model: `rounds` interleaved rounds of `repeat` runs
+  // per configuration, on `inputs` (graph-input order).
+  int rounds = 3;
+  int repeat = 10;
+  std::vector<Tensor> inputs;
+  // Called as each kernel's search goes: kernel `kernel` of `kernels`,
+  // `candidates` timed, the best in ms. Null: nothing.
+  std::function<void(int kernel, int kernels, const std::string& name, int candidates,
+                     double best_ms)>
+      progress;
+};
+
+// One distinct tuned launch. Sizes as text ("64x4"), for reports.
+struct TunedKernel {
+  std::string kernel;  // the kernel's name
+  std::string node;    // the first node that launches it
+  int uses = 0;        // launches of the model with the same tuning key
+  std::string global, default_local, local;
+  double default_ms = 0, ms = 0;
+  int64_t launches = 0;  // tuning launches (0 when cached)
+  bool cached = false;   // taken from the cache
+  bool skipped = false;  // past the time budget: the default stays
+};
+
+struct TuneReport {
+  std::string device, platform, driver;
+  std::vector<TunedKernel> kernels;
+  int64_t launches = 0;  // tuning launches in all
+  double seconds = 0;    // wall time of the search
+  int fixed = 0;         // launches whose kernel fixes its size
+  // The whole model, default and tuned sizes (the faster default timing),
+  // and how far the two default timings were apart, relatively. When the
+  // tuned sizes were slower, the defaults are kept (and cached).
+  double default_ms = 0, tuned_ms = 0, noise = 0;
+  bool kept_tuned = true;
+  std::string cache;  // the cache file, saved when something changed
+  size_t cache_entries = 0;
+};
 
 // What a prepared model reports about its memory.
 struct ExecutableStats {
@@ -145,6 +191,12 @@ class Executable {
   virtual std::vector<ProfileRow> Profile() const { return {}; }
   // The same as text (FormatProfile), or the target's own richer report.
   virtual std::string ProfileReport() const { return ""; }
+  // Tunes the launches (`tessel tune`), keeping the sizes found for the
+  // runs that follow. By default: Unsupported, naming the target, which
+  // has nothing to tune.
+  virtual StatusOr<TuneReport> Tune(const TuneRequest& request) {
+    return Unsupported("target '" + Describe() + "' has nothing to tune");
+  }
 };
 
 class Target {

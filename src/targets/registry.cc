@@ -16,7 +16,8 @@ std::vector<std::string> TargetNames() {
 #endif
 }
 
-StatusOr<std::unique_ptr<Target>> MakeTarget(const TargetSpec& spec, const HostOptions& host) {
+StatusOr<std::unique_ptr<Target>> MakeTarget(const TargetSpec& spec, const HostOptions& host,
+                                             const TargetHostOptions& per_target) {
   if (spec.name == "reference") {
     TESSEL_ASSIGN_OR_RETURN(auto target, ReferenceTarget::Create(spec));
     return std::unique_ptr<Target>(std::move(target));
@@ -27,7 +28,8 @@ StatusOr<std::unique_ptr<Target>> MakeTarget(const TargetSpec& spec, const HostO
   }
   if (spec.name == "opencl") {
 #ifdef TESSEL_WITH_OPENCL
-    TESSEL_ASSIGN_OR_RETURN(auto target, opencl::OpenClTarget::Create(spec, host));
+    TESSEL_ASSIGN_OR_RETURN(auto target,
+                            opencl::OpenClTarget::Create(spec, host, per_target.opencl));
     return std::unique_ptr<Target>(std::move(target));
 #else
     return Unsupported(

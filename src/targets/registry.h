@@ -14,10 +14,19 @@
 #include <vector>
 
 #include "model/target.h"
+#include "targets/opencl/host_options.h"
 
 namespace tessel::targets {
 
-StatusOr<std::unique_ptr<Target>> MakeTarget(const TargetSpec& spec, const HostOptions& host = {});
+// Host options that one target alone reads, each typed by its target and
+// read by it only: the generic HostOptions stays free of them, and a new
+// target with host settings of its own adds a member here.
+struct TargetHostOptions {
+  opencl::OpenClHostOptions opencl;
+};
+
+StatusOr<std::unique_ptr<Target>> MakeTarget(const TargetSpec& spec, const HostOptions& host = {},
+                                             const TargetHostOptions& per_target = {});
 
 // The targets this build has: "reference", "cpu" and, with OpenCL, "opencl".
 std::vector<std::string> TargetNames();

@@ -12,10 +12,6 @@
 #include "common.h"
 #include "target.h"
 #include "tuning/tuner.h"
-#ifdef TESSEL_WITH_OPENCL
-#include "targets/opencl/target.h"
-#include "targets/opencl/tune.h"
-#endif
 
 namespace tessel::cli {
 
@@ -33,81 +29,60 @@ struct TuneArgs {
   TargetOptions target;
 };
 
-#ifdef TESSEL_WITH_OPENCL
-
+// The target tunes itself (targets::Executable::Tune); a target with
+// nothing to tune says so, naming itself.
 Status Tune(TuneArgs args) {
   if (args.target.target.empty()) args.target.target = "opencl";
-  if (args.target.target != "opencl") {
-    return InvalidArgument("tessel tune tunes OpenCL launches: it needs --target opencl, not " +
-                           args.target.target);
-  }
-  TESSEL_ASSIGN_OR_RETURN(tuning::Strategy strategy, tuning::ParseStrategy(args.strategy));
+  TESSEL_RETURN_IF_ERROR(tuning::ParseStrategy(args.strategy).status());
   args.target.profile = true;  // launches are timed by their events
   args.target.tune = "off";    // the tuning here is this command's own
   TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
   TESSEL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(args.model, args.target, copts));
-  const auto* target = dynamic_cast<const opencl::OpenClTarget*>(lm.target.get());
-  if (!target) return InvalidArgument("'" + args.model + "' is not compiled for opencl");
-  TESSEL_ASSIGN_OR_RETURN(std::shared_ptr<opencl::Runtime> runtime, target->runtime());
-  const opencl::DeviceInfo& dev = runtime->device();
+  TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<targets::Executable> exe, lm.target->Prepare(lm.model));
 
-  const std::filesystem::path cache_path = TuneCachePath(args.target);
-  std::vector<std::string> notes;
-  tuning::TuningCache cache = tuning::TuningCache::LoadOrEmpty(cache_path, &notes);
-  cache.Invalidate(dev.platform_name, dev.name, dev.driver_version, &notes);
-  for (const std::string& n : notes) std::fprintf(stderr, "tessel: note: %s\n", n.c_str());
-
-  TESSEL_ASSIGN_OR_RETURN(
-      std::unique_ptr<opencl::OpenClExecutor> exec,
-      opencl::OpenClExecutor::Create(*lm.model.graph, lm.model.memory, *runtime));
-  const std::vector<Tensor> inputs = RandomInputs(*lm.model.graph, args.seed);
-  exec->set_record_timings(false);
-  TESSEL_RETURN_IF_ERROR(exec->Run(inputs).status());  // builds, warms up
-
-  opencl::TuneLaunchesOptions topts{
-      .strategy = strategy, .budget_seconds = args.budget_seconds, .seed = args.seed};
+  targets::TuneRequest request{.strategy = args.strategy,
+                               .budget_seconds = args.budget_seconds,
+                               .seed = args.seed,
+                               .rounds = args.rounds,
+                               .repeat = args.repeat,
+                               .inputs = RandomInputs(*lm.model.graph, args.seed)};
   const bool bar = isatty(STDERR_FILENO) && !args.json;
   if (bar) {
-    topts.progress = [](const opencl::TuneProgress& p) {
+    request.progress = [](int kernel, int kernels, const std::string& name, int candidates,
+                          double best_ms) {
       constexpr int kWidth = 24;
-      const int filled = p.kernels ? (p.kernel - 1) * kWidth / p.kernels : kWidth;
+      const int filled = kernels ? (kernel - 1) * kWidth / kernels : kWidth;
       std::fprintf(stderr, "\r[%.*s%*s] kernel %d/%d %-26.26s %4d candidates, best %.4f ms ",
-                   filled, "########################", kWidth - filled, "", p.kernel, p.kernels,
-                   p.name.c_str(), p.candidates, p.best_ms);
+                   filled, "########################", kWidth - filled, "", kernel, kernels,
+                   name.c_str(), candidates, best_ms);
       std::fflush(stderr);
     };
   }
-  StatusOr<opencl::TuneReport> tuned = opencl::TuneLaunches(*exec, cache, topts);
+  StatusOr<targets::TuneReport> tuned = exe->Tune(request);
   if (bar) std::fprintf(stderr, "\r%110s\r", "");
-  TESSEL_ASSIGN_OR_RETURN(opencl::TuneReport report, std::move(tuned));
-  // The model before and after; slower tuned sizes go back to the default.
-  TESSEL_ASSIGN_OR_RETURN(
-      const opencl::ModelCheck check,
-      opencl::CheckOnModel(*exec, inputs, args.rounds, args.repeat, report, cache));
-  if (report.launches > 0 || !check.kept_tuned) TESSEL_RETURN_IF_ERROR(cache.Save(cache_path));
-  const double default_ms = check.default_ms, tuned_ms = check.tuned_ms;
+  TESSEL_ASSIGN_OR_RETURN(const targets::TuneReport report, std::move(tuned));
 
   int cached = 0, skipped = 0;
-  for (const opencl::KernelTuning& k : report.kernels) {
+  for (const targets::TunedKernel& k : report.kernels) {
     cached += k.cached ? 1 : 0;
     skipped += k.skipped ? 1 : 0;
   }
   if (args.json) {
     nlohmann::json j;
     j["model"] = args.model;
-    j["device"] = dev.name;
-    j["platform"] = dev.platform_name;
-    j["driver"] = dev.driver_version;
+    j["device"] = report.device;
+    j["platform"] = report.platform;
+    j["driver"] = report.driver;
     j["strategy"] = args.strategy;
-    j["cache"] = cache_path.string();
+    j["cache"] = report.cache;
     j["kernels"] = nlohmann::json::array();
-    for (const opencl::KernelTuning& k : report.kernels) {
+    for (const targets::TunedKernel& k : report.kernels) {
       j["kernels"].push_back({{"kernel", k.kernel},
                               {"node", k.node},
                               {"uses", k.uses},
-                              {"global", tuning::ToString(k.key.global, k.key.dims)},
-                              {"default_local", tuning::ToString(k.default_local, k.key.dims)},
-                              {"local", tuning::ToString(k.local, k.key.dims)},
+                              {"global", k.global},
+                              {"default_local", k.default_local},
+                              {"local", k.local},
                               {"default_ms", k.default_ms},
                               {"tuned_ms", k.ms},
                               {"speedup", k.ms > 0 ? k.default_ms / k.ms : 0.0},
@@ -118,25 +93,24 @@ Status Tune(TuneArgs args) {
     j["tuning_launches"] = report.launches;
     j["tuning_seconds"] = report.seconds;
     j["fixed_launches"] = report.fixed;
-    j["model_ms"] = {{"default", default_ms}, {"tuned", tuned_ms}, {"noise", check.noise}};
-    j["kept_tuned"] = check.kept_tuned;
+    j["model_ms"] = {
+        {"default", report.default_ms}, {"tuned", report.tuned_ms}, {"noise", report.noise}};
+    j["kept_tuned"] = report.kept_tuned;
     std::cout << j.dump(2) << "\n";
     return Status::Ok();
   }
-  std::printf("device  %s (%s, driver %s)\n", dev.name.c_str(), dev.platform_name.c_str(),
-              dev.driver_version.c_str());
+  std::printf("device  %s (%s, driver %s)\n", report.device.c_str(), report.platform.c_str(),
+              report.driver.c_str());
   std::printf("%-26s %-22s %4s %-14s %-10s %-10s %10s %10s %7s %8s\n", "kernel", "node", "uses",
               "global", "default", "tuned", "default ms", "tuned ms", "speedup", "launches");
-  for (const opencl::KernelTuning& k : report.kernels) {
+  for (const targets::TunedKernel& k : report.kernels) {
     const std::string launches = k.cached    ? "cached"
                                  : k.skipped ? "skipped"
                                              : std::to_string(k.launches);
     std::printf("%-26.26s %-22.22s %4d %-14s %-10s %-10s %10.4f %10.4f %6.2fx %8s\n",
-                k.kernel.c_str(), k.node.c_str(), k.uses,
-                tuning::ToString(k.key.global, k.key.dims).c_str(),
-                tuning::ToString(k.default_local, k.key.dims).c_str(),
-                tuning::ToString(k.local, k.key.dims).c_str(), k.default_ms, k.ms,
-                k.ms > 0 ? k.default_ms / k.ms : 0.0, launches.c_str());
+                k.kernel.c_str(), k.node.c_str(), k.uses, k.global.c_str(), k.default_local.c_str(),
+                k.local.c_str(), k.default_ms, k.ms, k.ms > 0 ? k.default_ms / k.ms : 0.0,
+                launches.c_str());
   }
   std::printf(
       "tuned   %zu kernels (%d from the cache, %d past the budget, %d launches of fixed "
@@ -146,19 +120,11 @@ Status Tune(TuneArgs args) {
   std::printf(
       "model   %.3f ms with default local sizes, %.3f ms tuned (%.2fx; best of %d x %d "
       "runs)\n",
-      default_ms, tuned_ms, tuned_ms > 0 ? default_ms / tuned_ms : 0.0, args.rounds, args.repeat);
-  std::printf("cache   %s (%zu entries)\n", cache_path.string().c_str(), cache.size());
+      report.default_ms, report.tuned_ms,
+      report.tuned_ms > 0 ? report.default_ms / report.tuned_ms : 0.0, args.rounds, args.repeat);
+  std::printf("cache   %s (%zu entries)\n", report.cache.c_str(), report.cache_entries);
   return Status::Ok();
 }
-
-#else
-
-Status Tune(TuneArgs args) {
-  TESSEL_RETURN_IF_ERROR(tuning::ParseStrategy(args.strategy).status());
-  return Unsupported("this tessel was built without OpenCL: there is nothing to tune");
-}
-
-#endif
 
 }  // namespace
 

@@ -48,9 +48,6 @@ targets::HostOptions HostOptionsOf(const TargetOptions& opts) {
   targets::HostOptions host{.profile = opts.profile,
                             .cache_dir = env_defaults.cache_dir / "opencl",
                             .dump_dir = env_defaults.dump_dir};
-  host.tune_cache = TuneCachePath(opts);
-  host.tune_online = opts.tune == "online";
-  host.queue_window = opts.queue_window;
   host.note = [](const std::string& line) {
     if (progress_drawn) std::fprintf(stderr, "\r%100s\r", "");
     progress_drawn = false;
@@ -64,6 +61,16 @@ targets::HostOptions HostOptionsOf(const TargetOptions& opts) {
     };
   }
   return host;
+}
+
+// What one target alone reads: OpenCL's tuning cache, online tuning and
+// queue window.
+targets::TargetHostOptions PerTargetOf(const TargetOptions& opts) {
+  targets::TargetHostOptions per_target;
+  per_target.opencl = {.tune_cache = TuneCachePath(opts),
+                       .tune_online = opts.tune == "online",
+                       .queue_window = opts.queue_window};
+  return per_target;
 }
 
 // --tune online and --queue-window are options of the OpenCL target.
@@ -183,7 +190,7 @@ StatusOr<std::unique_ptr<targets::Target>> MakeRequestedTarget(const TargetOptio
   TESSEL_ASSIGN_OR_RETURN(targets::TargetSpec spec, RequestedSpec(opts));
   targets::HostOptions host = HostOptionsOf(opts);
   host.compile_only = compile_only;
-  return targets::MakeTarget(spec, host);
+  return targets::MakeTarget(spec, host, PerTargetOf(opts));
 }
 
 StatusOr<LoadedModel> LoadModel(const std::string& path, const TargetOptions& opts,
@@ -219,7 +226,7 @@ StatusOr<LoadedModel> LoadModel(const std::string& path, const TargetOptions& op
   TESSEL_RETURN_IF_ERROR(CheckTuningOptions(opts, spec.name));
   AddRunOptions(opts, spec);
   StatusOr<std::unique_ptr<targets::Target>> target =
-      targets::MakeTarget(spec, HostOptionsOf(opts));
+      targets::MakeTarget(spec, HostOptionsOf(opts), PerTargetOf(opts));
   if (!target.ok()) return Status(target.status().code(), where + ": " + target.status().message());
   loaded.target = std::move(*target);
   return loaded;

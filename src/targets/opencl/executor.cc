@@ -6,10 +6,7 @@
 #include "core/check.h"
 #include "ops/op_registry.h"
 #include "snippets/c_emitter.h"
-#include "snippets/canonicalize.h"
-#include "snippets/lower.h"
 #include "targets/opencl/cl_error.h"
-#include "targets/opencl/op_launches.h"
 
 namespace tessel::opencl {
 
@@ -18,42 +15,6 @@ namespace {
 constexpr char kOpKernelSource[] =
 #include "targets/opencl/kernels.cl.inc"
     ;
-
-// An elementwise node that fusion left alone (or --no-fusion) as the body of
-// a one-op snippet: its scalar constants become immediates, every other input
-// a body input (listed in `outer_inputs`, in order).
-StatusOr<std::unique_ptr<ir::Graph>> SingleOpBody(const ir::Node& node, int opset,
-                                                  std::vector<ir::Value*>* outer_inputs) {
-  auto body = std::make_unique<ir::Graph>();
-  body->set_opset_version(opset);
-  body->set_name(node.name);
-  std::vector<ir::Value*> ins;
-  for (ir::Value* in : node.inputs) {
-    if (!in) {
-      ins.push_back(nullptr);
-    } else if (in->is_constant() && in->constant.num_elements() == 1) {
-      ins.push_back(body->AddConstant(body->UniqueValueName(in->name), in->constant));
-    } else {
-      ir::Value* v = body->AddValue(body->UniqueValueName(in->name), in->dtype, in->shape, true);
-      body->inputs().push_back(v);
-      outer_inputs->push_back(in);
-      ins.push_back(v);
-    }
-  }
-  std::vector<ir::Value*> outs;
-  for (ir::Value* o : node.outputs) {
-    outs.push_back(o ? body->AddValue(body->UniqueValueName(o->name), o->dtype, o->shape, true)
-                     : nullptr);
-  }
-  ir::Node* copy = body->AddNode(node.op_type, node.name, ins, outs);
-  copy->domain = node.domain;
-  copy->attrs = node.attrs;
-  TESSEL_RETURN_IF_ERROR(ops::InferNode(*copy, opset));
-  for (ir::Value* o : outs) {
-    if (o) body->outputs().push_back(o);
-  }
-  return body;
-}
 
 // The device time of a finished, profiled command, in ms.
 StatusOr<double> EventMs(cl_event event) {
@@ -84,9 +45,10 @@ const std::string& ProgramOptions() {
 }
 
 struct OpenClExecutor::Impl {
-  std::vector<cl_mem> pools;      // by pool index
+  std::vector<cl_mem> buffers;    // by LaunchPlan::buffers index
   std::vector<TensorRef> values;  // by value id
   std::vector<cl_event> events;   // profiling: one per launch of the last Run
+  cl_mem mem(const TensorRef& ref) const { return buffers[static_cast<size_t>(ref.buffer)]; }
 };
 
 OpenClExecutor::OpenClExecutor(const ir::Graph& graph, Runtime& runtime)
@@ -99,138 +61,104 @@ OpenClExecutor::~OpenClExecutor() {
   }
 }
 
-StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph& graph,
-                                                                 const ir::MemoryLayout& layout,
-                                                                 Runtime& runtime,
-                                                                 const ExecutorOptions& options) {
-  std::unique_ptr<OpenClExecutor> exec(new OpenClExecutor(graph, runtime));
-  exec->queue_window_ = std::max(options.queue_window, 0);
-  Impl& impl = *exec->impl_;
-  const auto& values = graph.values();
-  const auto& nodes = graph.nodes();
-  const bool planned = !layout.empty();
-  if (planned) {
-    TESSEL_CHECK(layout.values.size() == values.size());
-    for (const ir::MemoryPool& pool : layout.pools) {
-      TESSEL_ASSIGN_OR_RETURN(cl_mem m, runtime.Allocate(pool.size_bytes));
-      impl.pools.push_back(m);
-      if (!pool.read_only) exec->workspace_bytes_ += pool.size_bytes;
-    }
+namespace {
+
+// The model's snippets as one OpenCL C program, and what tunes each.
+struct EmittedProgram {
+  std::string snippet_source;  // empty: the model has no snippet
+  // By node index: the hash of the snippet's own source, emitted under one
+  // name, so that one snippet in two models (or at two places) is tuned
+  // once; empty for other nodes.
+  std::vector<std::string> snippet_hashes;
+};
+
+// Emits every snippet of `plan` (one kernel each, named SnippetKernelName)
+// into one program. Needs no device.
+EmittedProgram EmitProgram(const LaunchPlan& plan) {
+  EmittedProgram out;
+  out.snippet_hashes.resize(plan.snippets.size());
+  for (size_t i = 0; i < plan.snippets.size(); ++i) {
+    if (!plan.snippets[i]) continue;
+    out.snippet_source +=
+        snippets::EmitOpenClKernel(*plan.snippets[i], SnippetKernelName(i)) + "\n";
+    out.snippet_hashes[i] = tuning::HashHex(
+        snippets::EmitOpenClKernel(*plan.snippets[i], kSnippetKernel) + ProgramOptions());
   }
-  cl_command_queue queue = runtime.queue();
-  // Kernels index with 32-bit ints (fast on every GPU): no tensor, and no
-  // planned offset, may reach 2^31 elements.
-  constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
-  for (const auto& v : values) {
-    if (NumElements(v->shape) > kMaxElements) {
-      return Unsupported("value '" + v->name + "' has " + std::to_string(NumElements(v->shape)) +
-                         " elements; the OpenCL target indexes at most 2^31 - 1");
-    }
+  return out;
+}
+
+// The built programs; the runtime owns them.
+struct Programs {
+  cl_program ops = nullptr;
+  cl_program snippets = nullptr;  // null without snippets
+};
+
+// Builds the op library and the emitted snippets for the runtime's device,
+// through its program cache (a program built before, by this process or one
+// with the same cache folder, is not compiled again).
+StatusOr<Programs> BuildPrograms(Runtime& runtime, const EmittedProgram& emitted) {
+  Programs programs;
+  TESSEL_ASSIGN_OR_RETURN(programs.ops, runtime.BuildProgram(OpKernelSource(), ProgramOptions()));
+  if (!emitted.snippet_source.empty()) {
+    TESSEL_ASSIGN_OR_RETURN(programs.snippets,
+                            runtime.BuildProgram(emitted.snippet_source, ProgramOptions()));
   }
-  impl.values.resize(values.size());
-  for (const auto& v : values) {
-    const auto id = static_cast<size_t>(v->id);
+  return programs;
+}
+
+}  // namespace
+
+Status OpenClExecutor::AllocateBuffers(const LaunchPlan& plan) {
+  Impl& impl = *impl_;
+  for (const PlannedBuffer& b : plan.buffers) {
+    TESSEL_ASSIGN_OR_RETURN(cl_mem m, runtime_.Allocate(b.size_bytes));
+    impl.buffers.push_back(m);
+    if (b.pool >= 0 && !b.read_only) workspace_bytes_ += b.size_bytes;
+  }
+  impl.values = plan.values;
+  for (const auto& v : graph_.values()) {
     const int64_t size = static_cast<int64_t>(v->size_bytes());
-    const int64_t elem = static_cast<int64_t>(std::max<size_t>(DTypeSize(v->dtype), 1));
-    TensorRef ref;
-    if (planned && layout.values[id].planned()) {
-      const ir::BufferPlacement& p = layout.values[id];
-      TESSEL_CHECK(p.offset_bytes % elem == 0);
-      if (p.offset_bytes / elem > kMaxElements) {
-        return Unsupported("value '" + v->name + "' lies at byte " +
-                           std::to_string(p.offset_bytes) + " of pool '" +
-                           layout.pools[static_cast<size_t>(p.pool)].name +
-                           "'; the OpenCL target indexes at most 2^31 - 1 elements");
-      }
-      ref.mem = impl.pools[static_cast<size_t>(p.pool)];
-      ref.offset = static_cast<int32_t>(p.offset_bytes / elem);
-    } else {
-      // The caller's (rebound by every Run through a copy), an unplanned
-      // constant, or every value of a graph without a plan.
-      TESSEL_ASSIGN_OR_RETURN(ref.mem, runtime.Allocate(size));
-    }
-    if (v->is_constant() && size > 0) {
-      TESSEL_CL_RETURN_IF_ERROR(
-          clEnqueueWriteBuffer(queue, ref.mem, CL_TRUE, static_cast<size_t>(ref.offset * elem),
-                               static_cast<size_t>(size), v->constant.raw_data(), 0, nullptr,
-                               nullptr),
-          "clEnqueueWriteBuffer (constant '" + v->name + "')");
-    }
-    impl.values[id] = ref;
+    if (!v->is_constant() || size == 0) continue;
+    const TensorRef& ref = impl.values[static_cast<size_t>(v->id)];
+    const size_t elem = std::max<size_t>(DTypeSize(v->dtype), 1);
+    TESSEL_CL_RETURN_IF_ERROR(
+        clEnqueueWriteBuffer(runtime_.queue(), impl.mem(ref), CL_TRUE,
+                             static_cast<size_t>(ref.offset) * elem, static_cast<size_t>(size),
+                             v->constant.raw_data(), 0, nullptr, nullptr),
+        "clEnqueueWriteBuffer (constant '" + v->name + "')");
   }
+  return Status::Ok();
+}
 
-  // The model's snippets: one kernel each, in one program.
-  std::string snippet_source;
-  std::vector<std::string> snippet_names(nodes.size());
-  // Tuning keys hash each snippet's own source, emitted under one name, so
-  // that one snippet in two models (or at two places) is tuned once.
-  std::vector<std::string> snippet_hashes(nodes.size());
-  std::vector<std::vector<ir::Value*>> single_op_inputs(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const ir::Node& node = *nodes[i];
-    std::unique_ptr<ir::Graph> single;
-    if (node.op_type != "Subgraph" && snippets::IsFusable(node, graph.opset_version())) {
-      TESSEL_ASSIGN_OR_RETURN(single,
-                              SingleOpBody(node, graph.opset_version(), &single_op_inputs[i]));
-    } else if (node.op_type != "Subgraph" || !node.body) {
-      continue;
-    }
-    StatusOr<snippets::KernelIR> ir = snippets::LowerSubgraph(single ? *single : *node.body);
-    if (!ir.ok() && single) {
-      // An op the snippet lowering does not take in this form (PRelu's
-      // per-channel slope before opset 7, say) has no OpenCL kernel.
-      return Unsupported(node.Describe() + ": the OpenCL target has no kernel for it (" +
-                         ir.status().message() + ")");
-    }
-    if (!ir.ok()) return ir.status().WithContext(node.Describe() + " on OpenCL");
-    snippet_names[i] = "f32_snippet_" + std::to_string(i) + "__opencl";
-    snippet_source += snippets::EmitOpenClKernel(*ir, snippet_names[i]) + "\n";
-    snippet_hashes[i] =
-        tuning::HashHex(snippets::EmitOpenClKernel(*ir, kSnippetKernel) + ProgramOptions());
-  }
-
-  std::vector<PendingLaunch> pending;
-  std::vector<int> pending_node;
+Status OpenClExecutor::BindLaunches(std::vector<PendingLaunch> pending,
+                                    const std::vector<std::string>& snippet_hashes,
+                                    cl_program ops_program, cl_program snippet_program,
+                                    const ExecutorOptions& options) {
+  Impl& impl = *impl_;
+  const auto& nodes = graph_.nodes();
+  cl_command_queue queue = runtime_.queue();
+  const DeviceInfo& dev = runtime_.device();
   const std::string ops_hash = tuning::HashHex(OpKernelSource() + ProgramOptions());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    NodeContext ctx{
-        *nodes[i], graph.opset_version(),
-        [&impl](const ir::Value* v) {
-          return v ? impl.values[static_cast<size_t>(v->id)] : TensorRef{};
-        },
-        snippet_names[i],
-        single_op_inputs[i].empty() && snippet_names[i].empty() ? nullptr : &single_op_inputs[i]};
-    if (nodes[i]->op_type == "Subgraph") ctx.snippet_inputs = nullptr;
-    ctx.compute_units = std::max<int64_t>(runtime.device().compute_units, 1);
-    TESSEL_RETURN_IF_ERROR(BuildNodeLaunches(ctx, &pending));
-    pending_node.resize(pending.size(), static_cast<int>(i));
-  }
-
-  TESSEL_ASSIGN_OR_RETURN(cl_program ops_program,
-                          runtime.BuildProgram(OpKernelSource(), ProgramOptions()));
-  cl_program snippet_program = nullptr;
-  if (!snippet_source.empty()) {
-    TESSEL_ASSIGN_OR_RETURN(snippet_program,
-                            runtime.BuildProgram(snippet_source, ProgramOptions()));
-  }
-  const DeviceInfo& dev = runtime.device();
-  for (size_t k = 0; k < pending.size(); ++k) {
-    PendingLaunch& p = pending[k];
+  for (PendingLaunch& p : pending) {
     Launch l;
     l.kernel_name = p.kernel_name;
-    l.node = pending_node[k];
+    l.program = p.program;
+    l.node = p.node;
     l.geometry = p.geometry;
     l.bytes = p.bytes;
     l.flops = p.flops;
-    const bool is_snippet = p.kernel_name.find("__opencl") != std::string::npos;
+    const bool is_snippet = p.program == KernelProgram::kSnippets;
     cl_int rc = CL_SUCCESS;
     l.kernel =
         clCreateKernel(is_snippet ? snippet_program : ops_program, p.kernel_name.c_str(), &rc);
     TESSEL_CL_RETURN_IF_ERROR(rc, "clCreateKernel '" + p.kernel_name + "'");
-    exec->launches_.push_back(l);
+    launches_.push_back(l);
+    for (const auto& [index, buffer] : p.args.tensors()) {
+      p.args.SetBuffer(index, impl.buffers[static_cast<size_t>(buffer)]);
+    }
     for (const auto& [index, bytes] : p.args.tables()) {
       TESSEL_ASSIGN_OR_RETURN(
-          cl_mem table, runtime.Allocate(static_cast<int64_t>(bytes.size()), CL_MEM_READ_ONLY));
+          cl_mem table, runtime_.Allocate(static_cast<int64_t>(bytes.size()), CL_MEM_READ_ONLY));
       TESSEL_CL_RETURN_IF_ERROR(clEnqueueWriteBuffer(queue, table, CL_TRUE, 0, bytes.size(),
                                                      bytes.data(), 0, nullptr, nullptr),
                                 "clEnqueueWriteBuffer (a table of '" + p.kernel_name + "')");
@@ -259,7 +187,7 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
                                std::to_string(l.geometry.local[0] * l.geometry.local[1]) +
                                " items; " + dev.name + " allows " + std::to_string(max_wg));
     }
-    Launch& placed = exec->launches_.back();
+    Launch& placed = launches_.back();
     tuning::Problem& problem = placed.problem;
     problem.dims = l.geometry.dims;
     problem.global = l.geometry.global;
@@ -287,12 +215,29 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
       const tuning::TuneEntry* e = options.tuning_cache->Find(placed.key);
       if (e && tuning::IsLegal(problem, e->local)) {
         placed.local = e->local;
-        ++exec->tuned_from_cache_;
+        ++tuned_from_cache_;
       }
     }
     placed.global = RoundedGlobal(l.geometry, placed.local);
   }
-  TESSEL_CL_RETURN_IF_ERROR(clFinish(queue), "clFinish");
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph& graph,
+                                                                 const ir::MemoryLayout& layout,
+                                                                 Runtime& runtime,
+                                                                 const ExecutorOptions& options) {
+  TESSEL_ASSIGN_OR_RETURN(
+      LaunchPlan plan,
+      PlanLaunches(graph, layout, {.compute_units = runtime.device().compute_units}));
+  const EmittedProgram emitted = EmitProgram(plan);
+  std::unique_ptr<OpenClExecutor> exec(new OpenClExecutor(graph, runtime));
+  exec->queue_window_ = std::max(options.queue_window, 0);
+  TESSEL_RETURN_IF_ERROR(exec->AllocateBuffers(plan));
+  TESSEL_ASSIGN_OR_RETURN(const Programs programs, BuildPrograms(runtime, emitted));
+  TESSEL_RETURN_IF_ERROR(exec->BindLaunches(std::move(plan.launches), emitted.snippet_hashes,
+                                            programs.ops, programs.snippets, options));
+  TESSEL_CL_RETURN_IF_ERROR(clFinish(runtime.queue()), "clFinish");
   return exec;
 }
 
@@ -369,7 +314,7 @@ StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inp
     const TensorRef& ref = impl_->values[static_cast<size_t>(v.id)];
     if (inputs[i].size_bytes() == 0) continue;
     TESSEL_CL_RETURN_IF_ERROR(
-        clEnqueueWriteBuffer(queue, ref.mem, CL_FALSE,
+        clEnqueueWriteBuffer(queue, impl_->mem(ref), CL_FALSE,
                              static_cast<size_t>(ref.offset) * DTypeSize(v.dtype),
                              inputs[i].size_bytes(), inputs[i].raw_data(), 0, nullptr, nullptr),
         "clEnqueueWriteBuffer (input '" + v.name + "')");
@@ -403,7 +348,7 @@ StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inp
     const TensorRef& ref = impl_->values[static_cast<size_t>(o->id)];
     if (t.size_bytes() > 0) {
       TESSEL_CL_RETURN_IF_ERROR(
-          clEnqueueReadBuffer(queue, ref.mem, CL_FALSE,
+          clEnqueueReadBuffer(queue, impl_->mem(ref), CL_FALSE,
                               static_cast<size_t>(ref.offset) * DTypeSize(o->dtype), t.size_bytes(),
                               t.raw_data(), 0, nullptr, nullptr),
           "clEnqueueReadBuffer (output '" + o->name + "')");

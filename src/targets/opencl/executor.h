@@ -12,10 +12,19 @@
 // inputs and outputs, or everything when the graph has no plan) get a buffer
 // each, allocated once.
 //
-// Create validates once: every node has a kernel here (else Unsupported,
-// naming the node), the op library and the model's fused snippets (one
-// OpenCL C kernel each, emitted from the snippets kernel IR) are built
-// through the runtime's program cache, and every kernel's arguments are set.
+// Create validates once, in stages (executor.cc):
+//
+//   PlanLaunches     every node's launches and every tensor's buffer, without
+//                    a device (launch_plan.h; what SelectKernels checks too):
+//                    Unsupported, naming the node, when one has no kernel
+//   EmitProgram      the model's snippets as one OpenCL C program (one kernel
+//                    each, emitted from the snippets kernel IR)
+//   AllocateBuffers  one cl_mem per planned buffer; constants uploaded
+//   BuildPrograms    the op library and the snippets, through the runtime's
+//                    program cache
+//   BindLaunches     kernels created, arguments set, local sizes chosen (the
+//                    default, or the tuning cache's)
+//
 // Run only writes inputs, enqueues the launches in schedule order on the
 // in-order queue, and reads the outputs.
 #pragma once
@@ -27,6 +36,8 @@
 #include "core/status.h"
 #include "ir/graph.h"
 #include "ir/memory_layout.h"
+#include "targets/opencl/launch_plan.h"
+#include "targets/opencl/op_launches.h"
 #include "targets/opencl/runtime.h"
 #include "targets/opencl/work_size.h"
 #include "tuning/cache.h"
@@ -37,7 +48,8 @@ namespace tessel::opencl {
 // One kernel launch of the schedule, as it will be enqueued.
 struct Launch {
   std::string kernel_name;  // "f32_conv2d_direct", "f32_snippet_12__opencl"
-  int node = -1;            // index in the graph's schedule
+  KernelProgram program = KernelProgram::kOps;
+  int node = -1;  // index in the graph's schedule
   cl_kernel kernel = nullptr;
   LaunchGeometry geometry;                // the real extent
   std::array<size_t, 3> local{1, 1, 1};   // chosen local size
@@ -113,6 +125,18 @@ class OpenClExecutor {
  private:
   struct Impl;
   explicit OpenClExecutor(const ir::Graph& graph, Runtime& runtime);
+  // One cl_mem per buffer of `plan`, its values placed in them, and the
+  // graph's constants uploaded (blocking).
+  Status AllocateBuffers(const LaunchPlan& plan);
+  // Creates the kernel of every launch of `pending` (from `ops_program`, or
+  // `snippet_program` for snippets, whose tuning keys hash
+  // `snippet_hashes[node]`), binds its tensors to the buffers and uploads
+  // its tables, and sizes it for the device: the default local size, or the
+  // tuning cache's. ResourceExhausted when a kernel's fixed work-group is
+  // beyond the device.
+  Status BindLaunches(std::vector<PendingLaunch> pending,
+                      const std::vector<std::string>& snippet_hashes, cl_program ops_program,
+                      cl_program snippet_program, const ExecutorOptions& options);
 
   const ir::Graph& graph_;
   Runtime& runtime_;

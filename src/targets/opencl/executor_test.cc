@@ -74,6 +74,8 @@ class OpenClTest : public ::testing::Test {
           t.data<float>()[i] = std::uniform_real_distribution<float>(-2, 2)(rng);
         } else if (v->dtype == DType::kInt64) {
           t.data<int64_t>()[i] = std::uniform_int_distribution<int64_t>(-3, 5)(rng);
+        } else if (v->dtype == DType::kUInt8) {
+          t.data<uint8_t>()[i] = static_cast<uint8_t>(7 * i + 1);
         }
       }
       inputs.push_back(std::move(t));
@@ -96,7 +98,11 @@ class OpenClTest : public ::testing::Test {
     }
     launches_ = (*exec)->launches().size();
     kernel_names_.clear();
-    for (const Launch& l : (*exec)->launches()) kernel_names_.push_back(l.kernel_name);
+    programs_.clear();
+    for (const Launch& l : (*exec)->launches()) {
+      kernel_names_.push_back(l.kernel_name);
+      programs_.push_back(l.program);
+    }
     std::filesystem::remove_all(dir);
   }
 
@@ -112,6 +118,7 @@ class OpenClTest : public ::testing::Test {
   static std::string* skip_reason_;
   size_t launches_ = 0;
   std::vector<std::string> kernel_names_;
+  std::vector<KernelProgram> programs_;  // by launch
 };
 
 Runtime* OpenClTest::runtime_ = nullptr;
@@ -451,7 +458,21 @@ TEST_F(OpenClTest, Fused_snippet_with_broadcast_and_erf) {
   b.Output("y");
   ExpectMatchesReference(b, /*fusion=*/true);
   ASSERT_EQ(launches_, 1u);
-  EXPECT_NE(kernel_names_[0].find("__opencl"), std::string::npos);
+  EXPECT_EQ(programs_[0], KernelProgram::kSnippets) << kernel_names_[0];
+}
+
+// A view of elements narrower than a word, between buffers of its own (the
+// caller's input and output): an element-wise move, whatever the plan.
+TEST_F(OpenClTest, A_reshape_of_bytes_moves_elements) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kUInt8, {2, 3});
+  b.Initializer("shape", Tensor::FromVector<int64_t>({3, 2}, {2}));
+  b.Node("Reshape", {"x", "shape"}, {"y"});
+  b.Output("y", DType::kUInt8);
+  ExpectMatchesReference(b);
+  ASSERT_EQ(launches_, 1u);
+  EXPECT_EQ(kernel_names_[0], "b8_strided_copy");
+  EXPECT_EQ(programs_[0], KernelProgram::kOps);
 }
 
 TEST_F(OpenClTest, BatchNormalization) {
@@ -480,7 +501,9 @@ TEST_F(OpenClTest, Unfused_elementwise_ops_run_as_one_op_snippets) {
   b.Output("t");
   ExpectMatchesReference(b, /*fusion=*/false);
   ASSERT_EQ(launches_, 3u);
-  for (const std::string& k : kernel_names_) EXPECT_NE(k.find("__opencl"), std::string::npos) << k;
+  for (size_t k = 0; k < launches_; ++k) {
+    EXPECT_EQ(programs_[k], KernelProgram::kSnippets) << kernel_names_[k];
+  }
 }
 
 TEST_F(OpenClTest, Cast_expand_and_a_gather_of_bools) {
@@ -652,6 +675,40 @@ TEST_F(OpenClTest, Build_failure_reports_the_log) {
 }
 
 // No device needed below.
+
+// The plan is decided without a device (what SelectKernels checks at
+// compile time): a snippet and a library kernel, each on its program, and
+// a node without a kernel named with its reason.
+TEST(LaunchPlan, Decides_without_a_device) {
+  ir::Graph g;
+  g.set_opset_version(13);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {2, 5}, true);
+  g.inputs().push_back(x);
+  ir::Value* r = g.AddValue("r", DType::kFloat32, {2, 5}, true);
+  ir::Value* y = g.AddValue("y", DType::kFloat32, {2, 5}, true);
+  g.AddNode("Relu", "relu", {x}, {r});
+  g.AddNode("Softmax", "softmax", {r}, {y});
+  g.outputs().push_back(y);
+  StatusOr<LaunchPlan> plan = PlanLaunches(g, ir::MemoryLayout{}, PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->launches.size(), 2u);
+  EXPECT_EQ(plan->launches[0].program, KernelProgram::kSnippets);
+  EXPECT_EQ(plan->launches[0].kernel_name, SnippetKernelName(0));
+  EXPECT_EQ(plan->launches[1].program, KernelProgram::kOps);
+  EXPECT_EQ(plan->launches[1].node, 1);
+  EXPECT_EQ(plan->buffers.size(), 3u);  // no plan: one buffer per value
+
+  ir::Value* idx = g.AddValue("i", DType::kInt64, {2, 1}, true);
+  ir::Node* argmax = g.AddNode("ArgMax", "pick", {y}, {idx});
+  argmax->attrs.Set("axis", int64_t{1});
+  g.outputs().push_back(idx);
+  plan = PlanLaunches(g, ir::MemoryLayout{}, PlanOptions{});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(plan.status().message().find("ArgMax 'pick': the OpenCL target has no kernel"),
+            std::string::npos)
+      << plan.status().message();
+}
 
 TEST(OpenClDevices, Select_rejects_unknown_device) {
   DeviceInfo d;

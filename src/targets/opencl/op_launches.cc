@@ -105,13 +105,21 @@ Status Copy(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const ir::Value* in = c.node.input(0);
   const ir::Value* out = c.node.output(0);
   if (c.ref(in) == c.ref(out)) return Status::Ok();
-  if (in->size_bytes() != out->size_bytes() || out->size_bytes() % 4 != 0) {
-    return Unsupported(c.node, "copies whole 4-byte words only");
+  if (in->size_bytes() != out->size_bytes()) {
+    return Unsupported(c.node, "copies tensors of equal size only");
+  }
+  const int64_t scale = static_cast<int64_t>(DTypeSize(out->dtype)) / 4;
+  if (scale < 1 || out->size_bytes() % 4 != 0) {
+    // Elements narrower than a word (a view of bool or float16 data): an
+    // element-wise move, so that whether a view runs here does not depend
+    // on the memory plan (a view planned onto its input launches nothing).
+    const int64_t elems = NumElements(out->shape);
+    const Dims6 dims = Pad6(Shape{elems});
+    return StridedCopy(c, in, out, dims, Strides6(Shape{elems}), Strides6(Shape{elems}), 0, 0,
+                       launches);
   }
   const int64_t n = static_cast<int64_t>(out->size_bytes() / 4);
   if (n == 0) return Status::Ok();
-  const int64_t scale = static_cast<int64_t>(DTypeSize(out->dtype)) / 4;
-  if (scale < 1) return Unsupported(c.node, "copies whole 4-byte words only");
   TensorRef x = c.ref(in), y = c.ref(out);
   x.offset *= static_cast<int32_t>(scale);
   y.offset *= static_cast<int32_t>(scale);
@@ -895,6 +903,7 @@ Status BatchNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
 Status Snippet(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   PendingLaunch l;
   l.kernel_name = c.snippet_kernel;
+  l.program = KernelProgram::kSnippets;
   int64_t n = 0;
   for (const ir::Value* v : c.snippet_inputs ? *c.snippet_inputs : c.node.inputs) {
     l.args.Tensor(c.ref(v));

@@ -1,5 +1,7 @@
 // Kernel selection: the launches of one node, with their arguments and
-// geometry (internal to the OpenCL executor).
+// geometry, decided without a device (internal to the OpenCL target; see
+// launch_plan.h). Tensor arguments name a buffer of the plan by index; the
+// executor binds them to its cl_mem when it binds the launches.
 #pragma once
 
 #include <array>
@@ -17,19 +19,23 @@
 
 namespace tessel::opencl {
 
-// A tensor on the device: a buffer and an offset in elements of the tensor's
-// dtype.
+// A tensor on the device: a buffer of the plan (LaunchPlan::buffers; -1:
+// none) and an offset in elements of the tensor's dtype.
 struct TensorRef {
-  cl_mem mem = nullptr;
+  int32_t buffer = -1;
   int32_t offset = 0;
-  bool operator==(const TensorRef& o) const { return mem == o.mem && offset == o.offset; }
+  bool operator==(const TensorRef& o) const = default;
 };
 
 // Kernel arguments in order, as the bytes clSetKernelArg takes.
 class KernelArgs {
  public:
+  // The buffer is bound later (tensors(), SetBuffer); a null ref stays a
+  // null buffer.
   KernelArgs& Tensor(const TensorRef& t) {
-    Add(&t.mem, sizeof(cl_mem), /*shape=*/false);
+    if (t.buffer >= 0) tensors_.emplace_back(args_.size(), t.buffer);
+    const cl_mem unbound = nullptr;
+    Add(&unbound, sizeof(cl_mem), /*shape=*/false);
     const cl_int offset = t.offset;
     return Add(&offset, sizeof offset, /*shape=*/false);
   }
@@ -65,7 +71,9 @@ class KernelArgs {
   const std::vector<std::pair<size_t, std::vector<unsigned char>>>& tables() const {
     return tables_;
   }
-  // Binds argument `index` (a Table's) to `mem`.
+  // (argument index, plan buffer) of every bound Tensor, in order.
+  const std::vector<std::pair<size_t, int32_t>>& tensors() const { return tensors_; }
+  // Binds argument `index` (a Tensor's or a Table's) to `mem`.
   void SetBuffer(size_t index, cl_mem mem) { std::memcpy(args_[index].data(), &mem, sizeof mem); }
 
  private:
@@ -79,10 +87,17 @@ class KernelArgs {
   std::vector<std::vector<unsigned char>> args_;
   std::string shape_bytes_;
   std::vector<std::pair<size_t, std::vector<unsigned char>>> tables_;
+  std::vector<std::pair<size_t, int32_t>> tensors_;
 };
+
+// Which program holds a launch's kernel: the op library (kernels.cl.inc) or
+// the model's snippets (emitted from their kernel IR).
+enum class KernelProgram { kOps, kSnippets };
 
 struct PendingLaunch {
   std::string kernel_name;
+  KernelProgram program = KernelProgram::kOps;
+  int node = -1;  // index in the graph's schedule
   KernelArgs args;
   LaunchGeometry geometry;
   int64_t bytes = 0;

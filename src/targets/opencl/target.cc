@@ -6,8 +6,10 @@
 
 #include "model/compiled_model.h"
 #include "targets/opencl/executor.h"
+#include "targets/opencl/launch_plan.h"
 #include "targets/opencl/tune.h"
 #include "targets/reference/planned_memory.h"
+#include "tuning/tuner.h"
 
 namespace tessel::opencl {
 
@@ -16,10 +18,14 @@ namespace {
 class OpenClExecutable : public targets::Executable {
  public:
   OpenClExecutable(const ir::Graph& graph, std::shared_ptr<Runtime> runtime,
-                   std::unique_ptr<OpenClExecutor> exec)
+                   std::unique_ptr<OpenClExecutor> exec, tuning::TuningCache cache,
+                   const targets::HostOptions& host, const OpenClHostOptions& opencl)
       : graph_(graph),
         runtime_(std::move(runtime)),
         exec_(std::move(exec)),
+        cache_(std::move(cache)),
+        host_(host),
+        opencl_(opencl),
         peak_(targets::PredictPeakActivationBytes(graph)) {}
 
   StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) override {
@@ -33,13 +39,129 @@ class OpenClExecutable : public targets::Executable {
   }
   void SetProfiling(bool on) override { exec_->set_record_timings(on); }
   std::string ProfileReport() const override;
+  StatusOr<targets::TuneReport> Tune(const targets::TuneRequest& request) override;
+
+  // --tune online: tunes (race) the launches the cache lacks, checks the
+  // tuned sizes on the model, saves the cache, and says what it did.
+  Status TuneOnline();
 
  private:
+  void Note(const std::string& line) const {
+    if (host_.note) host_.note(line);
+  }
+  // Saves the cache where the host options say: empty, or why not.
+  Status SaveCache();
+
   const ir::Graph& graph_;
   std::shared_ptr<Runtime> runtime_;
   std::unique_ptr<OpenClExecutor> exec_;
+  tuning::TuningCache cache_;  // read when prepared; what tuning extends
+  targets::HostOptions host_;
+  OpenClHostOptions opencl_;
   int64_t peak_ = 0;
 };
+
+Status OpenClExecutable::SaveCache() {
+  if (opencl_.tune_cache.empty()) return Status::Ok();
+  return cache_.Save(opencl_.tune_cache);
+}
+
+StatusOr<targets::TuneReport> OpenClExecutable::Tune(const targets::TuneRequest& request) {
+  TESSEL_ASSIGN_OR_RETURN(const tuning::Strategy strategy, tuning::ParseStrategy(request.strategy));
+  exec_->set_record_timings(false);
+  TESSEL_RETURN_IF_ERROR(exec_->Run(request.inputs).status());  // builds, warms up
+  TuneLaunchesOptions topts{
+      .strategy = strategy, .budget_seconds = request.budget_seconds, .seed = request.seed};
+  if (request.progress) {
+    topts.progress = [&request](const TuneProgress& p) {
+      request.progress(p.kernel, p.kernels, p.name, p.candidates, p.best_ms);
+    };
+  }
+  TESSEL_ASSIGN_OR_RETURN(const TuneReport tuned, TuneLaunches(*exec_, cache_, topts));
+  // The model before and after; slower tuned sizes go back to the default.
+  TESSEL_ASSIGN_OR_RETURN(
+      const ModelCheck check,
+      CheckOnModel(*exec_, request.inputs, request.rounds, request.repeat, tuned, cache_));
+  exec_->set_record_timings(host_.profile);
+  if (tuned.launches > 0 || !check.kept_tuned) TESSEL_RETURN_IF_ERROR(SaveCache());
+
+  const DeviceInfo& dev = runtime_->device();
+  targets::TuneReport report{.device = dev.name,
+                             .platform = dev.platform_name,
+                             .driver = dev.driver_version,
+                             .launches = tuned.launches,
+                             .seconds = tuned.seconds,
+                             .fixed = tuned.fixed,
+                             .default_ms = check.default_ms,
+                             .tuned_ms = check.tuned_ms,
+                             .noise = check.noise,
+                             .kept_tuned = check.kept_tuned,
+                             .cache = opencl_.tune_cache.string(),
+                             .cache_entries = cache_.size()};
+  for (const KernelTuning& k : tuned.kernels) {
+    report.kernels.push_back({.kernel = k.kernel,
+                              .node = k.node,
+                              .uses = k.uses,
+                              .global = tuning::ToString(k.key.global, k.key.dims),
+                              .default_local = tuning::ToString(k.default_local, k.key.dims),
+                              .local = tuning::ToString(k.local, k.key.dims),
+                              .default_ms = k.default_ms,
+                              .ms = k.ms,
+                              .launches = k.launches,
+                              .cached = k.cached,
+                              .skipped = k.skipped});
+  }
+  return report;
+}
+
+Status OpenClExecutable::TuneOnline() {
+  TuneLaunchesOptions topts;
+  if (host_.progress) {
+    topts.progress = [this](const TuneProgress& p) {
+      char line[160];
+      std::snprintf(line, sizeof line, "tuning kernel %d/%d %-28.28s %3d candidates, best %.4f ms",
+                    p.kernel, p.kernels, p.name.c_str(), p.candidates, p.best_ms);
+      host_.progress(line);
+    };
+  }
+  TESSEL_ASSIGN_OR_RETURN(TuneReport report, TuneLaunches(*exec_, cache_, topts));
+  if (host_.progress) host_.progress("");
+  // When something was tuned, a short check on the whole model (zero
+  // inputs): tuned sizes that make it slower go back to the default. A
+  // run that found everything in the cache launches nothing more.
+  ModelCheck check;
+  if (report.launches > 0) {
+    exec_->set_record_timings(false);
+    std::vector<Tensor> zeros;
+    for (const ir::Value* v : graph_.inputs()) zeros.emplace_back(v->dtype, v->shape);
+    TESSEL_ASSIGN_OR_RETURN(
+        check, CheckOnModel(*exec_, zeros, /*rounds=*/3, /*repeat=*/3, report, cache_));
+  }
+  exec_->set_record_timings(host_.profile);
+  if (!check.kept_tuned) {
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "tuned sizes were slower on the whole model (%.3f ms against %.3f): the "
+                  "defaults are kept",
+                  check.tuned_ms, check.default_ms);
+    Note(line);
+  }
+  if (report.launches > 0 || !check.kept_tuned) {
+    int tuned = 0;
+    for (const KernelTuning& k : report.kernels) tuned += k.cached ? 0 : 1;
+    std::string where = "; not saved (no --tune-cache)";
+    if (!opencl_.tune_cache.empty()) {
+      const Status saved = SaveCache();
+      where = saved.ok() ? "; saved to " + opencl_.tune_cache.string()
+                         : "; not saved: " + saved.message();
+    }
+    char line[200];
+    std::snprintf(line, sizeof line, "tuned %d kernel%s in %.1f s (%lld launches)", tuned,
+                  tuned == 1 ? "" : "s", report.seconds, static_cast<long long>(report.launches));
+    Note(line + where);
+  }
+  return Status::Ok();
+}
 
 std::string OpenClExecutable::ProfileReport() const {
   const auto& timings = exec_->last_timings();
@@ -107,18 +229,20 @@ std::string OpenClExecutable::ProfileReport() const {
 }  // namespace
 
 StatusOr<std::unique_ptr<OpenClTarget>> OpenClTarget::Create(const targets::TargetSpec& spec,
-                                                             const targets::HostOptions& host) {
+                                                             const targets::HostOptions& host,
+                                                             const OpenClHostOptions& opencl) {
   for (const auto& [key, value] : spec.options) {
     if (key != "device") {
       return InvalidArgument("opencl target: unknown option '" + key + "' (options: device)");
     }
   }
   RuntimeOptions options;
-  options.profiling = host.profile || host.tune_online;  // tuning times launches by events
+  options.profiling = host.profile || opencl.tune_online;  // tuning times launches by events
   options.cache_dir = host.cache_dir;
   targets::TargetSpec resolved{"opencl", {}};
   if (!spec.Option("device").empty()) resolved.options["device"] = spec.Option("device");
-  std::unique_ptr<OpenClTarget> target(new OpenClTarget(std::move(resolved), options, host));
+  std::unique_ptr<OpenClTarget> target(
+      new OpenClTarget(std::move(resolved), options, host, opencl));
   if (!host.compile_only) TESSEL_RETURN_IF_ERROR(target->runtime().status());
   return target;
 }
@@ -135,75 +259,31 @@ StatusOr<std::shared_ptr<Runtime>> OpenClTarget::runtime() const {
 
 StatusOr<std::vector<targets::NodeKernel>> OpenClTarget::SelectKernels(
     const ir::Graph& graph) const {
+  // The decision the executor takes again at prepare time, with the plan
+  // and the device, which only place tensors and size launches.
+  TESSEL_RETURN_IF_ERROR(PlanLaunches(graph, ir::MemoryLayout{}, PlanOptions{}).status());
   return std::vector<targets::NodeKernel>(graph.nodes().size(), targets::NodeKernel{"opencl", {}});
 }
 
 StatusOr<std::unique_ptr<targets::Executable>> OpenClTarget::Prepare(CompiledModel& model) const {
   TESSEL_ASSIGN_OR_RETURN(std::shared_ptr<Runtime> runtime, this->runtime());
-  const auto note = [this](const std::string& line) {
-    if (host_.note) host_.note(line);
-  };
   std::vector<std::string> notes;
   tuning::TuningCache cache;
-  if (!host_.tune_cache.empty()) {
+  if (!opencl_.tune_cache.empty()) {
     const DeviceInfo& dev = runtime->device();
-    cache = tuning::TuningCache::LoadOrEmpty(host_.tune_cache, &notes);
+    cache = tuning::TuningCache::LoadOrEmpty(opencl_.tune_cache, &notes);
     cache.Invalidate(dev.platform_name, dev.name, dev.driver_version, &notes);
   }
-  for (const std::string& line : notes) note(line);
-  ExecutorOptions eopts{.tuning_cache = &cache, .queue_window = host_.queue_window};
+  if (host_.note) {
+    for (const std::string& line : notes) host_.note(line);
+  }
+  ExecutorOptions eopts{.tuning_cache = &cache, .queue_window = opencl_.queue_window};
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<OpenClExecutor> exec,
                           OpenClExecutor::Create(*model.graph, model.memory, *runtime, eopts));
-  if (host_.tune_online) {
-    TuneLaunchesOptions topts;
-    if (host_.progress) {
-      topts.progress = [this](const TuneProgress& p) {
-        char line[160];
-        std::snprintf(line, sizeof line,
-                      "tuning kernel %d/%d %-28.28s %3d candidates, best %.4f ms", p.kernel,
-                      p.kernels, p.name.c_str(), p.candidates, p.best_ms);
-        host_.progress(line);
-      };
-    }
-    TESSEL_ASSIGN_OR_RETURN(TuneReport report, TuneLaunches(*exec, cache, topts));
-    if (host_.progress) host_.progress("");
-    // When something was tuned, a short check on the whole model (zero
-    // inputs): tuned sizes that make it slower go back to the default. A
-    // run that found everything in the cache launches nothing more.
-    ModelCheck check;
-    if (report.launches > 0) {
-      exec->set_record_timings(false);
-      std::vector<Tensor> zeros;
-      for (const ir::Value* v : model.graph->inputs()) zeros.emplace_back(v->dtype, v->shape);
-      TESSEL_ASSIGN_OR_RETURN(
-          check, CheckOnModel(*exec, zeros, /*rounds=*/3, /*repeat=*/3, report, cache));
-    }
-    exec->set_record_timings(host_.profile);
-    if (!check.kept_tuned) {
-      char line[160];
-      std::snprintf(line, sizeof line,
-                    "tuned sizes were slower on the whole model (%.3f ms against %.3f): the "
-                    "defaults are kept",
-                    check.tuned_ms, check.default_ms);
-      note(line);
-    }
-    if (report.launches > 0 || !check.kept_tuned) {
-      int tuned = 0;
-      for (const KernelTuning& k : report.kernels) tuned += k.cached ? 0 : 1;
-      std::string where = "; not saved (no --tune-cache)";
-      if (!host_.tune_cache.empty()) {
-        const Status saved = cache.Save(host_.tune_cache);
-        where = saved.ok() ? "; saved to " + host_.tune_cache.string()
-                           : "; not saved: " + saved.message();
-      }
-      char line[200];
-      std::snprintf(line, sizeof line, "tuned %d kernel%s in %.1f s (%lld launches)", tuned,
-                    tuned == 1 ? "" : "s", report.seconds, static_cast<long long>(report.launches));
-      note(line + where);
-    }
-  }
-  return std::unique_ptr<targets::Executable>(
-      new OpenClExecutable(*model.graph, std::move(runtime), std::move(exec)));
+  auto executable = std::make_unique<OpenClExecutable>(
+      *model.graph, std::move(runtime), std::move(exec), std::move(cache), host_, opencl_);
+  if (opencl_.tune_online) TESSEL_RETURN_IF_ERROR(executable->TuneOnline());
+  return std::unique_ptr<targets::Executable>(std::move(executable));
 }
 
 }  // namespace tessel::opencl

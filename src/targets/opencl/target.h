@@ -8,15 +8,18 @@
 // The device is not part of what a model was compiled for: a model compiled
 // for opencl runs on any OpenCL device.
 //
-// Prepare takes local sizes from HostOptions::tune_cache (entries tuned
-// under another driver are dropped, with a note), and with tune_online
-// tunes the launches the cache lacks (race), saving the cache.
+// Prepare takes local sizes from OpenClHostOptions::tune_cache (entries
+// tuned under another driver are dropped, with a note), and with
+// tune_online tunes the launches the cache lacks (race), saving the cache.
+// The prepared model's Tune (`tessel tune`, through the seam) searches every
+// launch with the strategy asked for and saves that same cache.
 #pragma once
 
 #include <memory>
 #include <mutex>
 
 #include "model/target.h"
+#include "targets/opencl/host_options.h"
 #include "targets/opencl/runtime.h"
 
 namespace tessel::opencl {
@@ -24,14 +27,16 @@ namespace tessel::opencl {
 class OpenClTarget : public targets::Target {
  public:
   static StatusOr<std::unique_ptr<OpenClTarget>> Create(const targets::TargetSpec& spec,
-                                                        const targets::HostOptions& host);
+                                                        const targets::HostOptions& host,
+                                                        const OpenClHostOptions& opencl = {});
 
   const targets::TargetSpec& spec() const override { return spec_; }
   bool Accepts(const targets::TargetSpec& compiled_for) const override {
     return compiled_for.name == spec_.name;
   }
-  // Every node on its OpenCL kernel, which needs no scratch. Whether the op
-  // has one is known once the device is (Prepare says, naming the node).
+  // Every node on its OpenCL kernel, which needs no scratch, decided without
+  // a device by PlanLaunches (launch_plan.h), the function Prepare decides
+  // with: Unsupported, naming the node and why, when one has no kernel here.
   StatusOr<std::vector<targets::NodeKernel>> SelectKernels(const ir::Graph& graph) const override;
   StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model) const override;
 
@@ -39,11 +44,16 @@ class OpenClTarget : public targets::Target {
   StatusOr<std::shared_ptr<Runtime>> runtime() const;
 
  private:
-  OpenClTarget(targets::TargetSpec spec, RuntimeOptions options, targets::HostOptions host)
-      : spec_(std::move(spec)), options_(std::move(options)), host_(std::move(host)) {}
+  OpenClTarget(targets::TargetSpec spec, RuntimeOptions options, targets::HostOptions host,
+               OpenClHostOptions opencl)
+      : spec_(std::move(spec)),
+        options_(std::move(options)),
+        host_(std::move(host)),
+        opencl_(std::move(opencl)) {}
   targets::TargetSpec spec_;
   RuntimeOptions options_;
   targets::HostOptions host_;
+  OpenClHostOptions opencl_;
   mutable std::mutex mu_;
   mutable std::shared_ptr<Runtime> runtime_;
 };

@@ -1,0 +1,70 @@
+// The OpenCL target's decisions for a graph, without a device: which nodes
+// have a kernel here (op, dtypes, shapes, attributes), the launches of each,
+// where every tensor lives (a buffer and an element offset), and the
+// snippets' lowered kernels. One function decides it, for both callers:
+//
+//   SelectKernels (compile time, no device):
+//     TESSEL_ASSIGN_OR_RETURN(LaunchPlan p, PlanLaunches(graph, {}, {}));
+//   OpenClExecutor::Create (prepare time):
+//     TESSEL_ASSIGN_OR_RETURN(LaunchPlan p, PlanLaunches(graph, layout,
+//                                                        {.compute_units = dev.compute_units}));
+//
+// Whether a node is supported depends on the graph alone, so a model that
+// compiled for opencl prepares on any device. The memory layout only places
+// tensors (a view planned onto its input then launches nothing), and the
+// device's compute units only pick the GEMM tile (a launch size). What the
+// device decides besides (local sizes, work-group limits) is bound later
+// (executor.cc, BindLaunches).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/graph.h"
+#include "ir/memory_layout.h"
+#include "snippets/kernel_ir.h"
+#include "targets/opencl/op_launches.h"
+
+namespace tessel::opencl {
+
+// A device buffer the executor allocates: a planned pool, or the buffer of
+// one value that no pool holds (the caller's inputs and outputs, an
+// unplanned constant, every value of a graph without a plan).
+struct PlannedBuffer {
+  int64_t size_bytes = 0;
+  int pool = -1;   // index in the layout's pools, or -1
+  int value = -1;  // the value's id when pool is -1
+  bool read_only = false;
+};
+
+struct LaunchPlan {
+  // The pools first (in the layout's order), then one per unpooled value.
+  std::vector<PlannedBuffer> buffers;
+  std::vector<TensorRef> values;  // by value id
+  // By node index: the lowered snippet kernel (Subgraph nodes, and
+  // elementwise nodes run as a one-op snippet), else empty.
+  std::vector<std::optional<snippets::KernelIR>> snippets;
+  // In schedule order; PendingLaunch::node names the node.
+  std::vector<PendingLaunch> launches;
+};
+
+struct PlanOptions {
+  // The device's compute units, which the GEMM tile fills; without a
+  // device, 1.
+  int64_t compute_units = 1;
+};
+
+// The name of node `index`'s snippet kernel ("f32_snippet_<index>__opencl").
+std::string SnippetKernelName(size_t index);
+
+// Decides the plan. `graph` is typed and final; `layout` is its memory plan,
+// or empty (every value in a buffer of its own). Unsupported, in one line
+// naming the node and why, when the OpenCL target cannot run a node or
+// index a tensor (at most 2^31 - 1 elements, and offsets).
+StatusOr<LaunchPlan> PlanLaunches(const ir::Graph& graph, const ir::MemoryLayout& layout,
+                                  const PlanOptions& options);
+
+}  // namespace tessel::opencl

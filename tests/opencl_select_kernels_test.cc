@@ -1,0 +1,118 @@
+// The OpenCL target decides at compile time, without a device, which nodes
+// it runs: a model with a node it has no kernel for is rejected by
+// `tessel compile --target opencl`, naming the node and why, and no .tsl is
+// written. Compiling opens no device, so these tests run wherever tessel
+// was built with OpenCL, device or not.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "cli_runner.h"
+#include "compiler/compile.h"
+#include "onnx/model_builder.h"
+#include "targets/registry.h"
+
+namespace tessel::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using onnx_io::ModelBuilder;
+
+class OpenClSelectKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifndef TESSEL_WITH_OPENCL
+    GTEST_SKIP() << "built without OpenCL (TESSEL_WITH_OPENCL=OFF)";
+#endif
+    dir_ = fs::temp_directory_path() /
+           ("tessel_opencl_select_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Compiles `onnx` for opencl without a device, as `tessel compile` does.
+  StatusOr<CompiledModel> CompileForOpenCl(const std::string& onnx) {
+    TESSEL_ASSIGN_OR_RETURN(auto target,
+                            targets::MakeTarget({"opencl", {}}, {.compile_only = true}));
+    return Compile(onnx, *target);
+  }
+
+  fs::path dir_;
+};
+
+// y = ArgMax(Relu(x)): the reference runs ArgMax, the OpenCL target has no
+// kernel for it.
+void SaveArgMaxModel(const std::string& file) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {2, 5});
+  b.Node("Relu", {"x"}, {"r"}, "relu");
+  auto& n = b.Node("ArgMax", {"r"}, {"y"}, "pick_best");
+  ModelBuilder::SetAttr(n, "axis", int64_t{1});
+  b.Output("y", DType::kInt64);
+  ASSERT_TRUE(b.Save(file).ok());
+}
+
+TEST_F(OpenClSelectKernels, compile_rejects_an_op_without_an_opencl_kernel) {
+  SaveArgMaxModel(path("argmax.onnx"));
+  StatusOr<CompiledModel> m = CompileForOpenCl(path("argmax.onnx"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kUnsupported) << m.status().message();
+  EXPECT_NE(m.status().message().find("ArgMax 'pick_best'"), std::string::npos)
+      << m.status().message();
+  EXPECT_NE(m.status().message().find("OpenCL target has no kernel"), std::string::npos)
+      << m.status().message();
+
+  const CliResult r =
+      RunTessel("compile --target opencl " + path("argmax.onnx") + " -o " + path("argmax.tsl"));
+  ExpectRejected(r, {"ArgMax 'pick_best'", "OpenCL target has no kernel"});
+  EXPECT_FALSE(fs::exists(path("argmax.tsl")));
+}
+
+// MaxPool's second output (Indices) is a form of the op the OpenCL kernel
+// does not produce: the attribute-and-output check, not the op table, says no.
+TEST_F(OpenClSelectKernels, compile_rejects_maxpool_indices) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {1, 2, 4, 4});
+  auto& n = b.Node("MaxPool", {"x"}, {"y", "idx"}, "pool_1");
+  ModelBuilder::SetAttr(n, "kernel_shape", std::vector<int64_t>{2, 2});
+  b.Output("y");
+  b.Output("idx", DType::kInt64);
+  ASSERT_TRUE(b.Save(path("pool.onnx")).ok());
+
+  StatusOr<CompiledModel> m = CompileForOpenCl(path("pool.onnx"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("MaxPool 'pool_1'"), std::string::npos)
+      << m.status().message();
+  EXPECT_NE(m.status().message().find("Indices"), std::string::npos) << m.status().message();
+  ExpectRejected(
+      RunTessel("compile --target opencl " + path("pool.onnx") + " -o " + path("pool.tsl")),
+      {"MaxPool 'pool_1'", "Indices"});
+  EXPECT_FALSE(fs::exists(path("pool.tsl")));
+}
+
+// What the OpenCL target runs compiles without a device, and the CLI writes
+// its .tsl.
+TEST_F(OpenClSelectKernels, compile_accepts_what_opencl_runs_without_a_device) {
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {2, 3});
+  b.Initializer("w", Tensor::FromVector<float>({1, 2, 3}, {3}));
+  b.Node("Add", {"x", "w"}, {"s"}, "add");
+  b.Node("Relu", {"s"}, {"r"}, "relu");
+  b.Node("Softmax", {"r"}, {"y"}, "softmax");
+  b.Output("y");
+  ASSERT_TRUE(b.Save(path("good.onnx")).ok());
+  StatusOr<CompiledModel> m = CompileForOpenCl(path("good.onnx"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->target.name, "opencl");
+  const CliResult r =
+      RunTessel("compile --target opencl " + path("good.onnx") + " -o " + path("good.tsl"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(path("good.tsl")));
+}
+
+}  // namespace
+}  // namespace tessel::testing
