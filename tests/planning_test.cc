@@ -114,10 +114,10 @@ TEST_P(PlannedModel, Default_plan_meets_the_bound_and_optimal_proves_it) {
   o.memory.algorithm = "none";
   StatusOr<CompiledModel> m = Compile(GetParam().onnx, targets::testing::Cpu(), o);
   ASSERT_TRUE(m.ok()) << m.status().message();
-  StatusOr<std::vector<targets::NodeKernel>> kernels =
-      targets::testing::Cpu().SelectKernels(*m->graph);
+  StatusOr<targets::KernelDecisions> kernels = targets::testing::Cpu().SelectKernels(*m->graph);
   ASSERT_TRUE(kernels.ok());
-  StatusOr<GraphMemoryProblem> buffers = BuildMemoryProblem(*m->graph, *kernels, MemoryOptions{});
+  StatusOr<GraphMemoryProblem> buffers =
+      BuildMemoryProblem(*m->graph, kernels->nodes, MemoryOptions{});
   ASSERT_TRUE(buffers.ok());
   memory::PlannerOptions options;
   options.verify = true;

@@ -130,10 +130,10 @@ void Models(const Options& options) {
                   model.status().message().c_str());
       continue;
     }
-    StatusOr<std::vector<targets::NodeKernel>> kernels = (*cpu)->SelectKernels(*model->graph);
+    StatusOr<targets::KernelDecisions> kernels = (*cpu)->SelectKernels(*model->graph);
     if (!kernels.ok()) continue;
     StatusOr<GraphMemoryProblem> buffers =
-        BuildMemoryProblem(*model->graph, *kernels, MemoryOptions{});
+        BuildMemoryProblem(*model->graph, kernels->nodes, MemoryOptions{});
     if (!buffers.ok()) continue;
     char extra[64];
     std::snprintf(

@@ -29,6 +29,22 @@ const std::vector<std::string>& StageNames() {
   return names;
 }
 
+namespace {
+
+// Writes what the target decided into the graph: what the .tsl records.
+void RecordDecisions(const targets::KernelDecisions& decisions, ir::Graph& graph) {
+  for (size_t i = 0; i < decisions.nodes.size(); ++i) {
+    graph.nodes()[i]->kernel = decisions.nodes[i].kernel;
+  }
+  for (const auto& v : graph.values()) {
+    const targets::ValuePlacement& p = decisions.values[static_cast<size_t>(v->id)];
+    v->layout = p.layout;
+    v->scope = p.scope;
+  }
+}
+
+}  // namespace
+
 StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
                                 const targets::Target& target, const CompileOptions& options) {
   CompiledModel model;
@@ -100,10 +116,10 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   // 9. The target picks every node's kernel (and with it the layouts
   // adjacent kernels exchange and the scratch each needs) and where each
   // value is stored.
-  TESSEL_ASSIGN_OR_RETURN(std::vector<targets::NodeKernel> kernels,
-                          target.SelectKernels(*model.graph));
-  for (size_t i = 0; i < kernels.size(); ++i) model.graph->nodes()[i]->kernel = kernels[i].kernel;
-  for (const auto& v : model.graph->values()) v->scope = target.Storage(*v);
+  TESSEL_ASSIGN_OR_RETURN(targets::KernelDecisions decisions, target.SelectKernels(*model.graph));
+  RecordDecisions(decisions, *model.graph);
+  model.built_kernels = std::move(decisions.built);
+  const std::vector<targets::NodeKernel>& kernels = decisions.nodes;
   TESSEL_RETURN_IF_ERROR(finish_stage("select-kernels", true));
 
   // 10. Every buffer (tensors between and inside nodes, the kernels'

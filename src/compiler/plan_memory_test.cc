@@ -48,7 +48,9 @@ struct Chain {
 };
 
 // The CPU target's kernels for `g` (what the tests plan for).
-std::vector<targets::NodeKernel> CpuKernels(const ir::Graph& g) { return cpu::SelectCpuKernels(g); }
+std::vector<targets::NodeKernel> CpuKernels(const ir::Graph& g) {
+  return cpu::SelectCpuKernels(g).nodes;
+}
 
 MemoryOptions Options() {
   MemoryOptions o;
@@ -106,7 +108,8 @@ TEST(BuildMemoryProblem, Elementwise_ops_reuse_a_dying_input) {
 TEST(BuildMemoryProblem, Scratch_is_live_only_while_its_node_runs) {
   Chain c;
   MemoryOptions o = Options();
-  std::vector<targets::NodeKernel> kernels(c.g.nodes().size(), {"test", {}});
+  std::vector<targets::NodeKernel> kernels(c.g.nodes().size(),
+                                           {{.family = ir::KernelFamily::kReference}, {}});
   kernels[3].scratch = {{"tmp", 100, 128}};
   StatusOr<GraphMemoryProblem> p = BuildMemoryProblem(c.g, kernels, o);
   ASSERT_TRUE(p.ok());

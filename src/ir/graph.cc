@@ -10,6 +10,10 @@ const char* LayoutName(Layout l) {
   switch (l) {
     case Layout::kPlain:
       return "plain";
+    case Layout::kChannelsLast:
+      return "channels last";
+    case Layout::kBlocked16:
+      return "nChw16c";
     case Layout::kNCHW4c:
       return "NCHW4c";
   }
@@ -26,6 +30,32 @@ const char* StorageScopeName(StorageScope s) {
       return "texture:weight";
   }
   return "?";
+}
+
+const char* KernelFamilyName(KernelFamily f) {
+  switch (f) {
+    case KernelFamily::kUnselected:
+      return "unselected";
+    case KernelFamily::kReference:
+      return "reference";
+    case KernelFamily::kSnippet:
+      return "snippet";
+    case KernelFamily::kNative:
+      return "native";
+    case KernelFamily::kOneDnn:
+      return "onednn";
+    case KernelFamily::kOpenCl:
+      return "opencl";
+  }
+  return "?";
+}
+
+std::string KernelChoice::ToString() const {
+  std::string out = KernelFamilyName(family);
+  if (!implementation.empty()) out += " " + implementation;
+  if (!detail.empty()) out += " (" + detail + ")";
+  if (!variant.empty()) out += " " + variant;
+  return out;
 }
 
 Value* Graph::AddValue(std::string name, DType dtype, Shape shape, bool shape_known) {

@@ -21,10 +21,63 @@
 
 namespace tessel::ir {
 
-enum class Layout : uint8_t { kPlain = 0, kNCHW4c };
+// How a value's elements are ordered in memory: the one layout enum of the
+// IR, decided per value by the target's select-kernels stage together with
+// the kernels that read and write it.
+//   kPlain         row-major in the logical shape (NCHW for images)
+//   kChannelsLast  NHWC (oneDNN's direct convolutions)
+//   kBlocked16     nChw16c: channels in blocks of 16 (oneDNN's Winograd)
+//   kNCHW4c        channels in blocks of 4, an RGBA texel (textures)
+// Every layout but kPlain keeps the plain size (padded channels excepted
+// for the blocked ones, which only take channel counts they divide).
+enum class Layout : uint8_t { kPlain = 0, kChannelsLast, kBlocked16, kNCHW4c };
+inline constexpr uint8_t kLastLayout = static_cast<uint8_t>(Layout::kNCHW4c);
+// Where a value lives on its target: global memory (buffers), or a 2D
+// image (texture: activations; texture:weight: constants).
 enum class StorageScope : uint8_t { kGlobal = 0, kTexture, kTextureWeight };
+inline constexpr uint8_t kLastStorageScope = static_cast<uint8_t>(StorageScope::kTextureWeight);
 const char* LayoutName(Layout l);
 const char* StorageScopeName(StorageScope s);
+
+// Which kind of kernel runs a node, as the select-kernels stage decided it.
+enum class KernelFamily : uint8_t {
+  kUnselected = 0,  // before select-kernels
+  kReference,       // the op's own kernel (src/ops)
+  kSnippet,         // a fused elementwise region, JIT-compiled (src/snippets)
+  kNative,          // a CPU kernel of tessel's own (targets/cpu/native_kernels)
+  kOneDnn,          // a oneDNN primitive
+  kOpenCl,          // an OpenCL kernel
+};
+inline constexpr uint8_t kLastKernelFamily = static_cast<uint8_t>(KernelFamily::kOpenCl);
+const char* KernelFamilyName(KernelFamily f);  // "reference", "snippet", "native", "onednn", ...
+
+// A node's kernel, as typed data: the .tsl records it and Prepare compares
+// family, implementation and variant with what the machine builds; the
+// display name (ToString) is derived from it for reports, never parsed.
+struct KernelChoice {
+  KernelFamily family = KernelFamily::kUnselected;
+  // Which kernel of the family: "conv", "winograd conv", "strided copy",
+  // "f32_conv2d", "avx512" (a snippet's instruction set).
+  std::string implementation;
+  // How it exchanges its tensors, where that is a choice: "direct x,y"
+  // (tensors a convolution reads or writes in its own layout), "channels
+  // last", "nChw16c".
+  std::string variant;
+  // What a library picked inside the kernel on this CPU
+  // ("brgconv:avx512_core"): for reports only, since another CPU of the same
+  // ISA may pick otherwise and still fit the plan.
+  std::string detail;
+  // The target's word that this is a reference-grade path, whose time a
+  // fast kernel should take.
+  bool slow = false;
+
+  // "onednn conv (brgconv:avx512_core) direct x,y"
+  std::string ToString() const;
+  // Family, implementation and variant equal: the same kernel decision.
+  bool SameDecision(const KernelChoice& o) const {
+    return family == o.family && implementation == o.implementation && variant == o.variant;
+  }
+};
 
 struct Node;
 class Graph;
@@ -52,9 +105,9 @@ struct Node {
   std::vector<Value*> outputs;  // nullptr marks an omitted optional output
   AttributeMap attrs;
   std::unique_ptr<Graph> body;  // Subgraph nodes only
-  // The kernel the target chose for it (the select-kernels stage), for
-  // reports; empty before that stage.
-  std::string kernel;
+  // The kernel the target chose for it (the select-kernels stage); family
+  // kUnselected before that stage.
+  KernelChoice kernel;
 
   // Input i, or nullptr when absent or omitted.
   Value* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }

@@ -8,13 +8,27 @@ namespace tessel::ir {
 
 namespace {
 
-std::string Ref(const Value* v) {
-  if (!v) return "_";
-  return (v->is_constant() ? "@" : "%") + v->name;
+// Whether the target's select-kernels stage has run: values then show
+// their layout and storage scope.
+bool Decided(const Graph& graph) {
+  return std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                     [](const auto& n) { return n->kernel.family != KernelFamily::kUnselected; });
 }
 
-std::string Type(const Value& v) {
-  return std::string(DTypeName(v.dtype)) + " " + (v.shape_known ? ShapeToString(v.shape) : "?");
+// "<nChw16c global>"
+std::string Placement(const Value& v) {
+  return std::string("<") + LayoutName(v.layout) + " " + StorageScopeName(v.scope) + ">";
+}
+
+std::string Ref(const Value* v, bool decided = false) {
+  if (!v) return "_";
+  if (v->is_constant()) return "@" + v->name + (decided ? Placement(*v) : "");
+  return "%" + v->name;
+}
+
+std::string Type(const Value& v, bool decided = false) {
+  return std::string(DTypeName(v.dtype)) + " " + (v.shape_known ? ShapeToString(v.shape) : "?") +
+         (decided ? " " + Placement(v) : "");
 }
 
 }  // namespace
@@ -41,7 +55,9 @@ void PrintHeader(const Graph& graph, std::ostream& os) {
   std::snprintf(mib, sizeof mib, "%.1f MiB", static_cast<double>(s.parameter_bytes) / (1 << 20));
   os << "graph '" << graph.name() << "' opset " << graph.opset_version() << ": " << s.num_nodes
      << " nodes, " << s.num_parameters << " parameters (" << mib << ")\n";
-  for (const Value* in : graph.inputs()) os << "input  %" << in->name << ": " << Type(*in) << "\n";
+  for (const Value* in : graph.inputs()) {
+    os << "input  %" << in->name << ": " << Type(*in, Decided(graph)) << "\n";
+  }
 }
 
 }  // namespace
@@ -70,11 +86,12 @@ void PrintSummary(const Graph& graph, std::ostream& os) {
 
 void PrintGraph(const Graph& graph, std::ostream& os) {
   PrintHeader(graph, os);
+  const bool decided = Decided(graph);
   for (const auto& n : graph.nodes()) {
     std::string outs;
     for (const Value* o : n->outputs) outs += (outs.empty() ? "" : ", ") + Ref(o);
     std::string ins;
-    for (const Value* i : n->inputs) ins += (ins.empty() ? "" : ", ") + Ref(i);
+    for (const Value* i : n->inputs) ins += (ins.empty() ? "" : ", ") + Ref(i, decided);
     os << outs << " = " << (n->domain.empty() ? "" : n->domain + ".") << n->op_type << "(" << ins
        << ")";
     if (!n->attrs.all().empty()) {
@@ -88,13 +105,15 @@ void PrintGraph(const Graph& graph, std::ostream& os) {
     }
     std::string types;
     for (const Value* o : n->outputs) {
-      if (o) types += (types.empty() ? "" : ", ") + Type(*o);
+      if (o) types += (types.empty() ? "" : ", ") + Type(*o, decided);
     }
     os << " : " << types << "  # " << n->name;
-    if (!n->kernel.empty()) os << " [" << n->kernel << "]";
+    if (decided) os << " [" << n->kernel.ToString() << "]";
     os << "\n";
   }
-  for (const Value* o : graph.outputs()) os << "output " << Ref(o) << ": " << Type(*o) << "\n";
+  for (const Value* o : graph.outputs()) {
+    os << "output " << Ref(o) << ": " << Type(*o, decided) << "\n";
+  }
 }
 
 }  // namespace tessel::ir

@@ -28,6 +28,9 @@ struct CompiledModel {
   // Compiled in this process for `target` (not saved): its plan was made for
   // the very kernels Prepare builds, so they need not be checked again.
   bool planned_here = false;
+  // The kernels the target built while it selected them (not saved): its
+  // Prepare takes them instead of building them again. Null once taken.
+  std::shared_ptr<targets::BuiltKernels> built_kernels;
 };
 
 }  // namespace tessel

@@ -247,7 +247,9 @@ Status ReadGraph(Reader& r, int depth, std::unique_ptr<ir::Graph>* out) {
     TESSEL_RETURN_IF_ERROR(r.Pod(&layout));
     TESSEL_RETURN_IF_ERROR(r.Pod(&scope));
     TESSEL_RETURN_IF_ERROR(r.Pod(&has_constant));
-    if (layout > 1 || scope > 2) return Reader::Corrupt("value layout or scope");
+    if (layout > ir::kLastLayout || scope > ir::kLastStorageScope) {
+      return Reader::Corrupt("value layout or scope");
+    }
     ir::Value* v = graph->AddValue(vname, static_cast<DType>(dtype), shape, true);
     v->layout = static_cast<ir::Layout>(layout);
     v->scope = static_cast<ir::StorageScope>(scope);
@@ -257,11 +259,20 @@ Status ReadGraph(Reader& r, int depth, std::unique_ptr<ir::Graph>* out) {
   uint32_t num_nodes;
   TESSEL_RETURN_IF_ERROR(r.Pod(&num_nodes));
   for (uint32_t i = 0; i < num_nodes; ++i) {
-    std::string nname, op_type, domain, kernel;
+    std::string nname, op_type, domain;
+    ir::KernelChoice kernel;
+    uint8_t family = 0, slow = 0;
     TESSEL_RETURN_IF_ERROR(r.Str(&nname));
     TESSEL_RETURN_IF_ERROR(r.Str(&op_type));
     TESSEL_RETURN_IF_ERROR(r.Str(&domain));
-    TESSEL_RETURN_IF_ERROR(r.Str(&kernel));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&family));
+    TESSEL_RETURN_IF_ERROR(r.Str(&kernel.implementation));
+    TESSEL_RETURN_IF_ERROR(r.Str(&kernel.variant));
+    TESSEL_RETURN_IF_ERROR(r.Str(&kernel.detail));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&slow));
+    if (family > ir::kLastKernelFamily || slow > 1) return Reader::Corrupt("node kernel");
+    kernel.family = static_cast<ir::KernelFamily>(family);
+    kernel.slow = slow != 0;
     std::vector<ir::Value*> ins, outs;
     for (auto* list : {&ins, &outs}) {
       uint32_t n;
@@ -275,7 +286,7 @@ Status ReadGraph(Reader& r, int depth, std::unique_ptr<ir::Graph>* out) {
     }
     ir::Node* node = graph->AddNode(op_type, nname, ins, outs);
     node->domain = domain;
-    node->kernel = kernel;
+    node->kernel = std::move(kernel);
     uint32_t num_attrs;
     TESSEL_RETURN_IF_ERROR(r.Pod(&num_attrs));
     for (uint32_t k = 0; k < num_attrs; ++k) {
@@ -425,7 +436,11 @@ void WriteGraph(Writer& w, const ir::Graph& g) {
     w.Str(n->name);
     w.Str(n->op_type);
     w.Str(n->domain);
-    w.Str(n->kernel);
+    w.Pod<uint8_t>(static_cast<uint8_t>(n->kernel.family));
+    w.Str(n->kernel.implementation);
+    w.Str(n->kernel.variant);
+    w.Str(n->kernel.detail);
+    w.Pod<uint8_t>(n->kernel.slow ? 1 : 0);
     w.Pod<uint32_t>(static_cast<uint32_t>(n->inputs.size()));
     for (const ir::Value* v : n->inputs) ref(v);
     w.Pod<uint32_t>(static_cast<uint32_t>(n->outputs.size()));

@@ -6,7 +6,9 @@
 //   12      8     payload size in bytes
 //   20      8     FNV-1a 64 checksum of the payload
 //   28      ...   payload: the target (name, then option key/value pairs),
-//                 the graph (values with constants, nodes with their kernel, attributes
+//                 the graph (values with their layout, storage scope and
+//                 constants; nodes with their kernel (family, implementation,
+//                 variant, library detail, slow flag), attributes
 //                 and, for Subgraph nodes, their body graph in the same
 //                 encoding, inputs, outputs) in node (= schedule) order,
 //                 then the memory layout (a flag; pools; a placement per
@@ -24,7 +26,7 @@
 
 namespace tessel {
 
-inline constexpr uint32_t kModelFormatVersion = 4;
+inline constexpr uint32_t kModelFormatVersion = 5;
 
 // Writes atomically (temporary file, then rename).
 Status WriteCompiledModel(const CompiledModel& model, const std::filesystem::path& path);

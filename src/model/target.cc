@@ -17,21 +17,6 @@ std::string TargetSpec::Option(const std::string& key, const std::string& fallba
   return it == options.end() ? fallback : it->second;
 }
 
-std::string KernelFamily(const std::string& kernel) {
-  const size_t paren = kernel.find(" (");
-  return paren == std::string::npos ? kernel : kernel.substr(0, paren);
-}
-
-bool IsSlowPath(const std::string& op_type, const std::string& kernel) {
-  // Ops whose reference kernel moves no data, or a few scalars.
-  static const std::set<std::string> kFree = {"Reshape",         "Flatten", "Squeeze", "Unsqueeze",
-                                              "Identity",        "Shape",   "Size",    "Constant",
-                                              "ConstantOfShape", "Range",   "Dropout"};
-  if (kernel == "reference") return kFree.count(op_type) == 0;
-  return kernel.find("simple_") != std::string::npos || kernel.find("(ref") != std::string::npos ||
-         kernel.find(" ref:") != std::string::npos || kernel.find("(ref:") != std::string::npos;
-}
-
 std::string FormatProfile(const std::vector<ProfileRow>& rows, int runs) {
   std::vector<ProfileRow> sorted = rows;
   std::sort(sorted.begin(), sorted.end(),

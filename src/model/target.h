@@ -14,9 +14,12 @@
 //   TESSEL_ASSIGN_OR_RETURN(auto outputs, exe->Run(inputs));
 //
 // What a target decides at compile time (SelectKernels: the kernel of every
-// node, the scratch it needs, where each value is stored) is a stage of
-// compilation; it is deterministic for a graph and a TargetSpec, so Prepare,
-// which builds the same kernels again, binds them to the plan made for them.
+// node and the scratch it needs, the layout and storage scope of every
+// value, as typed data) is a stage of compilation, deterministic for a graph
+// and a TargetSpec. The kernels built while deciding go to Prepare with the
+// model (KernelDecisions::built), so compiling and running in one process
+// builds each once; a model read from a file is decided again where it runs
+// and compared field by field (model/prepare.h).
 #pragma once
 
 #include <filesystem>
@@ -76,20 +79,36 @@ struct HostOptions {
 
 // What SelectKernels decides for one node.
 struct NodeKernel {
-  // "reference", "snippet", "onednn conv (brgconv:avx512_core) nhwc", ...:
-  // what reports and --dump-after show. Prepare checks that it builds the
-  // same kernels (KernelFamily) that were planned for.
-  std::string kernel;
+  // The kernel, typed (ir::KernelChoice): what the .tsl records, reports
+  // show, and Prepare compares with what this machine builds.
+  ir::KernelChoice kernel;
   // The buffers the kernel needs besides its inputs and outputs, planned
   // with the tensors (ops::ScratchNeed).
   std::vector<ops::ScratchNeed> scratch;
 };
 
-// The part of a kernel name that must not change between compile time and
-// run time: "onednn conv" of "onednn conv (brgconv:avx512_core) nhwc". (The
-// library may pick another implementation of the same primitive on another
-// CPU of the same ISA; the plan then still fits, or loading says why not.)
-std::string KernelFamily(const std::string& kernel);
+// Where one value lives, decided with the kernels that read and write it.
+struct ValuePlacement {
+  ir::Layout layout = ir::Layout::kPlain;
+  ir::StorageScope scope = ir::StorageScope::kGlobal;
+  bool operator==(const ValuePlacement&) const = default;
+};
+
+// Kernels a target built while it selected them, handed to its Prepare so
+// that a model compiled and run in one process builds each kernel once.
+// Opaque to everyone but the target that made them.
+class BuiltKernels {
+ public:
+  virtual ~BuiltKernels() = default;
+};
+
+// What the select-kernels stage decides, together: a kernel and the
+// placement of its operands are one decision.
+struct KernelDecisions {
+  std::vector<NodeKernel> nodes;        // by node index
+  std::vector<ValuePlacement> values;   // by value id
+  std::shared_ptr<BuiltKernels> built;  // may be null
+};
 
 // What `tessel tune` asks of a prepared model: search the launch sizes its
 // target tunes (OpenCL: local work sizes), starting from and extending the
@@ -158,18 +177,14 @@ struct ExecutableStats {
 // One line of a profile: the nodes of one op type that ran on one kernel.
 struct ProfileRow {
   std::string op_type;
-  std::string kernel;  // NodeKernel::kernel
+  std::string kernel;  // NodeKernel::kernel.ToString()
   int nodes = 0;
   double ms = 0;  // per run, all these nodes together
-  // A reference kernel or a library's reference-grade implementation
-  // (oneDNN's simple_* and ref:*): time that a fast path should take.
+  // The target's word (ir::KernelChoice::slow): a reference kernel or a
+  // library's reference-grade implementation, whose time a fast path
+  // should take.
   bool slow = false;
 };
-
-// Whether `kernel` (as NodeKernel::kernel names it) running `op_type` is a
-// slow path. Views and metadata ops (Reshape, Shape, ...) cost nothing on the
-// reference kernel and are not.
-bool IsSlowPath(const std::string& op_type, const std::string& kernel);
 
 // The rows as a table, slowest first, slow paths marked, with a last line
 // giving their share of the time.
@@ -210,14 +225,13 @@ class Target {
   // plan is then checked against its kernels before it runs (Prepare).
   virtual bool Accepts(const TargetSpec& compiled_for) const { return compiled_for == spec(); }
 
-  // The select-kernels stage: every node's kernel and scratch, by node
-  // index. Unsupported, naming the node, when the target cannot run one.
-  // `graph` is typed, verified and final but for the plan.
-  virtual StatusOr<std::vector<NodeKernel>> SelectKernels(const ir::Graph& graph) const = 0;
-  // Where `value` lives on this target (global memory unless it says so).
-  virtual ir::StorageScope Storage(const ir::Value& value) const {
-    return ir::StorageScope::kGlobal;
-  }
+  // The select-kernels stage: every node's kernel and scratch, and every
+  // value's layout and storage scope, decided together. Unsupported,
+  // naming the node and why, when the target cannot run one. `graph` is
+  // typed, verified and final but for the plan. Deterministic for a graph
+  // and a spec: Prepare decides again on the machine that runs a model
+  // read from a file, and compares field by field.
+  virtual StatusOr<KernelDecisions> SelectKernels(const ir::Graph& graph) const = 0;
 
   // Binds a model compiled for this target (model.target == spec()) to its
   // kernels and memory. The model must outlive the executable, and may give

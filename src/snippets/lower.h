@@ -20,7 +20,8 @@ namespace tessel::snippets {
 // How a snippet's arguments hold their data: plain (row-major in their
 // shape), channels last (nwc, nhwc, ndhwc), or in blocks of 16 channels
 // (nChw16c: a rank-4 argument whose channels are a multiple of 16).
-enum class ArgLayout { kPlain, kChannelsLast, kBlocked16 };
+// The IR's layout (ir::Layout): kPlain, kChannelsLast or kBlocked16.
+using ArgLayout = ir::Layout;
 
 // Precondition: as Canonicalize (canonicalize.h). Fails naming the snippet
 // when the body cannot be scheduled as one kernel.

@@ -276,6 +276,14 @@ class Generator : public X86Function, public Xbyak::CodeGenerator {
 
 }  // namespace
 
+namespace {
+
+std::atomic<int64_t> generated{0};
+
+}  // namespace
+
+int64_t GeneratedFunctionCount() { return generated.load(std::memory_order_relaxed); }
+
 StatusOr<std::unique_ptr<X86Function>> GenerateX86(const KernelIR& ir, Isa isa, bool nontemporal,
                                                    const std::string& dump_dir) {
   TESSEL_CHECK(isa == Isa::kAvx2 || isa == Isa::kAvx512);
@@ -303,6 +311,7 @@ StatusOr<std::unique_ptr<X86Function>> GenerateX86(const KernelIR& ir, Isa isa, 
         std::fclose(f);
       }
     }
+    generated.fetch_add(1, std::memory_order_relaxed);
     return std::unique_ptr<X86Function>(std::move(gen));
   } catch (const std::exception& e) {
     return Internal("snippet '" + ir.name + "': x86 code generation failed: " + e.what());

@@ -48,5 +48,8 @@ int NumVectorRegisters(Isa isa);
 // (for objdump -b binary -m i386:x86-64 -D).
 StatusOr<std::unique_ptr<X86Function>> GenerateX86(const KernelIR& ir, Isa isa, bool nontemporal,
                                                    const std::string& dump_dir = "");
+// Functions GenerateX86 made in this process so far: a statistic, for tests
+// that check kernels are compiled once.
+int64_t GeneratedFunctionCount();
 
 }  // namespace tessel::snippets

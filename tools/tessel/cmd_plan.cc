@@ -156,10 +156,10 @@ StatusOr<int> PlanModel(const PlanArgs& args) {
   copts.memory.algorithm = "none";  // the plans below are this command's
   TESSEL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(args.model, args.target, copts));
   const CompiledModel& model = lm.model;
-  TESSEL_ASSIGN_OR_RETURN(std::vector<targets::NodeKernel> kernels,
+  TESSEL_ASSIGN_OR_RETURN(targets::KernelDecisions decisions,
                           lm.target->SelectKernels(*model.graph));
   TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers,
-                          BuildMemoryProblem(*model.graph, kernels, memory));
+                          BuildMemoryProblem(*model.graph, decisions.nodes, memory));
   TESSEL_ASSIGN_OR_RETURN(std::vector<memory::Plan> plans,
                           PlanAll(buffers.problem, args, memory.planner));
   int64_t tensors = 0, scratch = 0, constants = 0;

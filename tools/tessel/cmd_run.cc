@@ -42,9 +42,9 @@ Status Run(const RunArgs& args) {
   TESSEL_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,
                           LoadInputs(*model.graph, args.inputs, args.seed));
   if (precompiled && args.replan) {
-    TESSEL_ASSIGN_OR_RETURN(std::vector<targets::NodeKernel> kernels,
+    TESSEL_ASSIGN_OR_RETURN(targets::KernelDecisions decisions,
                             lm.target->SelectKernels(*model.graph));
-    StatusOr<ir::MemoryLayout> layout = PlanMemory(*model.graph, kernels, copts.memory);
+    StatusOr<ir::MemoryLayout> layout = PlanMemory(*model.graph, decisions.nodes, copts.memory);
     EndSearchProgressBar();
     TESSEL_ASSIGN_OR_RETURN(model.memory, std::move(layout));
   }

@@ -1,5 +1,3 @@
-#include "targets/cpu/target.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,7 +6,11 @@
 #include <random>
 
 #include "compiler/compile.h"
+#include "model/model_file.h"
 #include "onnx/model_builder.h"
+#include "snippets/x86_generator.h"
+#include "targets/cpu/fast_kernel.h"
+#include "targets/cpu/target.h"
 #include "targets/reference/target.h"
 
 namespace tessel::cpu {
@@ -16,8 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Two 3x3 convolutions of 64 channels on 56x56: Winograd's case, and work
-// enough (2 x 231 MFLOP) that the kernels run on every thread they have.
+// Two 3x3 convolutions of 64 channels on 56x56 (Winograd's case, 2 x 231
+// MFLOP), then a Transpose to channels last: an 800 KiB copy, which tessel's
+// own thread pool splits over every thread it has.
 fs::path WriteConvModel(const fs::path& dir) {
   onnx_io::ModelBuilder b(13);
   b.Input("x", DType::kFloat32, {1, 64, 56, 56});
@@ -28,11 +31,13 @@ fs::path WriteConvModel(const fs::path& dir) {
     for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = normal(rng);
     b.Initializer(w, t);
   }
-  for (const auto& [x, w, y] : {std::tuple{"x", "w1", "h"}, std::tuple{"h", "w2", "y"}}) {
+  for (const auto& [x, w, y] : {std::tuple{"x", "w1", "h"}, std::tuple{"h", "w2", "c"}}) {
     onnx::NodeProto& conv = b.Node("Conv", {x, w}, {y});
     onnx_io::ModelBuilder::SetAttr(conv, "kernel_shape", std::vector<int64_t>{3, 3});
     onnx_io::ModelBuilder::SetAttr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
   }
+  onnx::NodeProto& transpose = b.Node("Transpose", {"c"}, {"y"});
+  onnx_io::ModelBuilder::SetAttr(transpose, "perm", std::vector<int64_t>{0, 2, 3, 1});
   b.Output("y");
   const fs::path path = dir / "convs.onnx";
   EXPECT_TRUE(b.Save(path).ok());
@@ -43,7 +48,9 @@ fs::path WriteConvModel(const fs::path& dir) {
 std::vector<std::string> ConvKernels(const CompiledModel& model) {
   std::vector<std::string> out;
   for (const auto& node : model.graph->nodes()) {
-    if (node->op_type == "Conv" || node->op_type == "FusedConv") out.push_back(node->kernel);
+    if (node->op_type == "Conv" || node->op_type == "FusedConv") {
+      out.push_back(node->kernel.ToString());
+    }
   }
   return out;
 }
@@ -69,8 +76,8 @@ TEST(CpuTarget, Two_targets_in_one_process_keep_their_own_options) {
   if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
     GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
   }
-  const fs::path dir = fs::temp_directory_path() / ("tessel_two_targets_" +
-                                                    std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("tessel_two_targets_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path onnx_path = WriteConvModel(dir);
 
@@ -133,11 +140,72 @@ TEST(CpuTarget, Two_targets_in_one_process_keep_their_own_options) {
   // A's kernels, selected again now that B exists, are still direct ones.
   auto again = (*a)->SelectKernels(*model_a->graph);
   ASSERT_TRUE(again.ok());
-  for (size_t i = 0; i < again->size(); ++i) {
-    EXPECT_EQ((*again)[i].kernel.find("wino"), std::string::npos) << (*again)[i].kernel;
+  for (const targets::NodeKernel& k : again->nodes) {
+    EXPECT_EQ(k.kernel.implementation.find("winograd"), std::string::npos) << k.kernel.ToString();
   }
   if (!b_winograd) {
     std::printf("note: oneDNN has no Winograd convolution on this CPU; B ran direct too\n");
+  }
+  fs::remove_all(dir);
+}
+
+// A model compiled and run in one process builds every kernel once: the
+// kernels the select-kernels stage built (oneDNN primitives created,
+// snippets JIT-compiled) are the ones the executor runs. A model read from
+// a .tsl builds them once too, when it is prepared.
+TEST(CpuTarget, Compiling_and_running_in_one_process_builds_each_kernel_once) {
+  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
+    GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels, no JIT";
+  }
+  const fs::path dir =
+      fs::temp_directory_path() / ("tessel_build_once_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // The convolutions, and a Sigmoid * x that fuses into one snippet.
+  onnx_io::ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {1, 16, 20, 20});
+  Tensor w(DType::kFloat32, {16, 16, 3, 3});
+  for (int64_t i = 0; i < w.num_elements(); ++i) w.data<float>()[i] = 0.01f * (i % 17 - 8);
+  b.Initializer("w", w);
+  onnx::NodeProto& conv = b.Node("Conv", {"x", "w"}, {"c"});
+  onnx_io::ModelBuilder::SetAttr(conv, "kernel_shape", std::vector<int64_t>{3, 3});
+  onnx_io::ModelBuilder::SetAttr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.Node("Tanh", {"c"}, {"t"});
+  b.Node("Mul", {"t", "x"}, {"y"});
+  b.Output("y");
+  const fs::path onnx_path = dir / "model.onnx";
+  ASSERT_TRUE(b.Save(onnx_path).ok());
+
+  auto target = CpuTarget::Create({"cpu", {{"threads", "1"}}});
+  ASSERT_TRUE(target.ok()) << target.status().message();
+  const int64_t kernels0 = FastKernelsBuilt(), jit0 = snippets::GeneratedFunctionCount();
+  auto model = Compile(onnx_path, **target);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const int64_t compiled_kernels = FastKernelsBuilt() - kernels0;
+  const int64_t compiled_jit = snippets::GeneratedFunctionCount() - jit0;
+  ASSERT_GE(compiled_kernels, 2) << "a conv and a snippet";
+  ASSERT_GE(compiled_jit, 1) << "the snippet";
+  ASSERT_TRUE(WriteCompiledModel(*model, dir / "model.tsl").ok());
+  auto exe = Prepare(*model, **target);
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  Tensor x(DType::kFloat32, {1, 16, 20, 20});
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = 0.1f * (i % 13 - 6);
+  ASSERT_TRUE((*exe)->Run({x}).ok());
+  EXPECT_EQ(FastKernelsBuilt() - kernels0, compiled_kernels) << "Prepare built kernels again";
+  EXPECT_EQ(snippets::GeneratedFunctionCount() - jit0, compiled_jit)
+      << "Prepare JIT-compiled snippets again";
+
+  // From the file: decided and built once more, where it runs, and no more.
+  auto loaded = ReadCompiledModel(dir / "model.tsl");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto loaded_exe = Prepare(*loaded, **target);
+  ASSERT_TRUE(loaded_exe.ok()) << loaded_exe.status().message();
+  EXPECT_EQ(FastKernelsBuilt() - kernels0, 2 * compiled_kernels);
+  EXPECT_EQ(snippets::GeneratedFunctionCount() - jit0, 2 * compiled_jit);
+  auto a = (*exe)->Run({x});
+  auto c = (*loaded_exe)->Run({x});
+  ASSERT_TRUE(a.ok() && c.ok());
+  for (int64_t i = 0; i < (*a)[0].num_elements(); ++i) {
+    ASSERT_EQ((*a)[0].data<float>()[i], (*c)[0].data<float>()[i]) << i;
   }
   fs::remove_all(dir);
 }

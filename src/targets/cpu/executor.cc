@@ -11,6 +11,7 @@
 #include "targets/cpu/fast_kernel.h"
 #include "targets/cpu/options.h"
 #include "targets/cpu/thread_pool.h"
+#include "targets/reference/target.h"
 
 namespace tessel::cpu {
 
@@ -20,12 +21,13 @@ std::vector<targets::NodeKernel> DescribeKernels(
     const ir::Graph& graph, const std::vector<std::unique_ptr<FastKernel>>& fast) {
   std::vector<targets::NodeKernel> out(graph.nodes().size());
   for (size_t i = 0; i < out.size(); ++i) {
+    const ir::Node& node = *graph.nodes()[i];
     if (fast[i]) {
-      out[i].kernel = fast[i]->Describe();
+      out[i].kernel = fast[i]->Choice();
       out[i].scratch = fast[i]->scratch_needs();
     } else {
-      out[i].kernel = "reference";
-      out[i].scratch = ops::ScratchNeeds(*graph.nodes()[i], graph.opset_version());
+      out[i].kernel = targets::ReferenceChoice(node);
+      out[i].scratch = ops::ScratchNeeds(node, graph.opset_version());
     }
   }
   return out;
@@ -33,29 +35,36 @@ std::vector<targets::NodeKernel> DescribeKernels(
 
 }  // namespace
 
-std::vector<targets::NodeKernel> SelectCpuKernels(const ir::Graph& graph) {
-  std::vector<std::unique_ptr<FastKernel>> fast;
-  SelectGraphKernels(graph, /*pack=*/false, fast);
-  return DescribeKernels(graph, fast);
+targets::KernelDecisions SelectCpuKernels(const ir::Graph& graph) {
+  GraphKernels kernels = SelectGraphKernels(graph);
+  targets::KernelDecisions decisions;
+  decisions.nodes = DescribeKernels(graph, kernels.fast);
+  decisions.values.resize(graph.values().size());
+  for (size_t v = 0; v < decisions.values.size(); ++v) {
+    decisions.values[v].layout = kernels.layouts[v];
+  }
+  decisions.built = std::make_shared<CpuBuiltKernels>(std::move(kernels), graph, ActiveOptions());
+  return decisions;
 }
 
-CpuExecutor::CpuExecutor(const ir::Graph& graph) : CpuExecutor(graph, nullptr) {
+CpuExecutor::CpuExecutor(const ir::Graph& graph) : CpuExecutor(graph, nullptr, nullptr) {
   BindPlan(nullptr);
 }
 
 CpuExecutor::CpuExecutor(const ir::Graph& graph, const ir::MemoryLayout& layout)
-    : CpuExecutor(graph, nullptr) {
+    : CpuExecutor(graph, nullptr, nullptr) {
   BindPlan(&layout);
 }
 
 std::unique_ptr<CpuExecutor> CpuExecutor::ReleasingPackedConstants(ir::Graph& graph,
-                                                                   const ir::MemoryLayout* layout) {
-  std::unique_ptr<CpuExecutor> executor(new CpuExecutor(graph, &graph));
+                                                                   const ir::MemoryLayout* layout,
+                                                                   GraphKernels* kernels) {
+  std::unique_ptr<CpuExecutor> executor(new CpuExecutor(graph, &graph, kernels));
   executor->BindPlan(layout);
   return executor;
 }
 
-CpuExecutor::CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed)
+CpuExecutor::CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed, GraphKernels* kernels)
     : graph_(graph), opset_(graph.opset_version()) {
   const auto& nodes = graph.nodes();
   std::vector<std::vector<ir::Node*>> consumers;
@@ -64,10 +73,21 @@ CpuExecutor::CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed)
     consumers = graph.Consumers();
     for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i;
   }
-  SelectGraphKernels(graph, /*pack=*/true, fast_, {}, [&](size_t i) {
+  GraphKernels selected;
+  if (!kernels) {
+    selected = SelectGraphKernels(graph);
+    kernels = &selected;
+  }
+  fast_ = std::move(kernels->fast);
+  TESSEL_CHECK(fast_.size() == nodes.size());
+  // Weights packed in schedule order, each constant released as soon as
+  // every kernel that reads it holds its own copy: never held twice.
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!fast_[i]) continue;
+    fast_[i]->PackWeights();
     stats_.packed_weight_bytes += fast_[i]->packed_weight_bytes();
     if (release_packed) ReleasePacked(*release_packed, i, consumers, index);
-  });
+  }
   kernels_ = DescribeKernels(graph, fast_);
 }
 

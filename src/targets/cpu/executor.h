@@ -4,14 +4,17 @@
 // JIT-compiled snippet for Subgraph nodes (fused elementwise regions, over
 // the thread pool), or else on the reference kernel of src/ops.
 //
-//   CpuExecutor exec(graph, layout);   // validates once: every op has a kernel
+//   CpuExecutor exec(graph, layout);   // selects and builds the kernels
 //   auto outputs = exec.Run(inputs);   // inputs in graph-input order
 //
+// The CPU target makes it from the kernels its select-kernels stage built
+// (ReleasingPackedConstants with `kernels`), so they are built once; the
+// executor packs their weights. Build and run it in the target's CpuScope.
+//
 // Inputs are checked (count, dtype, shape) at every Run, since they come from
-// the user; nodes are not re-validated. Snippet kernels are compiled once, by
-// the constructor, and so are fast kernels (weights packed then); a body the
-// JIT cannot take runs on its interpreter, and a body that does not lower at
-// all through the Subgraph reference kernel. Run is not reentrant; use one
+// the user; nodes are not re-validated. A body the JIT cannot take runs on
+// its interpreter, and a body that does not lower at all through the
+// Subgraph reference kernel. Run is not reentrant; use one
 // executor per thread.
 //
 // The constructor allocates one arena per read-write pool of the plan,
@@ -34,6 +37,8 @@
 #include "ir/graph.h"
 #include "ir/memory_layout.h"
 #include "model/target.h"
+#include "targets/cpu/fast_kernel.h"
+#include "targets/cpu/options.h"
 #include "targets/reference/planned_memory.h"
 
 namespace tessel::cpu {
@@ -64,8 +69,11 @@ class CpuExecutor {
   // weights are held once, in the kernels' layout, and never twice at once.
   // The values keep their dtype and shape, but the graph can no longer be
   // run or saved by anyone else (stats().released_constant_bytes).
+  // `kernels`: SelectGraphKernels(graph)'s, as the target built them when
+  // it selected them; null: selected here.
   static std::unique_ptr<CpuExecutor> ReleasingPackedConstants(ir::Graph& graph,
-                                                               const ir::MemoryLayout* layout);
+                                                               const ir::MemoryLayout* layout,
+                                                               GraphKernels* kernels = nullptr);
   // Per-node wall time in seconds summed over the Runs since profiling was
   // turned on (by node index); empty when off. For `tessel bench --profile`.
   void set_profiling(bool on) { node_seconds_.assign(on ? graph_.nodes().size() : 0, 0.0); }
@@ -86,7 +94,7 @@ class CpuExecutor {
   std::vector<targets::NodeKernel> kernels_;
   RunStats stats_;
   std::vector<double> node_seconds_;
-  CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed);
+  CpuExecutor(const ir::Graph& graph, ir::Graph* release_packed, GraphKernels* kernels);
   // Releases the constants node `step`'s kernel packed, if no other reader
   // still needs them.
   void ReleasePacked(ir::Graph& graph, size_t step,
@@ -98,8 +106,19 @@ class CpuExecutor {
   Status RunStep(size_t step);
 };
 
-// The kernels the CPU target runs a graph on, as CpuExecutor selects them,
-// built without packing weights (for the select-kernels stage).
-std::vector<targets::NodeKernel> SelectCpuKernels(const ir::Graph& graph);
+// The CPU target's select-kernels stage: every node's kernel and scratch
+// and every value's layout (global memory), with the kernels it built for
+// them (a CpuBuiltKernels), which an executor of the same target takes.
+targets::KernelDecisions SelectCpuKernels(const ir::Graph& graph);
+
+// Kernels built by SelectCpuKernels, and the options they were built with.
+class CpuBuiltKernels : public targets::BuiltKernels {
+ public:
+  CpuBuiltKernels(GraphKernels kernels, const ir::Graph& graph, const CpuOptions& options)
+      : kernels(std::move(kernels)), graph(&graph), options(options) {}
+  GraphKernels kernels;
+  const ir::Graph* graph;  // what they were built for
+  CpuOptions options;      // and with
+};
 
 }  // namespace tessel::cpu

@@ -1,5 +1,6 @@
 #include "targets/cpu/fast_kernel.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -20,54 +21,46 @@ bool FastKernelsEnabled() { return ActiveOptions().fast_kernels(); }
 namespace {
 
 using KernelMaker = std::unique_ptr<FastKernel> (*)(const ir::Node& node, int opset,
-                                                    ActivationLayout layout, bool pack);
+                                                    ActivationLayout layout);
 
 // The CPU target's fast kernels, by domain ("" for ONNX's) and op.
 const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() {
   static const auto* table = [] {
     auto* t = new std::map<std::pair<std::string, std::string>, KernelMaker>{
         {{"", "Transpose"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool) {
-           return MakeStridedCopy(n, opset);
-         }},
+         [](const ir::Node& n, int opset, ActivationLayout) { return MakeStridedCopy(n, opset); }},
         {{"", "Slice"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool) {
-           return MakeStridedCopy(n, opset);
-         }},
+         [](const ir::Node& n, int opset, ActivationLayout) { return MakeStridedCopy(n, opset); }},
         {{"", "Resize"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeResize(n, opset); }},
+         [](const ir::Node& n, int opset, ActivationLayout) { return MakeResize(n, opset); }},
         {{"", "Upsample"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakeResize(n, opset); }},
-        {{"", "Gather"},
-         [](const ir::Node& n, int, ActivationLayout, bool) { return MakeGather(n); }},
+         [](const ir::Node& n, int opset, ActivationLayout) { return MakeResize(n, opset); }},
+        {{"", "Gather"}, [](const ir::Node& n, int, ActivationLayout) { return MakeGather(n); }},
         {{"", "LayerNormalization"},
-         [](const ir::Node& n, int, ActivationLayout, bool) { return MakeLayerNorm(n); }},
-        {{"", "Split"},
-         [](const ir::Node& n, int, ActivationLayout, bool) { return MakeSplit(n); }},
+         [](const ir::Node& n, int, ActivationLayout) { return MakeLayerNorm(n); }},
+        {{"", "Split"}, [](const ir::Node& n, int, ActivationLayout) { return MakeSplit(n); }},
         {{"", "Pad"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool) { return MakePad(n, opset); }},
+         [](const ir::Node& n, int opset, ActivationLayout) { return MakePad(n, opset); }},
         {{"", "GlobalAveragePool"},
-         [](const ir::Node& n, int, ActivationLayout, bool) { return MakeGlobalAverage(n); }},
+         [](const ir::Node& n, int, ActivationLayout) { return MakeGlobalAverage(n); }},
         {{"", "ReduceMean"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool) {
-           return MakeSpatialMean(n, opset);
-         }},
+         [](const ir::Node& n, int opset, ActivationLayout) { return MakeSpatialMean(n, opset); }},
         {{"tessel", "ChannelShuffle"},
-         [](const ir::Node& n, int, ActivationLayout, bool) { return MakeChannelShuffle(n); }},
+         [](const ir::Node& n, int, ActivationLayout) { return MakeChannelShuffle(n); }},
     };
 #if TESSEL_WITH_ONEDNN
-    const KernelMaker conv = [](const ir::Node& n, int opset, ActivationLayout layout, bool pack) {
-      return MakeOneDnnConv(n, opset, layout, pack);
+    const KernelMaker conv = [](const ir::Node& n, int opset, ActivationLayout layout) {
+      return MakeOneDnnConv(n, opset, layout);
     };
-    const KernelMaker pool = [](const ir::Node& n, int opset, ActivationLayout, bool) {
+    const KernelMaker pool = [](const ir::Node& n, int opset, ActivationLayout) {
       return MakeOneDnnPool(n, opset);
     };
-    const KernelMaker reduce = [](const ir::Node& n, int opset, ActivationLayout, bool) {
+    const KernelMaker reduce = [](const ir::Node& n, int opset, ActivationLayout) {
       return MakeOneDnnReduce(n, opset);
     };
     // A mean over an image's pixels runs the native kernel, in any layout;
     // other means go to oneDNN.
-    const KernelMaker mean = [](const ir::Node& n, int opset, ActivationLayout, bool) {
+    const KernelMaker mean = [](const ir::Node& n, int opset, ActivationLayout) {
       std::unique_ptr<FastKernel> k = MakeSpatialMean(n, opset);
       return k ? std::move(k) : MakeOneDnnReduce(n, opset);
     };
@@ -75,25 +68,17 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
         {{"", "Conv"}, conv},
         {{"tessel", "FusedConv"}, conv},
         {{"", "MatMul"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool pack) {
-           return MakeOneDnnMatMul(n, opset, pack);
-         }},
+         [](const ir::Node& n, int opset, ActivationLayout) { return MakeOneDnnMatMul(n, opset); }},
         {{"", "Gemm"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool pack) {
-           return MakeOneDnnGemm(n, opset, pack);
-         }},
+         [](const ir::Node& n, int opset, ActivationLayout) { return MakeOneDnnGemm(n, opset); }},
         {{"tessel", "FusedMatMul"},
-         [](const ir::Node& n, int, ActivationLayout, bool pack) {
-           return MakeOneDnnFusedMatMul(n, pack);
-         }},
+         [](const ir::Node& n, int, ActivationLayout) { return MakeOneDnnFusedMatMul(n); }},
         {{"", "Softmax"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool) {
+         [](const ir::Node& n, int opset, ActivationLayout) {
            return MakeOneDnnSoftmax(n, opset);
          }},
         {{"", "Concat"},
-         [](const ir::Node& n, int opset, ActivationLayout, bool) {
-           return MakeOneDnnConcat(n, opset);
-         }},
+         [](const ir::Node& n, int opset, ActivationLayout) { return MakeOneDnnConcat(n, opset); }},
         {{"", "MaxPool"}, pool},
         {{"", "AveragePool"}, pool},
         {{"", "ReduceSum"}, reduce},
@@ -107,8 +92,7 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
   return *table;
 }
 
-std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, ActivationLayout layout,
-                                   bool pack) {
+std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, ActivationLayout layout) {
   // Snippets run with fast kernels or without (their JIT has its own ISA).
   if (ops::IsSubgraph(node)) return MakeSnippetNodeKernel(node);
   if (!FastKernelsEnabled()) return nullptr;
@@ -118,10 +102,14 @@ std::unique_ptr<FastKernel> Select(const ir::Node& node, int opset, ActivationLa
   }
   const auto& table = KernelTable();
   const auto it = table.find({node.domain, node.op_type});
-  return it == table.end() ? nullptr : it->second(node, opset, layout, pack);
+  return it == table.end() ? nullptr : it->second(node, opset, layout);
 }
 
+std::atomic<int64_t> built{0};
+
 }  // namespace
+
+int64_t FastKernelsBuilt() { return built.load(std::memory_order_relaxed); }
 
 ActivationLayout ChooseActivationLayout(const ir::Graph& graph) {
 #if TESSEL_WITH_ONEDNN
@@ -132,41 +120,44 @@ ActivationLayout ChooseActivationLayout(const ir::Graph& graph) {
 
 std::unique_ptr<FastKernel> SelectFastKernel(const ir::Node& node, int opset,
                                              ActivationLayout layout) {
-  return Select(node, opset, layout, /*pack=*/true);
+  std::unique_ptr<FastKernel> k = Select(node, opset, layout);
+  if (k) k->PackWeights();
+  return k;
 }
 
-void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKernel>>& kernels,
-                      ActivationLayout layout) {
+std::vector<bool> NegotiateLayouts(const ir::Graph& graph,
+                                   std::vector<std::unique_ptr<FastKernel>>& kernels,
+                                   ActivationLayout layout) {
 #if TESSEL_WITH_ONEDNN
-  NegotiateOneDnnLayouts(graph, kernels, layout);
+  return NegotiateOneDnnLayouts(graph, kernels, layout);
+#else
+  return std::vector<bool>(graph.values().size(), false);
 #endif
 }
 
-void SelectGraphKernels(const ir::Graph& graph, bool pack,
-                        std::vector<std::unique_ptr<FastKernel>>& kernels,
-                        const std::function<bool(size_t)>& skip,
-                        const std::function<void(size_t)>& selected) {
+GraphKernels SelectGraphKernels(const ir::Graph& graph) {
   const auto& nodes = graph.nodes();
   const ActivationLayout layout = ChooseActivationLayout(graph);
-  kernels.clear();
-  kernels.resize(nodes.size());
+  GraphKernels out;
+  out.fast.resize(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (skip && skip(i)) continue;
-    kernels[i] = Select(*nodes[i], graph.opset_version(), layout, pack);
-    if (kernels[i] && selected) selected(i);
+    out.fast[i] = Select(*nodes[i], graph.opset_version(), layout);
+    if (out.fast[i]) built.fetch_add(1, std::memory_order_relaxed);
   }
-  NegotiateLayouts(graph, kernels, layout);
+  const std::vector<bool> direct = NegotiateLayouts(graph, out.fast, layout);
+  out.layouts.assign(graph.values().size(), ir::Layout::kPlain);
+  for (size_t v = 0; v < direct.size(); ++v) {
+    if (direct[v]) out.layouts[v] = layout;
+  }
+  return out;
 }
 
 std::vector<std::vector<ops::ScratchNeed>> GraphScratchNeeds(const ir::Graph& graph) {
-  // The executor's kernels, built without packing their weights. The nodes
-  // it runs as JIT snippets (Subgraphs) have no fast kernel either way.
-  std::vector<std::unique_ptr<FastKernel>> kernels;
-  SelectGraphKernels(graph, /*pack=*/false, kernels);
-  std::vector<std::vector<ops::ScratchNeed>> needs(kernels.size());
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    needs[i] = kernels[i] ? kernels[i]->scratch_needs()
-                          : ops::ScratchNeeds(*graph.nodes()[i], graph.opset_version());
+  const GraphKernels kernels = SelectGraphKernels(graph);
+  std::vector<std::vector<ops::ScratchNeed>> needs(kernels.fast.size());
+  for (size_t i = 0; i < needs.size(); ++i) {
+    needs[i] = kernels.fast[i] ? kernels.fast[i]->scratch_needs()
+                               : ops::ScratchNeeds(*graph.nodes()[i], graph.opset_version());
   }
   return needs;
 }

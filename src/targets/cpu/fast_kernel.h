@@ -2,22 +2,22 @@
 // compute-bound ops, chosen per node by the CPU target instead of the
 // reference kernel of src/ops.
 //
-//   std::unique_ptr<FastKernel> k = SelectFastKernel(node, opset);   // null: reference
-//   NegotiateLayouts(graph, kernels);   // once every node's kernel is selected
-//   k->scratch_needs();      // planned with the tensors (GraphScratchNeeds)
-//   k->Run(ctx);             // ctx.scratch holds one buffer per need
+//   GraphKernels k = SelectGraphKernels(graph);   // in the target's CpuScope
+//   k.fast[i]->scratch_needs();   // planned with the tensors
+//   k.fast[i]->PackWeights();     // once, before the first Run
+//   k.fast[i]->Run(ctx);          // ctx.scratch holds one buffer per need
 //
-// A fast kernel is built once (executor construction, or compile time when
-// only its scratch is asked for): its primitive is created and its constant
-// weights are reordered into the layout the primitive prefers then. Run
-// allocates nothing: the library's scratchpad and any activation in a
-// blocked layout live in the planned scratch buffers (oneDNN's
-// scratchpad_mode::user). Outputs need not be zeroed.
+// A fast kernel is built once, when the target selects it (its primitive
+// created, its snippet JIT-compiled), and the executor that runs the model
+// takes it from there (targets::BuiltKernels); its constant weights are
+// reordered into the layout the primitive prefers by PackWeights, when the
+// executor is made. Run allocates nothing: the library's scratchpad and any
+// activation in a blocked layout live in the planned scratch buffers
+// (oneDNN's scratchpad_mode::user). Outputs need not be zeroed.
 //
-// Selection, and the negotiation after it, are deterministic for a given
-// graph, CPU and environment, so the compiler (which plans the scratch) and
-// the executor (which binds it) agree; a model file planned elsewhere is
-// checked against this CPU's needs when it is loaded (CheckMemoryLayout).
+// Selection, and the negotiation after it, are deterministic for a graph,
+// a CPU and the target's options (ActiveOptions), so a model file planned
+// elsewhere is decided again where it runs and compared (model/prepare.h).
 // The CPU target's isa "generic" selects none (reference kernels everywhere).
 #pragma once
 
@@ -38,7 +38,8 @@ namespace tessel::cpu {
 // convolutions run fastest on), or blocked by 16 channels (nChw16c, what its
 // Winograd convolutions need). Tensors with other channel counts, and every
 // graph input and output, stay in tessel's plain layout.
-enum class ActivationLayout { kChannelsLast, kBlocked16 };
+// The IR's layout (ir::Layout): kChannelsLast or kBlocked16.
+using ActivationLayout = ir::Layout;
 
 // kBlocked16 when 3x3 convolutions that Winograd can run (stride 1, no
 // groups, channels by 16) hold at least a third of the graph's convolution
@@ -56,8 +57,13 @@ class FastKernel {
   virtual const std::vector<ops::ScratchNeed>& scratch_needs() const = 0;
   // Runs on inputs and outputs of the node's dtypes and shapes.
   virtual Status Run(ops::KernelContext& ctx) = 0;
-  // "onednn conv (brgconv:avx512_core)", for reports.
-  virtual std::string Describe() const = 0;
+  // The kernel as typed data: what the select-kernels stage records
+  // ("onednn conv (brgconv:avx512_core) direct x,y" as a string).
+  virtual ir::KernelChoice Choice() const = 0;
+  // Packs the constant weights it reads into its own layout, once, before
+  // the first Run: a kernel is built without, so that selecting kernels
+  // copies no weights.
+  virtual void PackWeights() {}
   // Bytes of weights the kernel holds in its own layout (reordered copies).
   virtual int64_t packed_weight_bytes() const { return 0; }
   // Inputs (constants) the kernel copied when it was built and never reads
@@ -84,21 +90,22 @@ class LayoutFlexibleKernel : public FastKernel {
 // The fast kernel for `node`, or null when the reference kernel runs it
 // (op not covered, a dtype or shape the library does not take, weights that
 // are not constants, fast kernels turned off). `node` must be typed.
-// `layout` is the graph's (ChooseActivationLayout).
+// `layout` is the graph's (ChooseActivationLayout). Its weights are packed:
+// it is ready to Run on one node, as the tests of single kernels do.
 std::unique_ptr<FastKernel> SelectFastKernel(
     const ir::Node& node, int opset, ActivationLayout layout = ActivationLayout::kChannelsLast);
 
-// Every node's fast kernel (by node index; null where the reference kernel
-// runs, and where `skip(i)` holds), selected in the graph's activation layout
-// (ChooseActivationLayout) and then negotiated (NegotiateLayouts): what
-// CpuExecutor runs, and what GraphScratchNeeds plans for. `pack` as for the
-// executor (false: build the kernels only to learn their scratch).
-// `selected(i)`, when set, runs once node i's kernel is made, before the next
-// one is (CpuExecutor drops the constants every reader has packed there).
-void SelectGraphKernels(const ir::Graph& graph, bool pack,
-                        std::vector<std::unique_ptr<FastKernel>>& kernels,
-                        const std::function<bool(size_t)>& skip = {},
-                        const std::function<void(size_t)>& selected = {});
+// A graph's kernels on the CPU target, as its select-kernels stage decides
+// them: every node's fast kernel (by node index; null where the reference
+// kernel runs), selected in the graph's activation layout
+// (ChooseActivationLayout) and negotiated (NegotiateLayouts), and every
+// value's layout (by value id: that layout where negotiation lets the
+// kernels exchange it so, else plain). Weights are not packed yet.
+struct GraphKernels {
+  std::vector<std::unique_ptr<FastKernel>> fast;
+  std::vector<ir::Layout> layouts;
+};
+GraphKernels SelectGraphKernels(const ir::Graph& graph);
 
 // The scratch each node's kernel on the CPU target needs (by node index), as
 // CpuExecutor runs them (SelectGraphKernels): the fast kernel's once the
@@ -112,8 +119,15 @@ std::vector<std::vector<ops::ScratchNeed>> GraphScratchNeeds(const ir::Graph& gr
 // their own layout where every reader of it agrees, instead of each
 // reordering to and from tessel's plain layout. Such a tensor keeps its
 // plain size and is never a graph output; no other kernel reads it.
-void NegotiateLayouts(const ir::Graph& graph, std::vector<std::unique_ptr<FastKernel>>& kernels,
-                      ActivationLayout layout = ActivationLayout::kChannelsLast);
+// Returns, by value id, whether the value is exchanged in `layout`.
+std::vector<bool> NegotiateLayouts(const ir::Graph& graph,
+                                   std::vector<std::unique_ptr<FastKernel>>& kernels,
+                                   ActivationLayout layout = ActivationLayout::kChannelsLast);
+
+// Fast kernels SelectGraphKernels built in this process so far (primitives
+// created, snippets compiled): a statistic, for tests that check kernels
+// are built once.
+int64_t FastKernelsBuilt();
 
 // Whether fast kernels are enabled (the CPU target's isa is not "generic").
 bool FastKernelsEnabled();

@@ -59,7 +59,9 @@ class StridedCopy final : public FastKernel {
   }
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
-  std::string Describe() const override { return "strided copy"; }
+  ir::KernelChoice Choice() const override {
+    return {.family = ir::KernelFamily::kNative, .implementation = "strided copy"};
+  }
 
   Status Run(ops::KernelContext& ctx) override {
     if (total_ == 0) return Status::Ok();
@@ -147,8 +149,12 @@ class ChannelShuffleCopy final : public LayoutFlexibleKernel {
         pixels_(NumElements(Shape(in.begin() + 2, in.end()))) {}
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
-  std::string Describe() const override {
-    return channels_last_ ? "channel gather, channels last" : "plane copy";
+  ir::KernelChoice Choice() const override {
+    if (!channels_last_)
+      return {.family = ir::KernelFamily::kNative, .implementation = "plane copy"};
+    return {.family = ir::KernelFamily::kNative,
+            .implementation = "channel gather",
+            .variant = ir::LayoutName(ir::Layout::kChannelsLast)};
   }
   bool CanRunIn(ActivationLayout layout) override {
     return layout == ActivationLayout::kChannelsLast;
@@ -245,7 +251,9 @@ class ResizeRows final : public FastKernel {
   }
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
-  std::string Describe() const override { return "resize rows"; }
+  ir::KernelChoice Choice() const override {
+    return {.family = ir::KernelFamily::kNative, .implementation = "resize rows"};
+  }
 
   Status Run(ops::KernelContext& ctx) override {
     const float* in = ctx.in(0).data<float>();
@@ -351,10 +359,12 @@ class GlobalAverage final : public LayoutFlexibleKernel {
         pixels_(NumElements(Shape(in.begin() + 2, in.end()))) {}
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
-  std::string Describe() const override {
-    return blocked_         ? "global average, nChw16c"
-           : channels_last_ ? "global average, channels last"
-                            : "global average";
+  ir::KernelChoice Choice() const override {
+    return {.family = ir::KernelFamily::kNative,
+            .implementation = "global average",
+            .variant = blocked_         ? ir::LayoutName(ir::Layout::kBlocked16)
+                       : channels_last_ ? ir::LayoutName(ir::Layout::kChannelsLast)
+                                        : ""};
   }
   bool CanRunIn(ActivationLayout layout) override {
     return layout == ActivationLayout::kChannelsLast || (rank_ == 4 && channels_ % 16 == 0);
@@ -442,7 +452,9 @@ class PadRows final : public FastKernel {
   }
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
-  std::string Describe() const override { return "pad rows"; }
+  ir::KernelChoice Choice() const override {
+    return {.family = ir::KernelFamily::kNative, .implementation = "pad rows"};
+  }
 
   Status Run(ops::KernelContext& ctx) override {
     const auto* in = static_cast<const char*>(ctx.in(0).raw_data());
@@ -512,7 +524,9 @@ class GatherBlocks final : public FastKernel {
       : index_(std::move(index)), outer_(outer), axis_len_(axis_len), block_(block_bytes) {}
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
-  std::string Describe() const override { return "gather blocks"; }
+  ir::KernelChoice Choice() const override {
+    return {.family = ir::KernelFamily::kNative, .implementation = "gather blocks"};
+  }
 
   Status Run(ops::KernelContext& ctx) override {
     const auto* in = static_cast<const char*>(ctx.in(0).raw_data());
@@ -546,7 +560,9 @@ class LayerNormRows final : public FastKernel {
       : rows_(rows), cols_(cols), epsilon_(epsilon), bias_(bias) {}
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
-  std::string Describe() const override { return "layer norm rows"; }
+  ir::KernelChoice Choice() const override {
+    return {.family = ir::KernelFamily::kNative, .implementation = "layer norm rows"};
+  }
 
   Status Run(ops::KernelContext& ctx) override {
     const float* x = ctx.in(0).data<float>();
@@ -635,7 +651,9 @@ class SplitBlocks final : public FastKernel {
   }
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
-  std::string Describe() const override { return "split blocks"; }
+  ir::KernelChoice Choice() const override {
+    return {.family = ir::KernelFamily::kNative, .implementation = "split blocks"};
+  }
 
   Status Run(ops::KernelContext& ctx) override {
     const auto* in = static_cast<const char*>(ctx.in(0).raw_data());

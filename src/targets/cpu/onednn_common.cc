@@ -155,13 +155,15 @@ class PackCache {
 
 }  // namespace
 
-memory PackOnce(const void* data, const memory::desc& from, const memory::desc& to, bool pack,
-                std::shared_ptr<memory>* keep, int64_t* packed_bytes) {
-  if (!pack) return Unbound(to);
+WeightPack::WeightPack(const void* data, const memory::desc& from, const memory::desc& to)
+    : data_(data), from_(from), memory_(Unbound(to)) {}
+
+void WeightPack::Pack() {
+  if (data_ == nullptr || keep_) return;
   bool created = false;
-  *keep = PackCache::Global().Get(data, from, to, &created);
-  if (created) *packed_bytes = static_cast<int64_t>(to.get_size());
-  return **keep;
+  keep_ = PackCache::Global().Get(data_, from_, memory_.get_desc(), &created);
+  if (created) packed_bytes_ = static_cast<int64_t>(memory_.get_desc().get_size());
+  memory_.set_data_handle(keep_->get_data_handle());
 }
 
 // ---------------------------------------------------------------- layout-indifferent
@@ -208,11 +210,19 @@ void OneDnnFlexible::RunIn(ActivationLayout layout) {
   layout_ = layout;
 }
 
-std::string OneDnnFlexible::Describe() const {
-  if (const Copy* copy = copy_run(); copy && copy->first) {
-    return name_ + " (" + copy->second + ")";
-  }
-  return name_ + " (" + impl_ + ")";
+ir::KernelChoice OneDnnFlexible::Choice() const {
+  const Copy* copy = copy_run();
+  const std::string detail = copy && copy->first ? copy->second : impl_;
+  return {.family = ir::KernelFamily::kOneDnn,
+          .implementation = name_,
+          .variant = layout_ ? ir::LayoutName(*layout_) : "",
+          .detail = detail,
+          .slow = ReferenceGrade(detail)};
+}
+
+bool ReferenceGrade(const std::string& impl) {
+  return impl.rfind("ref", 0) == 0 || impl.find("simple_") != std::string::npos ||
+         impl.find("ref:") != std::string::npos;
 }
 
 Status OneDnnFlexible::Run(ops::KernelContext& ctx) {

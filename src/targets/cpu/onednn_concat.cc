@@ -40,7 +40,7 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
     *impl = pd.impl_info_str();
     return dnnl::primitive(dnnl::concat(pd));
   };
-  auto k = std::make_unique<OneDnnFlexible>("onednn concat", build, args, shapes, y->shape,
+  auto k = std::make_unique<OneDnnFlexible>("concat", build, args, shapes, y->shape,
                                             NumElements(y->shape) < ParallelElements());
   if (!k->Init()) return nullptr;
   // In the plain layout a concat is one contiguous block per input and

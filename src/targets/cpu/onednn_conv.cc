@@ -70,20 +70,26 @@ std::optional<ConvPd> WinogradConv(const ConvDesc& desc, const dnnl::primitive_a
 class OneDnnConv final : public FastKernel {
  public:
   // Null when oneDNN does not take this node.
-  static std::unique_ptr<FastKernel> Make(const ir::Node& node, ActivationLayout layout, bool pack);
+  static std::unique_ptr<FastKernel> Make(const ir::Node& node, ActivationLayout layout);
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
-  // "onednn conv (brgconv:avx512_core) direct x,y": which tensors layout
-  // negotiation lets it exchange in its own layout, without a reorder.
-  std::string Describe() const override {
+  // "onednn conv (brgconv:avx512_core) direct x,y": the variant names the
+  // tensors layout negotiation lets it exchange in its own layout, without
+  // a reorder.
+  ir::KernelChoice Choice() const override {
     std::string direct;
     for (const auto& [on, name] : {std::pair{src_direct_, "x"}, std::pair{dst_direct_, "y"},
                                    std::pair{residual_direct_, "residual"}}) {
-      if (on) direct += (direct.empty() ? " direct " : ",") + std::string(name);
+      if (on) direct += (direct.empty() ? "direct " : ",") + std::string(name);
     }
-    return "onednn conv (" + impl_ + ")" + direct;
+    return {.family = ir::KernelFamily::kOneDnn,
+            .implementation = winograd_ ? "winograd conv" : "conv",
+            .variant = direct,
+            .detail = impl_,
+            .slow = ReferenceGrade(impl_)};
   }
-  int64_t packed_weight_bytes() const override { return packed_bytes_; }
+  int64_t packed_weight_bytes() const override { return weights_pack_.packed_bytes(); }
+  void PackWeights() override { weights_pack_.Pack(); }
   std::vector<size_t> packed_inputs() const override {
     return packed_from_constant_ ? std::vector<size_t>{1} : std::vector<size_t>{};
   }
@@ -124,23 +130,21 @@ class OneDnnConv final : public FastKernel {
  private:
   ScratchList scratch_;
   std::string impl_;
-  int64_t packed_bytes_ = 0;
+  bool winograd_ = false;
   memory src_user_, src_kernel_, dst_user_, dst_kernel_, residual_user_, weights_, bias_;
   int src_buffer_ = -1, dst_buffer_ = -1, residual_input_ = -1;
-  std::shared_ptr<memory> packed_;  // the packed weights (shared, PackCache)
+  WeightPack weights_pack_;
   bool packed_from_constant_ = false;
   // Set by NegotiateOneDnnLayouts: the input, the output, the residual
   // arrive or leave in the kernel's own layout (no reorder).
   bool src_direct_ = false, dst_direct_ = false, residual_direct_ = false;
   bool single_thread_ = false;
-  friend void tessel::cpu::NegotiateOneDnnLayouts(const ir::Graph&,
-                                                  std::vector<std::unique_ptr<FastKernel>>&,
-                                                  ActivationLayout);
+  friend std::vector<bool> tessel::cpu::NegotiateOneDnnLayouts(
+      const ir::Graph&, std::vector<std::unique_ptr<FastKernel>>&, ActivationLayout);
   BoundPrimitive conv_, src_reorder_, dst_reorder_, residual_reorder_;
 };
 
-std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, ActivationLayout layout,
-                                             bool pack) {
+std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, ActivationLayout layout) {
   const bool fused = node.domain == "tessel" && node.op_type == "FusedConv";
   const ir::Value* x = node.input(0);
   const ir::Value* w = node.input(1);
@@ -260,14 +264,15 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, ActivationLay
                       : nhwc   ? *nhwc
                                : ConvPd(desc(dnnl::algorithm::convolution_direct), attr, Engine());
     k->impl_ = pd.impl_info_str();
+    k->winograd_ = winograd.has_value();
     if (k->impl_.rfind("ref", 0) == 0) return nullptr;  // no faster than ours
 
     const memory::desc w_plain = PlainDesc(w_dims);
     if (pd.weights_desc() == w_plain) {
       k->weights_ = memory(w_plain, Engine(), Mutable(w->constant));
     } else {
-      k->weights_ = PackOnce(w->constant.raw_data(), w_plain, pd.weights_desc(), pack, &k->packed_,
-                             &k->packed_bytes_);
+      k->weights_pack_ = WeightPack(w->constant.raw_data(), w_plain, pd.weights_desc());
+      k->weights_ = k->weights_pack_.memory();
       k->packed_from_constant_ = true;
     }
     k->src_user_ = Unbound(PlainDesc(x->shape));
@@ -311,9 +316,9 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, ActivationLay
 
 }  // namespace
 
-void NegotiateOneDnnLayouts(const ir::Graph& graph,
-                            std::vector<std::unique_ptr<FastKernel>>& kernels,
-                            ActivationLayout layout) {
+std::vector<bool> NegotiateOneDnnLayouts(const ir::Graph& graph,
+                                         std::vector<std::unique_ptr<FastKernel>>& kernels,
+                                         ActivationLayout layout) {
   const auto& nodes = graph.nodes();
   std::unordered_map<const ir::Node*, size_t> index;
   for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i;
@@ -433,11 +438,12 @@ void NegotiateOneDnnLayouts(const ir::Graph& graph,
       f->RunIn(layout);
     }
   }
+  return direct;
 }
 
-std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset, ActivationLayout layout,
-                                           bool pack) {
-  return OneDnnConv::Make(node, layout, pack);
+std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset,
+                                           ActivationLayout layout) {
+  return OneDnnConv::Make(node, layout);
 }
 
 ActivationLayout ChooseOneDnnActivationLayout(const ir::Graph& graph) {

@@ -59,6 +59,9 @@ bool IsFloat32(const ir::Value* v);
 // convolutions are a few MFLOP). On cores shared with other work a higher
 // one is steadier. The CPU target's parallel_min_mflop overrides it.
 double ParallelFlops();
+// Whether a oneDNN implementation name is one of its reference-grade ones
+// (ref:*, simple_*): a slow path (ir::KernelChoice::slow).
+bool ReferenceGrade(const std::string& impl);
 int64_t ParallelElements();
 
 // While alive, oneDNN primitives created or run on this thread use one
@@ -129,12 +132,30 @@ class ScratchList {
 BoundPrimitive MakeReorder(const dnnl::memory& from, const dnnl::memory& to, ScratchList& scratch,
                            const std::string& name);
 
-// Packs constant weights once (shared through PackCache); `*packed_bytes`
-// counts them when this kernel made the copy. Without `pack` (the kernel is
-// built only to learn its scratch), nothing is allocated or copied.
-dnnl::memory PackOnce(const void* data, const dnnl::memory::desc& from,
-                      const dnnl::memory::desc& to, bool pack, std::shared_ptr<dnnl::memory>* keep,
-                      int64_t* packed_bytes);
+// Constant weights a kernel holds in its primitive's own layout. Made
+// unbound, so that selecting kernels copies no weights; Pack, before the
+// first Run, reorders them once (shared through PackCache by every kernel
+// of the same weights) and binds the primitive's argument to the copy.
+class WeightPack {
+ public:
+  WeightPack() = default;
+  // `data` (constant, laid out as `from`) packs into `to`; it must stay
+  // valid until Pack.
+  WeightPack(const void* data, const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+  // The primitive's argument: unbound until Pack.
+  const dnnl::memory& memory() const { return memory_; }
+  void Pack();
+  // Bytes of the copy, when this kernel made it (another kernel of the
+  // same weights may have).
+  int64_t packed_bytes() const { return packed_bytes_; }
+
+ private:
+  const void* data_ = nullptr;
+  dnnl::memory::desc from_;
+  dnnl::memory memory_;
+  std::shared_ptr<dnnl::memory> keep_;
+  int64_t packed_bytes_ = 0;
+};
 
 // ---------------------------------------------------------------- one primitive, x -> y
 
@@ -148,7 +169,8 @@ class OneDnnUnary final : public FastKernel {
                                           const dnnl::memory::desc& dst, bool single) {
     auto k = std::make_unique<OneDnnUnary>();
     k->single_thread_ = single;
-    k->name_ = what + " (" + pd.impl_info_str() + ")";
+    k->name_ = what;
+    k->impl_ = pd.impl_info_str();
     if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
     k->src_ = Unbound(src);
     k->dst_ = Unbound(dst);
@@ -159,7 +181,12 @@ class OneDnnUnary final : public FastKernel {
   }
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
-  std::string Describe() const override { return name_; }
+  ir::KernelChoice Choice() const override {
+    return {.family = ir::KernelFamily::kOneDnn,
+            .implementation = name_,
+            .detail = impl_,
+            .slow = ReferenceGrade(impl_)};
+  }
   Status Run(ops::KernelContext& ctx) override {
     const SingleThreadScope threads(single_thread_);
     src_.set_data_handle(Mutable(ctx.in(0)));
@@ -170,7 +197,7 @@ class OneDnnUnary final : public FastKernel {
 
  private:
   ScratchList scratch_;
-  std::string name_;
+  std::string name_, impl_;
   dnnl::memory src_, dst_;
   BoundPrimitive primitive_;
 
@@ -210,7 +237,7 @@ class OneDnnFlexible final : public LayoutFlexibleKernel {
   void RunIn(ActivationLayout layout) override;
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
-  std::string Describe() const override;
+  ir::KernelChoice Choice() const override;
   // Run instead of the primitive in the plain layout, channels last, or
   // nChw16c, when set; each with a few words for reports.
   using Copy = std::pair<std::function<void(ops::KernelContext&)>, std::string>;

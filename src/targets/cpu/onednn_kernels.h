@@ -13,8 +13,8 @@
 // tensor only flows between kernels that can all take it in the graph's
 // layout (of the size of the plain one): convolutions that picked that
 // layout, and pooling and Concat, which run in any layout. Then it is stored
-// so and nobody reorders it. Weights are reordered once, when the kernel is
-// built.
+// so and nobody reorders it. Weights are reordered once, before the first
+// run (PackWeights).
 //
 // Defined by primitive family: onednn_conv.cc (with the layout choice and
 // negotiation), onednn_matmul.cc, onednn_norm.cc, onednn_pool.cc,
@@ -29,14 +29,13 @@
 namespace tessel::cpu {
 
 // Null when oneDNN cannot or should not run `node` (see SelectFastKernel).
-// Without `pack`, constant weights are not packed: the kernel only reports
-// its scratch and must not Run.
-std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset, ActivationLayout layout,
-                                           bool pack);
-std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bool pack);
-std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset, bool pack);
+// Constant weights are packed by PackWeights, before the first Run.
+std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset,
+                                           ActivationLayout layout);
+std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset);
+std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset);
 // tessel's FusedMatMul: the bias as oneDNN's, the residual as a sum post-op.
-std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node, bool pack);
+std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node);
 // Softmax over one axis (opset >= 13) or the flattened trailing axes (before).
 std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset);
 // MaxPool (without Indices, dilation 1) and AveragePool (ceil_mode 0), on
@@ -50,8 +49,9 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset);
 
 // See ChooseActivationLayout and NegotiateLayouts (fast_kernel.h).
 ActivationLayout ChooseOneDnnActivationLayout(const ir::Graph& graph);
-void NegotiateOneDnnLayouts(const ir::Graph& graph,
-                            std::vector<std::unique_ptr<FastKernel>>& kernels,
-                            ActivationLayout layout);
+// Returns, by value id, whether the value is held in `layout` (else plain).
+std::vector<bool> NegotiateOneDnnLayouts(const ir::Graph& graph,
+                                         std::vector<std::unique_ptr<FastKernel>>& kernels,
+                                         ActivationLayout layout);
 
 }  // namespace tessel::cpu

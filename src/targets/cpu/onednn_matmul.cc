@@ -30,11 +30,17 @@ class OneDnnMatMul final : public FastKernel {
   };
   static std::unique_ptr<FastKernel> Make(const Operand& src, const Operand& weights,
                                           const Operand* bias, const std::vector<int64_t>& dst,
-                                          bool pack, bool accumulate = false);
+                                          bool accumulate = false);
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
-  std::string Describe() const override { return "onednn matmul (" + impl_ + ")"; }
-  int64_t packed_weight_bytes() const override { return packed_bytes_; }
+  ir::KernelChoice Choice() const override {
+    return {.family = ir::KernelFamily::kOneDnn,
+            .implementation = "matmul",
+            .detail = impl_,
+            .slow = ReferenceGrade(impl_)};
+  }
+  int64_t packed_weight_bytes() const override { return weights_pack_.packed_bytes(); }
+  void PackWeights() override { weights_pack_.Pack(); }
   std::vector<size_t> packed_inputs() const override {
     return packed_from_constant_ ? std::vector<size_t>{1} : std::vector<size_t>{};
   }
@@ -76,9 +82,9 @@ class OneDnnMatMul final : public FastKernel {
  private:
   ScratchList scratch_;
   std::string impl_;
-  int64_t packed_bytes_ = 0;
+
   std::vector<std::pair<size_t, memory>> bound_inputs_;
-  std::shared_ptr<memory> packed_;  // the packed weights (shared, PackCache)
+  WeightPack weights_pack_;
   bool packed_from_constant_ = false;
   memory dst_;
   BoundPrimitive matmul_;
@@ -86,7 +92,7 @@ class OneDnnMatMul final : public FastKernel {
 
 std::unique_ptr<FastKernel> OneDnnMatMul::Make(const Operand& src, const Operand& weights,
                                                const Operand* bias, const std::vector<int64_t>& dst,
-                                               bool pack, bool accumulate) {
+                                               bool accumulate) {
   auto k = std::make_unique<OneDnnMatMul>();
   const double flops =
       2.0 * static_cast<double>(NumElements(dst)) * static_cast<double>(src.dims.back());
@@ -119,8 +125,8 @@ std::unique_ptr<FastKernel> OneDnnMatMul::Make(const Operand& src, const Operand
     };
     bind(DNNL_ARG_SRC, src, src.plain);
     if (weights.constant && !(pd.weights_desc() == weights.plain)) {
-      k->matmul_.args[DNNL_ARG_WEIGHTS] = PackOnce(
-          weights.constant, weights.plain, pd.weights_desc(), pack, &k->packed_, &k->packed_bytes_);
+      k->weights_pack_ = WeightPack(weights.constant, weights.plain, pd.weights_desc());
+      k->matmul_.args[DNNL_ARG_WEIGHTS] = k->weights_pack_.memory();
       k->packed_from_constant_ = true;
     } else {
       bind(DNNL_ARG_WEIGHTS, weights, weights.plain);
@@ -149,7 +155,7 @@ OneDnnMatMul::Operand MatrixOperand(const ir::Value* v, int input, int64_t rows,
 
 }  // namespace
 
-std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bool pack) {
+std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset) {
   const ir::Value* a = node.input(0);
   const ir::Value* b = node.input(1);
   const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
@@ -165,7 +171,7 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bo
     const int64_t k = a->shape.back(), n = b->shape.back();
     const int64_t rows = NumElements(a->shape) / k;
     return OneDnnMatMul::Make(MatrixOperand(a, 0, rows, k), MatrixOperand(b, 1, k, n), nullptr,
-                              {rows, n}, pack);
+                              {rows, n});
   }
   const size_t rank = y->shape.size();
   auto operand = [&](const ir::Value* v, int input) {
@@ -177,10 +183,10 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset, bo
     op.input = input;
     return op;
   };
-  return OneDnnMatMul::Make(operand(a, 0), operand(b, 1), nullptr, y->shape, pack);
+  return OneDnnMatMul::Make(operand(a, 0), operand(b, 1), nullptr, y->shape);
 }
 
-std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node, bool pack) {
+std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node) {
   const ir::Value* a = node.input(0);
   const ir::Value* w = node.input(1);
   const ir::Value* bias = node.input(2);
@@ -195,7 +201,7 @@ std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node, bool pac
   const OneDnnMatMul::Operand row = MatrixOperand(bias, 2, 1, n);
   // The residual goes through the output: copied in, then the sum post-op.
   auto kernel = OneDnnMatMul::Make(MatrixOperand(a, 0, rows, k), MatrixOperand(w, 1, k, n), &row,
-                                   {rows, n}, pack, z != nullptr);
+                                   {rows, n}, z != nullptr);
   if (kernel && z) {
     auto& mm = static_cast<OneDnnMatMul&>(*kernel);
     mm.addend = {.dims = {rows, n}, .plain = PlainDesc({rows, n}), .input = 3};
@@ -205,7 +211,7 @@ std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node, bool pac
   return kernel;
 }
 
-std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset, bool pack) {
+std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset) {
   const ir::Value* a = node.input(0);
   const ir::Value* b = node.input(1);
   const ir::Value* c = node.input(2);
@@ -257,8 +263,7 @@ std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset, bool
   // the output (oneDNN's matmul takes no other bias broadcast here).
   const bool has_c = c && beta != 0.f;
   const bool row = has_c && bias.dims[0] == 1 && bias.dims[1] == n;
-  auto kernel =
-      OneDnnMatMul::Make(src, weights, row ? &bias : nullptr, {m, n}, pack, has_c && !row);
+  auto kernel = OneDnnMatMul::Make(src, weights, row ? &bias : nullptr, {m, n}, has_c && !row);
   if (!kernel) return nullptr;
   auto& mm = static_cast<OneDnnMatMul&>(*kernel);
   mm.owned = std::move(owned);

@@ -38,7 +38,7 @@ std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset) {
                                      static_cast<int>(axis));
     dnnl::softmax_forward::primitive_desc pd(desc, UserScratchpad(), Engine());
     return OneDnnUnary::Make<dnnl::softmax_forward::primitive_desc, dnnl::softmax_forward>(
-        pd, "onednn softmax", md, md, single);
+        pd, "softmax", md, md, single);
   } catch (const dnnl::error&) {
     return nullptr;
   }

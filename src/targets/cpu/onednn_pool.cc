@@ -61,7 +61,7 @@ std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset) {
     return dnnl::primitive(dnnl::pooling_forward(pd));
   };
   auto k = std::make_unique<OneDnnFlexible>(
-      max ? "onednn max pool" : "onednn average pool", build, std::vector<int>{DNNL_ARG_SRC},
+      max ? "max pool" : "average pool", build, std::vector<int>{DNNL_ARG_SRC},
       std::vector<std::vector<int64_t>>{x->shape}, y->shape, single);
   if (!k->Init()) return nullptr;
   return k;

@@ -39,8 +39,8 @@ std::unique_ptr<FastKernel> MakeOneDnnReduce(const ir::Node& node, int opset) {
     const memory::desc src = PlainDesc(x->shape), dst = PlainDesc(dims);
     dnnl::reduction::desc desc(alg, src, dst, 0.f, 0.f);
     dnnl::reduction::primitive_desc pd(desc, UserScratchpad(), Engine());
-    return OneDnnUnary::Make<dnnl::reduction::primitive_desc, dnnl::reduction>(
-        pd, "onednn reduction", src, dst, single);
+    return OneDnnUnary::Make<dnnl::reduction::primitive_desc, dnnl::reduction>(pd, "reduction", src,
+                                                                               dst, single);
   } catch (const dnnl::error&) {
     return nullptr;
   }

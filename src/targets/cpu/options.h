@@ -40,6 +40,8 @@ struct CpuOptions {
   // nowhere (a host setting: it changes no result, no spec records it).
   std::string snippets_dump_dir;
 
+  bool operator==(const CpuOptions&) const = default;
+
   // Whether library-backed (oneDNN) and native fast kernels run.
   bool fast_kernels() const { return isa != snippets::Isa::kInterpreter; }
 };

@@ -13,11 +13,6 @@ namespace tessel::cpu {
 
 namespace {
 
-snippets::ArgLayout ArgLayoutOf(ActivationLayout layout) {
-  return layout == ActivationLayout::kBlocked16 ? snippets::ArgLayout::kBlocked16
-                                                : snippets::ArgLayout::kChannelsLast;
-}
-
 // A Subgraph node (a fused elementwise region) on its JIT-compiled snippet.
 // Beside convolutions it can run on their tensors in the graph's layout
 // (nhwc, or nChw16c): elementwise and broadcasting ops do not care where an
@@ -43,11 +38,13 @@ class SnippetNodeKernel final : public LayoutFlexibleKernel {
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
 
-  std::string Describe() const override {
+  // The instruction set it was compiled for (the interpreter where the JIT
+  // cannot take the body), and the layout it runs in.
+  ir::KernelChoice Choice() const override {
     const snippets::SnippetKernel* k = in_layout_ ? in_layout_.get() : plain_.get();
-    const std::string d = std::string("snippet (") + snippets::IsaName(k->isa()) + ")";
-    if (!in_layout_) return d;
-    return d + (layout_ == ActivationLayout::kBlocked16 ? " nChw16c" : " channels last");
+    return {.family = ir::KernelFamily::kSnippet,
+            .implementation = snippets::IsaName(k->isa()),
+            .variant = in_layout_ ? ir::LayoutName(layout_) : ""};
   }
 
   bool CanRunIn(ActivationLayout layout) override {
@@ -55,18 +52,18 @@ class SnippetNodeKernel final : public LayoutFlexibleKernel {
     for (const ir::Value* y : node_.outputs) {
       if (y->shape.size() != rank_) return false;
     }
-    return snippets::LowerSubgraph(*node_.body, ArgLayoutOf(layout)).ok();
+    return snippets::LowerSubgraph(*node_.body, layout).ok();
   }
 
   bool TakesEitherLayout(size_t input, ActivationLayout layout) const override {
     const ir::Value* x = node_.input(input);
-    return x && snippets::SameAsPlain(x->shape, std::max<size_t>(rank_, 3), ArgLayoutOf(layout));
+    return x && snippets::SameAsPlain(x->shape, std::max<size_t>(rank_, 3), layout);
   }
 
   void RunIn(ActivationLayout layout) override {
     layout_ = layout;
     snippets::SnippetOptions options = JitOptions();
-    options.layout = ArgLayoutOf(layout);
+    options.layout = layout;
     auto k = snippets::SnippetKernel::Compile(*node_.body, options);
     if (k.ok()) {
       in_layout_ = std::move(*k);

@@ -41,10 +41,13 @@ class CpuExecutable : public targets::Executable {
  public:
   // Builds the kernels with the target's options and threads, as Run runs them.
   CpuExecutable(CompiledModel& model, std::string describe, const CpuOptions& options,
-                std::shared_ptr<ThreadPool> pool)
-      : graph_(*model.graph), options_(options), pool_(std::move(pool)), describe_(std::move(describe)) {
+                std::shared_ptr<ThreadPool> pool, GraphKernels* built)
+      : graph_(*model.graph),
+        options_(options),
+        pool_(std::move(pool)),
+        describe_(std::move(describe)) {
     const CpuScope scope(options_, *pool_);
-    exec_ = CpuExecutor::ReleasingPackedConstants(*model.graph, &model.memory);
+    exec_ = CpuExecutor::ReleasingPackedConstants(*model.graph, &model.memory, built);
   }
 
   StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) override {
@@ -69,13 +72,13 @@ class CpuExecutable : public targets::Executable {
     std::map<std::pair<std::string, std::string>, targets::ProfileRow> by_kind;
     for (size_t i = 0; i < graph_.nodes().size(); ++i) {
       const ir::Node& node = *graph_.nodes()[i];
-      const std::string& kernel = exec_->kernels()[i].kernel;
-      targets::ProfileRow& row = by_kind[{node.op_type, kernel}];
+      const ir::KernelChoice& kernel = exec_->kernels()[i].kernel;
+      targets::ProfileRow& row = by_kind[{node.op_type, kernel.ToString()}];
       row.op_type = node.op_type;
-      row.kernel = kernel;
+      row.kernel = kernel.ToString();
       row.nodes += 1;
       row.ms += exec_->node_seconds()[i] / profiled_runs_ * 1e3;
-      row.slow = targets::IsSlowPath(node.op_type, kernel);
+      row.slow = kernel.slow;
     }
     std::vector<targets::ProfileRow> rows;
     for (auto& [key, row] : by_kind) rows.push_back(std::move(row));
@@ -139,13 +142,21 @@ bool CpuTarget::Accepts(const targets::TargetSpec& compiled_for) const {
          compiled_for.Option("winograd") == spec_.Option("winograd");
 }
 
-StatusOr<std::vector<targets::NodeKernel>> CpuTarget::SelectKernels(const ir::Graph& graph) const {
+StatusOr<targets::KernelDecisions> CpuTarget::SelectKernels(const ir::Graph& graph) const {
   const CpuScope scope(options_, *pool_);
   return SelectCpuKernels(graph);
 }
 
 StatusOr<std::unique_ptr<targets::Executable>> CpuTarget::Prepare(CompiledModel& model) const {
-  return std::unique_ptr<targets::Executable>(new CpuExecutable(model, spec_.ToString(), options_, pool_));
+  // The kernels this target built when it selected them for this very graph
+  // are taken, not built again.
+  std::shared_ptr<targets::BuiltKernels> built = std::move(model.built_kernels);
+  auto* mine = dynamic_cast<CpuBuiltKernels*>(built.get());
+  GraphKernels* kernels = mine && mine->graph == model.graph.get() && mine->options == options_
+                              ? &mine->kernels
+                              : nullptr;
+  return std::unique_ptr<targets::Executable>(
+      new CpuExecutable(model, spec_.ToString(), options_, pool_, kernels));
 }
 
 }  // namespace tessel::cpu

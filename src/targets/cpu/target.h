@@ -14,10 +14,9 @@
 
 #include <memory>
 
-#include "targets/cpu/thread_pool.h"
-
 #include "model/target.h"
 #include "targets/cpu/options.h"
+#include "targets/cpu/thread_pool.h"
 
 namespace tessel::cpu {
 
@@ -28,7 +27,7 @@ class CpuTarget : public targets::Target {
 
   const targets::TargetSpec& spec() const override { return spec_; }
   bool Accepts(const targets::TargetSpec& compiled_for) const override;
-  StatusOr<std::vector<targets::NodeKernel>> SelectKernels(const ir::Graph& graph) const override;
+  StatusOr<targets::KernelDecisions> SelectKernels(const ir::Graph& graph) const override;
   StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model) const override;
 
   const CpuOptions& options() const { return options_; }

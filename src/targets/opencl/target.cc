@@ -257,12 +257,24 @@ StatusOr<std::shared_ptr<Runtime>> OpenClTarget::runtime() const {
   return runtime_;
 }
 
-StatusOr<std::vector<targets::NodeKernel>> OpenClTarget::SelectKernels(
-    const ir::Graph& graph) const {
+StatusOr<targets::KernelDecisions> OpenClTarget::SelectKernels(const ir::Graph& graph) const {
   // The decision the executor takes again at prepare time, with the plan
   // and the device, which only place tensors and size launches.
-  TESSEL_RETURN_IF_ERROR(PlanLaunches(graph, ir::MemoryLayout{}, PlanOptions{}).status());
-  return std::vector<targets::NodeKernel>(graph.nodes().size(), targets::NodeKernel{"opencl", {}});
+  TESSEL_ASSIGN_OR_RETURN(LaunchPlan plan, PlanLaunches(graph, ir::MemoryLayout{}, PlanOptions{}));
+  targets::KernelDecisions decisions;
+  decisions.nodes.resize(graph.nodes().size());
+  for (size_t i = 0; i < decisions.nodes.size(); ++i) {
+    decisions.nodes[i].kernel = {.family = ir::KernelFamily::kOpenCl,
+                                 .implementation = plan.snippets[i] ? "snippet" : "op"};
+  }
+  for (const PendingLaunch& l : plan.launches) {
+    std::string& detail = decisions.nodes[static_cast<size_t>(l.node)].kernel.detail;
+    if (detail.find(l.kernel_name) == std::string::npos) {
+      detail += (detail.empty() ? "" : "+") + l.kernel_name;
+    }
+  }
+  decisions.values.resize(graph.values().size());
+  return decisions;
 }
 
 StatusOr<std::unique_ptr<targets::Executable>> OpenClTarget::Prepare(CompiledModel& model) const {

@@ -37,7 +37,11 @@ class OpenClTarget : public targets::Target {
   // Every node on its OpenCL kernel, which needs no scratch, decided without
   // a device by PlanLaunches (launch_plan.h), the function Prepare decides
   // with: Unsupported, naming the node and why, when one has no kernel here.
-  StatusOr<std::vector<targets::NodeKernel>> SelectKernels(const ir::Graph& graph) const override;
+  // A node's kernel is a snippet (its own emitted program) or the op
+  // program's; the kernel names of its launches are the detail, since a
+  // device's compute units pick among variants (the GEMM tile). Every
+  // value is plain, in global memory (buffers).
+  StatusOr<targets::KernelDecisions> SelectKernels(const ir::Graph& graph) const override;
   StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model) const override;
 
   // The device's runtime, opened on first use.

@@ -1,9 +1,8 @@
-#include "targets/reference/target.h"
-
 #include <gtest/gtest.h>
 
 #include "ops/op_test_util.h"
 #include "targets/cpu/target.h"
+#include "targets/reference/target.h"
 #include "targets/registry.h"
 #include "targets/testing.h"
 
@@ -30,8 +29,23 @@ TEST(TargetSpec, Prints_its_options_and_reads_them_back) {
   EXPECT_EQ(spec.ToString(), "cpu isa=avx2 threads=2");
   EXPECT_EQ(spec.Option("isa"), "avx2");
   EXPECT_EQ(spec.Option("winograd", "auto"), "auto");
-  EXPECT_EQ(KernelFamily("onednn conv (brgconv:avx512_core)"), "onednn conv");
-  EXPECT_EQ(KernelFamily("reference"), "reference");
+}
+
+TEST(KernelChoice, Prints_its_fields_and_compares_the_decision_not_the_library_pick) {
+  const ir::KernelChoice conv{.family = ir::KernelFamily::kOneDnn,
+                              .implementation = "conv",
+                              .variant = "direct x,y",
+                              .detail = "brgconv:avx512_core"};
+  EXPECT_EQ(conv.ToString(), "onednn conv (brgconv:avx512_core) direct x,y");
+  ir::KernelChoice other_cpu = conv;
+  other_cpu.detail = "jit:avx512_core";
+  EXPECT_TRUE(conv.SameDecision(other_cpu));
+  ir::KernelChoice reordered = conv;
+  reordered.variant = "direct x";
+  EXPECT_FALSE(conv.SameDecision(reordered));
+  ir::KernelChoice winograd = conv;
+  winograd.implementation = "winograd conv";
+  EXPECT_FALSE(conv.SameDecision(winograd));
 }
 
 TEST(Registry, Names_every_target_and_rejects_what_it_does_not_know) {
@@ -73,10 +87,15 @@ TEST(CpuTarget, Resolves_auto_and_accepts_models_of_its_isa_whatever_their_threa
 
 TEST(ReferenceTarget, Selects_the_ops_own_kernels_and_runs_as_the_op_tests_evaluate) {
   SmallGraph s;
-  StatusOr<std::vector<NodeKernel>> kernels = testing::Reference().SelectKernels(s.g);
+  StatusOr<KernelDecisions> kernels = testing::Reference().SelectKernels(s.g);
   ASSERT_TRUE(kernels.ok());
-  ASSERT_EQ(kernels->size(), 2u);
-  EXPECT_EQ((*kernels)[0].kernel, "reference");
+  ASSERT_EQ(kernels->nodes.size(), 2u);
+  EXPECT_EQ(kernels->nodes[0].kernel.family, ir::KernelFamily::kReference);
+  ASSERT_EQ(kernels->values.size(), s.g.values().size());
+  for (const ValuePlacement& p : kernels->values) {
+    EXPECT_EQ(p.layout, ir::Layout::kPlain);
+    EXPECT_EQ(p.scope, ir::StorageScope::kGlobal);
+  }
   const Tensor x = Tensor::FromVector<float>({-1, 2, -3, 4, 0, 6}, {2, 3});
   StatusOr<std::vector<Tensor>> out = testing::RunReference(s.g, {x});
   ASSERT_TRUE(out.ok()) << out.status().message();
@@ -95,7 +114,7 @@ TEST(ReferenceTarget, Selects_the_ops_own_kernels_and_runs_as_the_op_tests_evalu
 TEST(ReferenceTarget, Rejects_an_op_without_a_kernel_naming_the_node) {
   SmallGraph s;
   s.g.AddNode("NoSuchOp", "mystery", {s.g.inputs()[0]}, {});
-  StatusOr<std::vector<NodeKernel>> kernels = testing::Reference().SelectKernels(s.g);
+  StatusOr<KernelDecisions> kernels = testing::Reference().SelectKernels(s.g);
   ASSERT_FALSE(kernels.ok());
   EXPECT_EQ(kernels.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(kernels.status().message().find("NoSuchOp 'mystery'"), std::string::npos);
@@ -107,14 +126,15 @@ TEST(ReferenceTarget, Rejects_an_op_without_a_kernel_naming_the_node) {
 namespace tessel::targets {
 namespace {
 
-TEST(Profile, Slow_paths_are_reference_kernels_and_reference_grade_library_code) {
-  EXPECT_TRUE(IsSlowPath("Resize", "reference"));
-  EXPECT_TRUE(IsSlowPath("MaxPool", "onednn max pool (simple_nchw:any)"));
-  EXPECT_TRUE(IsSlowPath("LRN", "onednn lrn (ref:any)"));
-  EXPECT_FALSE(IsSlowPath("MaxPool", "onednn max pool (jit:avx2)"));
-  EXPECT_FALSE(IsSlowPath("Reshape", "reference"));  // a view: moves nothing
-  EXPECT_FALSE(IsSlowPath("Shape", "reference"));
-  EXPECT_FALSE(IsSlowPath("Relu", "snippet (avx2)"));
+TEST(Profile, A_reference_kernel_is_slow_unless_it_moves_no_data) {
+  ir::Graph g;
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {2, 3}, true);
+  const ir::Node* resize = g.AddNode("Resize", "r", {x}, {g.AddValue("y")});
+  const ir::Node* reshape = g.AddNode("Reshape", "s", {x}, {g.AddValue("z")});
+  const ir::Node* shape = g.AddNode("Shape", "t", {x}, {g.AddValue("w")});
+  EXPECT_TRUE(ReferenceChoice(*resize).slow);
+  EXPECT_FALSE(ReferenceChoice(*reshape).slow);  // a view: moves nothing
+  EXPECT_FALSE(ReferenceChoice(*shape).slow);
 }
 
 TEST(Profile, The_report_marks_slow_paths_and_gives_their_share) {

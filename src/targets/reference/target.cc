@@ -1,15 +1,29 @@
 #include "targets/reference/target.h"
 
+#include <set>
+
 #include "model/compiled_model.h"
 
 namespace tessel::targets {
 
+ir::KernelChoice ReferenceChoice(const ir::Node& node) {
+  // Ops whose reference kernel moves no data, or a few scalars.
+  static const std::set<std::string> kFree = {"Reshape",         "Flatten", "Squeeze", "Unsqueeze",
+                                              "Identity",        "Shape",   "Size",    "Constant",
+                                              "ConstantOfShape", "Range",   "Dropout"};
+  return {.family = ir::KernelFamily::kReference, .slow = kFree.count(node.op_type) == 0};
+}
+
 std::vector<NodeKernel> ReferenceKernels(const ir::Graph& graph) {
   std::vector<NodeKernel> kernels;
   for (const auto& node : graph.nodes()) {
-    kernels.push_back({"reference", ops::ScratchNeeds(*node, graph.opset_version())});
+    kernels.push_back({ReferenceChoice(*node), ops::ScratchNeeds(*node, graph.opset_version())});
   }
   return kernels;
+}
+
+std::vector<ValuePlacement> PlainPlacements(const ir::Graph& graph) {
+  return std::vector<ValuePlacement>(graph.values().size());
 }
 
 StatusOr<std::unique_ptr<ReferenceTarget>> ReferenceTarget::Create(const TargetSpec& spec) {
@@ -20,13 +34,13 @@ StatusOr<std::unique_ptr<ReferenceTarget>> ReferenceTarget::Create(const TargetS
   return std::make_unique<ReferenceTarget>();
 }
 
-StatusOr<std::vector<NodeKernel>> ReferenceTarget::SelectKernels(const ir::Graph& graph) const {
+StatusOr<KernelDecisions> ReferenceTarget::SelectKernels(const ir::Graph& graph) const {
   for (const auto& node : graph.nodes()) {
     if (!ops::OpRegistry::Global().Find(node->op_type, node->domain)) {
       return Unsupported(node->Describe() + ": no reference kernel for this op");
     }
   }
-  return ReferenceKernels(graph);
+  return KernelDecisions{.nodes = ReferenceKernels(graph), .values = PlainPlacements(graph)};
 }
 
 StatusOr<std::unique_ptr<Executable>> ReferenceTarget::Prepare(CompiledModel& model) const {

@@ -18,7 +18,7 @@ class ReferenceTarget : public Target {
   static StatusOr<std::unique_ptr<ReferenceTarget>> Create(const TargetSpec& spec);
 
   const TargetSpec& spec() const override { return spec_; }
-  StatusOr<std::vector<NodeKernel>> SelectKernels(const ir::Graph& graph) const override;
+  StatusOr<KernelDecisions> SelectKernels(const ir::Graph& graph) const override;
   StatusOr<std::unique_ptr<Executable>> Prepare(CompiledModel& model) const override;
 
  private:
@@ -41,7 +41,12 @@ class ReferenceExecutor : public Executable {
   ExecutableStats stats_;
 };
 
+// The reference kernel of `node`, as a target that runs it so records it:
+// slow, unless the op moves no data (views and metadata: Reshape, Shape...).
+ir::KernelChoice ReferenceChoice(const ir::Node& node);
 // The reference target's choice for every node: its op's kernel and scratch.
 std::vector<NodeKernel> ReferenceKernels(const ir::Graph& graph);
+// Every value of `graph` plain, in global memory.
+std::vector<ValuePlacement> PlainPlacements(const ir::Graph& graph);
 
 }  // namespace tessel::targets
