@@ -121,19 +121,22 @@ TEST_F(CompileTest, ReadCompiledModel_rejects_corrupt_truncated_and_other_versio
   EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
 }
 
-TEST_F(CompileTest, Executor_rejects_wrong_inputs) {
-  auto model = Compile(WriteMlp(), targets::testing::Cpu());
-  ASSERT_TRUE(model.ok());
-  cpu::CpuExecutor exec(*model->graph);
-  auto r = exec.Run({Tensor(DType::kFloat32, {3, 2})});
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), "input 'x' has shape 3x2; the model expects 2x3");
-  r = exec.Run({Tensor(DType::kInt64, {2, 3})});
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), "input 'x' has dtype int64; the model expects float32");
-  r = exec.Run({});
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), "the model takes 1 inputs; got 0");
+TEST_F(CompileTest, Every_target_rejects_wrong_inputs_with_one_message) {
+  for (const targets::Target* target : {&targets::testing::Cpu(), &targets::testing::Reference()}) {
+    auto model = Compile(WriteMlp(), *target);
+    ASSERT_TRUE(model.ok());
+    auto exe = Prepare(*model, *target);
+    ASSERT_TRUE(exe.ok()) << exe.status().message();
+    auto r = (*exe)->Run({Tensor(DType::kFloat32, {3, 2})});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(), "input 'x' has shape 3x2; the model expects 2x3");
+    r = (*exe)->Run({Tensor(DType::kInt64, {2, 3})});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(), "input 'x' has dtype int64; the model expects float32");
+    r = (*exe)->Run({});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(), "the model takes 1 inputs; got 0");
+  }
 }
 
 TEST_F(CompileTest, Compile_rejects_out_of_range_attribute_naming_the_node) {

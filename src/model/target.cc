@@ -17,6 +17,28 @@ std::string TargetSpec::Option(const std::string& key, const std::string& fallba
   return it == options.end() ? fallback : it->second;
 }
 
+Status ValidateInputs(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
+  const auto& expected = graph.inputs();
+  if (inputs.size() != expected.size()) {
+    return InvalidArgument("the model takes " + std::to_string(expected.size()) + " inputs; got " +
+                           std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Value& v = *expected[i];
+    if (!inputs[i].defined()) return InvalidArgument("input '" + v.name + "' is missing");
+    if (inputs[i].dtype() != v.dtype) {
+      return InvalidArgument("input '" + v.name + "' has dtype " + DTypeName(inputs[i].dtype()) +
+                             "; the model expects " + DTypeName(v.dtype));
+    }
+    if (inputs[i].shape() != v.shape) {
+      return InvalidArgument("input '" + v.name + "' has shape " +
+                             ShapeToString(inputs[i].shape()) + "; the model expects " +
+                             ShapeToString(v.shape));
+    }
+  }
+  return Status::Ok();
+}
+
 std::string FormatProfile(const std::vector<ProfileRow>& rows, int runs) {
   std::vector<ProfileRow> sorted = rows;
   std::sort(sorted.begin(), sorted.end(),

@@ -191,11 +191,21 @@ struct ProfileRow {
 std::string FormatProfile(const std::vector<ProfileRow>& rows, int runs);
 
 // A compiled model bound to a target's kernels and memory: what runs.
+// Checks that `inputs` match the graph inputs in count, dtype and shape:
+// InvalidArgument naming the input and both values otherwise.
+Status ValidateInputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);
+
 class Executable {
  public:
+  // `graph` is the model's; it must outlive the executable.
+  explicit Executable(const ir::Graph& graph) : graph_(graph) {}
   virtual ~Executable() = default;
-  // Runs on inputs in graph-input order (checked: count, dtype, shape).
-  virtual StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) = 0;
+  // Runs on inputs in graph-input order. They are checked here, once for
+  // every target (ValidateInputs), and then run on the target's kernels.
+  StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) {
+    TESSEL_RETURN_IF_ERROR(ValidateInputs(graph_, inputs));
+    return RunChecked(inputs);
+  }
   virtual ExecutableStats stats() const = 0;
   // "cpu isa=avx512 threads=2", "opencl:0 NVIDIA H100 80GB HBM3".
   virtual std::string Describe() const = 0;
@@ -204,6 +214,7 @@ class Executable {
   // With profiling on: where the time of the profiled runs went, per op and
   // kernel, slowest first; empty otherwise.
   virtual std::vector<ProfileRow> Profile() const { return {}; }
+  const ir::Graph& graph() const { return graph_; }
   // The same as text (FormatProfile), or the target's own richer report.
   virtual std::string ProfileReport() const { return ""; }
   // Tunes the launches (`tessel tune`), keeping the sizes found for the
@@ -212,6 +223,13 @@ class Executable {
   virtual StatusOr<TuneReport> Tune(const TuneRequest& request) {
     return Unsupported("target '" + Describe() + "' has nothing to tune");
   }
+
+ protected:
+  // Runs on inputs Run has checked.
+  virtual StatusOr<std::vector<Tensor>> RunChecked(const std::vector<Tensor>& inputs) = 0;
+
+ private:
+  const ir::Graph& graph_;
 };
 
 class Target {

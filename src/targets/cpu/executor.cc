@@ -138,7 +138,6 @@ void CpuExecutor::ReleasePacked(ir::Graph& graph, size_t step,
 }
 
 StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::vector<Tensor>& inputs) {
-  TESSEL_RETURN_IF_ERROR(targets::ValidateInputs(graph_, inputs));
   planned_.BindInputs(graph_, inputs);
   const auto& nodes = graph_.nodes();
   const bool profiling = !node_seconds_.empty();

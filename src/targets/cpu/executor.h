@@ -11,8 +11,8 @@
 // (ReleasingPackedConstants with `kernels`), so they are built once; the
 // executor packs their weights. Build and run it in the target's CpuScope.
 //
-// Inputs are checked (count, dtype, shape) at every Run, since they come from
-// the user; nodes are not re-validated. A body the JIT cannot take runs on
+// Inputs must match the graph's (targets::Executable::Run checks them for
+// the user); nodes are not re-validated. A body the JIT cannot take runs on
 // its interpreter, and a body that does not lower at all through the
 // Subgraph reference kernel. Run is not reentrant; use one
 // executor per thread.

@@ -42,7 +42,8 @@ class CpuExecutable : public targets::Executable {
   // Builds the kernels with the target's options and threads, as Run runs them.
   CpuExecutable(CompiledModel& model, std::string describe, const CpuOptions& options,
                 std::shared_ptr<ThreadPool> pool, GraphKernels* built)
-      : graph_(*model.graph),
+      : Executable(*model.graph),
+        graph_(*model.graph),
         options_(options),
         pool_(std::move(pool)),
         describe_(std::move(describe)) {
@@ -50,7 +51,7 @@ class CpuExecutable : public targets::Executable {
     exec_ = CpuExecutor::ReleasingPackedConstants(*model.graph, &model.memory, built);
   }
 
-  StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) override {
+  StatusOr<std::vector<Tensor>> RunChecked(const std::vector<Tensor>& inputs) override {
     profiled_runs_ += profiling_;
     const CpuScope scope(options_, *pool_);
     return exec_->Run(inputs);

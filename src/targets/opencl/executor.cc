@@ -299,18 +299,11 @@ StatusOr<double> OpenClExecutor::TimeLaunch(size_t k, const tuning::LocalSize& l
 
 StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inputs) {
   const auto& graph_inputs = graph_.inputs();
-  if (inputs.size() != graph_inputs.size()) {
-    return InvalidArgument("the model takes " + std::to_string(graph_inputs.size()) + " inputs; " +
-                           std::to_string(inputs.size()) + " given");
-  }
+  // Checked by targets::Executable::Run, once for every target.
+  TESSEL_CHECK(inputs.size() == graph_inputs.size());
   cl_command_queue queue = runtime_.queue();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::Value& v = *graph_inputs[i];
-    if (inputs[i].dtype() != v.dtype || inputs[i].shape() != v.shape) {
-      return InvalidArgument("input '" + v.name + "' is " + DTypeName(inputs[i].dtype()) + " " +
-                             ShapeToString(inputs[i].shape()) + "; the model takes " +
-                             DTypeName(v.dtype) + " " + ShapeToString(v.shape));
-    }
     const TensorRef& ref = impl_->values[static_cast<size_t>(v.id)];
     if (inputs[i].size_bytes() == 0) continue;
     TESSEL_CL_RETURN_IF_ERROR(

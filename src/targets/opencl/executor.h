@@ -96,6 +96,7 @@ class OpenClExecutor {
                                                           const ExecutorOptions& options = {});
   ~OpenClExecutor();
 
+  // Inputs must match the graph's (targets::Executable::Run checks them).
   StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs);
 
   const ir::Graph& graph() const { return graph_; }

@@ -20,7 +20,8 @@ class OpenClExecutable : public targets::Executable {
   OpenClExecutable(const ir::Graph& graph, std::shared_ptr<Runtime> runtime,
                    std::unique_ptr<OpenClExecutor> exec, tuning::TuningCache cache,
                    const targets::HostOptions& host, const OpenClHostOptions& opencl)
-      : graph_(graph),
+      : Executable(graph),
+        graph_(graph),
         runtime_(std::move(runtime)),
         exec_(std::move(exec)),
         cache_(std::move(cache)),
@@ -28,9 +29,6 @@ class OpenClExecutable : public targets::Executable {
         opencl_(opencl),
         peak_(targets::PredictPeakActivationBytes(graph)) {}
 
-  StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) override {
-    return exec_->Run(inputs);
-  }
   targets::ExecutableStats stats() const override {
     return {.peak_activation_bytes = peak_, .workspace_bytes = exec_->workspace_bytes()};
   }
@@ -44,6 +42,11 @@ class OpenClExecutable : public targets::Executable {
   // --tune online: tunes (race) the launches the cache lacks, checks the
   // tuned sizes on the model, saves the cache, and says what it did.
   Status TuneOnline();
+
+ protected:
+  StatusOr<std::vector<Tensor>> RunChecked(const std::vector<Tensor>& inputs) override {
+    return exec_->Run(inputs);
+  }
 
  private:
   void Note(const std::string& line) const {
@@ -69,7 +72,7 @@ Status OpenClExecutable::SaveCache() {
 StatusOr<targets::TuneReport> OpenClExecutable::Tune(const targets::TuneRequest& request) {
   TESSEL_ASSIGN_OR_RETURN(const tuning::Strategy strategy, tuning::ParseStrategy(request.strategy));
   exec_->set_record_timings(false);
-  TESSEL_RETURN_IF_ERROR(exec_->Run(request.inputs).status());  // builds, warms up
+  TESSEL_RETURN_IF_ERROR(Run(request.inputs).status());  // checks, builds, warms up
   TuneLaunchesOptions topts{
       .strategy = strategy, .budget_seconds = request.budget_seconds, .seed = request.seed};
   if (request.progress) {

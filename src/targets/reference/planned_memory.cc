@@ -14,28 +14,6 @@ constexpr int64_t kArenaAlignment = 64;
 
 }  // namespace
 
-Status ValidateInputs(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
-  const auto& expected = graph.inputs();
-  if (inputs.size() != expected.size()) {
-    return InvalidArgument("the model takes " + std::to_string(expected.size()) + " inputs; got " +
-                           std::to_string(inputs.size()));
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const ir::Value& v = *expected[i];
-    if (!inputs[i].defined()) return InvalidArgument("input '" + v.name + "' is missing");
-    if (inputs[i].dtype() != v.dtype) {
-      return InvalidArgument("input '" + v.name + "' has dtype " + DTypeName(inputs[i].dtype()) +
-                             "; the model expects " + DTypeName(v.dtype));
-    }
-    if (inputs[i].shape() != v.shape) {
-      return InvalidArgument("input '" + v.name + "' has shape " +
-                             ShapeToString(inputs[i].shape()) + "; the model expects " +
-                             ShapeToString(v.shape));
-    }
-  }
-  return Status::Ok();
-}
-
 PlannedMemory BindPlannedMemory(const ir::Graph& graph, const ir::MemoryLayout& layout,
                                 const std::vector<std::vector<ops::ScratchNeed>>& scratch,
                                 const std::function<bool(size_t)>& writes_every_output) {

@@ -58,9 +58,6 @@ PlannedMemory BindPlannedMemory(const ir::Graph& graph, const ir::MemoryLayout& 
                                 const std::vector<std::vector<ops::ScratchNeed>>& scratch,
                                 const std::function<bool(size_t)>& writes_every_output);
 
-// Checks that `inputs` match the graph inputs in count, dtype and shape.
-Status ValidateInputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);
-
 // ir::PeakLiveBytes of the graph's schedule: what a run without a plan
 // would hold at most.
 int64_t PredictPeakActivationBytes(const ir::Graph& graph);

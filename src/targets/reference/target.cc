@@ -48,7 +48,7 @@ StatusOr<std::unique_ptr<Executable>> ReferenceTarget::Prepare(CompiledModel& mo
 }
 
 ReferenceExecutor::ReferenceExecutor(const ir::Graph& graph, const ir::MemoryLayout& layout)
-    : graph_(graph) {
+    : Executable(graph), graph_(graph) {
   std::vector<std::vector<ops::ScratchNeed>> scratch;
   for (const NodeKernel& k : ReferenceKernels(graph)) scratch.push_back(k.scratch);
   planned_ = BindPlannedMemory(graph, layout, scratch, /*writes_every_output=*/{});
@@ -56,8 +56,7 @@ ReferenceExecutor::ReferenceExecutor(const ir::Graph& graph, const ir::MemoryLay
   stats_.workspace_bytes = planned_.workspace_bytes;
 }
 
-StatusOr<std::vector<Tensor>> ReferenceExecutor::Run(const std::vector<Tensor>& inputs) {
-  TESSEL_RETURN_IF_ERROR(ValidateInputs(graph_, inputs));
+StatusOr<std::vector<Tensor>> ReferenceExecutor::RunChecked(const std::vector<Tensor>& inputs) {
   planned_.BindInputs(graph_, inputs);
   for (size_t step = 0; step < graph_.nodes().size(); ++step) {
     planned_.ClearOutputs(step);

@@ -31,9 +31,11 @@ class ReferenceExecutor : public Executable {
  public:
   ReferenceExecutor(const ir::Graph& graph, const ir::MemoryLayout& layout);
 
-  StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) override;
   ExecutableStats stats() const override { return stats_; }
   std::string Describe() const override { return "reference"; }
+
+ protected:
+  StatusOr<std::vector<Tensor>> RunChecked(const std::vector<Tensor>& inputs) override;
 
  private:
   const ir::Graph& graph_;
