@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
+#include <sstream>
 
 #include "cli_runner.h"
 #include "model/model_file.h"
@@ -116,6 +118,51 @@ TEST_F(Targets, The_reference_target_runs_with_its_own_kernels_and_plan) {
   ExpectRejected(
       RunTessel(std::string("run ") + TESSEL_DEMO_MODEL + " --target reference --isa avx2"),
       {"--isa is an option of --target cpu"});
+}
+
+// --dump-after select-kernels shows every value's layout and storage scope,
+// decided with the kernels, on every target: graph inputs and outputs,
+// every node's outputs and every constant it reads.
+TEST_F(Targets, Select_kernels_shows_a_typed_layout_and_scope_for_every_value) {
+  const std::regex placement(
+      "<(plain|channels last|nChw16c|NCHW4c) (global|texture|texture:weight)>");
+  const std::regex constant_ref("@[^,)<]+(<[^>]*>)?");
+  std::vector<std::string> names = {"reference", "cpu"};
+#if TESSEL_WITH_OPENCL
+  names.push_back("opencl");
+#endif
+  for (const std::string& target : names) {
+    SCOPED_TRACE(target);
+    CliResult c =
+        RunTessel(std::string("compile ") + TESSEL_DEMO_MODEL + " -o " + path(target + ".tsl") +
+                  " --target " + target + " --dump-after select-kernels");
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    std::istringstream dump(c.out);
+    int nodes = 0, values = 0;
+    for (std::string line; std::getline(dump, line);) {
+      if (line.rfind("input ", 0) == 0 || line.rfind("output ", 0) == 0) {
+        EXPECT_TRUE(std::regex_search(line, placement)) << line;
+        ++values;
+      } else if (line.find(" = ") != std::string::npos) {
+        ++nodes;
+        const std::string outs = line.substr(0, line.find(" = "));
+        const std::string types = line.substr(line.rfind(" : "));
+        const auto count = [&](const std::string& text, const std::regex& re) {
+          return std::distance(std::sregex_iterator(text.begin(), text.end(), re),
+                               std::sregex_iterator());
+        };
+        EXPECT_EQ(count(types, placement), count(outs, std::regex("%"))) << line;
+        for (auto it = std::sregex_iterator(line.begin(), line.end(), constant_ref);
+             it != std::sregex_iterator(); ++it) {
+          EXPECT_TRUE((*it)[1].matched) << "constant without a placement: " << it->str();
+        }
+        values += static_cast<int>(count(types, placement));
+        EXPECT_NE(line.find(" ["), std::string::npos) << "no kernel: " << line;
+      }
+    }
+    EXPECT_GT(nodes, 10) << c.out;
+    EXPECT_GT(values, nodes) << c.out;
+  }
 }
 
 TEST_F(Targets, Compiling_for_opencl_needs_no_device_running_does) {
