@@ -126,8 +126,7 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   // scratch, constants) gets a pool and an offset, from the schedule above.
   MemoryOptions memory = options.memory;
   memory.planner.verify = memory.planner.verify || options.verify_each_stage;
-  model.liveness = ir::ComputeLiveness(*model.graph);
-  TESSEL_ASSIGN_OR_RETURN(model.memory, PlanMemory(*model.graph, model.liveness, kernels, memory));
+  TESSEL_ASSIGN_OR_RETURN(model.memory, PlanMemory(*model.graph, kernels, memory));
   TESSEL_RETURN_IF_ERROR(finish_stage("plan-memory", true));
   int64_t total = 0;
   std::string pools;

@@ -6,9 +6,8 @@
 //
 // A graph output lives to the end (num_steps, at least 1); a value nobody
 // reads has last_read 0 (the memory plan gives it the step that produces it).
-// Not saved in a .tsl: the compiler computes it for the plan-memory stage
-// and keeps it in CompiledModel::liveness, reading a .tsl computes it again,
-// and the executors' peak statistic (PeakLiveBytes) computes its own.
+// Not saved in a .tsl: the plan-memory stage computes it, and so do the
+// checks of a plan read from a file and the peak statistic (PeakLiveBytes).
 #pragma once
 
 #include <cstdint>

@@ -11,7 +11,6 @@
 #include <string>
 
 #include "ir/graph.h"
-#include "ir/liveness.h"
 #include "ir/memory_layout.h"
 #include "model/target.h"
 
@@ -21,9 +20,6 @@ struct CompiledModel {
   std::unique_ptr<ir::Graph> graph;
   std::string source;  // the file it was compiled from, for messages
   ir::MemoryLayout memory;
-  // When each value is live in the schedule: computed once, when the model
-  // is compiled or read (ir::ComputeLiveness).
-  ir::Liveness liveness;
   targets::TargetSpec target;
   // Compiled in this process for `target` (not saved): its plan was made for
   // the very kernels Prepare builds, so they need not be checked again.

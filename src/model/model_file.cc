@@ -526,7 +526,6 @@ StatusOr<CompiledModel> DeserializeCompiledModelPayload(std::string_view payload
       if (!s.ok()) return DataLoss(where + " is inconsistent: " + s.message());
     }
   }
-  model.liveness = ir::ComputeLiveness(*model.graph);
   if (!model.memory.empty()) {
     s = CheckMemoryLayout(*model.graph, model.memory);
     if (!s.ok()) return DataLoss(where + " has a bad memory layout: " + s.message());

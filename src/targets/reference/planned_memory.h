@@ -34,9 +34,6 @@ struct PlannedMemory {
   std::vector<const ops::OpSchema*> schemas;
   // Outputs cleared before their kernel (all but one written in place).
   std::vector<std::vector<Tensor*>> cleared;
-  // Scratch raw pointers and argument pointers for snippet kernels, reused.
-  std::vector<const void*> snippet_inputs;
-  std::vector<void*> snippet_outputs;
 
   // Binds the caller's inputs (already validated) for one run, and
   // allocates the outputs that are the caller's.
