@@ -170,8 +170,11 @@ struct ExecutableStats {
   // Weights the kernels hold in their own (packed) layouts, beyond the
   // model's constants.
   int64_t packed_weight_bytes = 0;
-  // The most threads that ran one parallel loop of the runs so far (CPU).
+  // The threads the kernels run on (CPU: the target's pool), and the most
+  // that ran one of tessel's own parallel loops so far (oneDNN's are
+  // OpenMP's, of the same count).
   int threads = 1;
+  int widest_parallel_loop = 1;
 };
 
 // One line of a profile: the nodes of one op type that ran on one kernel.

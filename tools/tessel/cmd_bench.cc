@@ -70,7 +70,7 @@ Status Bench(const BenchArgs& args) {
     profile = executor->ProfileReport();
     profile_rows = executor->Profile();
   }
-  // The threads that ran one loop at once (CPU); 1 on other targets.
+  // The threads the kernels run on (CPU); 1 on other targets.
   const int threads = executor->stats().threads;
   const int64_t peak_rss = ProcStatusBytes("VmHWM");
   const int64_t rss_delta = peak_rss - rss_before_load;

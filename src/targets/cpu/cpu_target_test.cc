@@ -134,9 +134,10 @@ TEST(CpuTarget, Two_targets_in_one_process_keep_their_own_options) {
     }
   }
   EXPECT_EQ((*exe_a)->stats().threads, 1) << "A was made with threads=1";
-  if (std::thread::hardware_concurrency() >= 2) {
-    EXPECT_EQ((*exe_b)->stats().threads, 2) << "B was made with threads=2";
-  }
+  EXPECT_EQ((*exe_b)->stats().threads, 2) << "B was made with threads=2";
+  // And so many ran: the Transpose's copy went over every thread each had.
+  EXPECT_EQ((*exe_a)->stats().widest_parallel_loop, 1);
+  EXPECT_EQ((*exe_b)->stats().widest_parallel_loop, 2);
   // A's kernels, selected again now that B exists, are still direct ones.
   auto again = (*a)->SelectKernels(*model_a->graph);
   ASSERT_TRUE(again.ok());

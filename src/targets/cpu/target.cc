@@ -58,7 +58,8 @@ class CpuExecutable : public targets::Executable {
   }
   targets::ExecutableStats stats() const override {
     targets::ExecutableStats stats = exec_->stats();
-    stats.threads = pool_->widest_team();
+    stats.threads = pool_->num_threads();
+    stats.widest_parallel_loop = pool_->widest_team();
     return stats;
   }
   std::string Describe() const override { return describe_; }
