@@ -124,8 +124,7 @@ TEST_F(Targets, The_reference_target_runs_with_its_own_kernels_and_plan) {
 // decided with the kernels, on every target: graph inputs and outputs,
 // every node's outputs and every constant it reads.
 TEST_F(Targets, Select_kernels_shows_a_typed_layout_and_scope_for_every_value) {
-  const std::regex placement(
-      "<(plain|channels last|nChw16c|NCHW4c) (global|texture|texture:weight)>");
+  const std::regex placement("<(plain|channels last|nChw16c) (global|texture|texture:weight)>");
   const std::regex constant_ref("@[^,)<]+(<[^>]*>)?");
   std::vector<std::string> names = {"reference", "cpu"};
 #if TESSEL_WITH_OPENCL

@@ -68,27 +68,6 @@ bool IsFloat(DType t) {
          t == DType::kFloat64;
 }
 
-bool IsInteger(DType t) {
-  switch (t) {
-    case DType::kInt8:
-    case DType::kInt16:
-    case DType::kInt32:
-    case DType::kInt64:
-    case DType::kUInt8:
-    case DType::kUInt16:
-    case DType::kUInt32:
-    case DType::kUInt64:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsSigned(DType t) {
-  return IsFloat(t) || t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 ||
-         t == DType::kInt64;
-}
-
 float HalfToFloat(uint16_t h) {
   const uint32_t sign = uint32_t(h & 0x8000) << 16;
   const uint32_t exp = (h >> 10) & 0x1f;

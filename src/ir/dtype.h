@@ -29,8 +29,6 @@ inline constexpr int kNumDTypes = 14;
 const char* DTypeName(DType t);  // "float32", "int64", ...
 size_t DTypeSize(DType t);       // bytes per element; 0 for kUndefined
 bool IsFloat(DType t);           // float32/16, bfloat16, float64
-bool IsInteger(DType t);         // signed or unsigned integer (not bool)
-bool IsSigned(DType t);
 
 // IEEE half and bfloat16 conversions (round to nearest even).
 float HalfToFloat(uint16_t h);

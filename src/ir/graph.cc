@@ -14,8 +14,6 @@ const char* LayoutName(Layout l) {
       return "channels last";
     case Layout::kBlocked16:
       return "nChw16c";
-    case Layout::kNCHW4c:
-      return "NCHW4c";
   }
   return "?";
 }

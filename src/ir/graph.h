@@ -27,11 +27,10 @@ namespace tessel::ir {
 //   kPlain         row-major in the logical shape (NCHW for images)
 //   kChannelsLast  NHWC (oneDNN's direct convolutions)
 //   kBlocked16     nChw16c: channels in blocks of 16 (oneDNN's Winograd)
-//   kNCHW4c        channels in blocks of 4, an RGBA texel (textures)
-// Every layout but kPlain keeps the plain size (padded channels excepted
-// for the blocked ones, which only take channel counts they divide).
-enum class Layout : uint8_t { kPlain = 0, kChannelsLast, kBlocked16, kNCHW4c };
-inline constexpr uint8_t kLastLayout = static_cast<uint8_t>(Layout::kNCHW4c);
+// Each keeps the plain size (the blocked one only takes channel counts that
+// 16 divides).
+enum class Layout : uint8_t { kPlain = 0, kChannelsLast, kBlocked16 };
+inline constexpr uint8_t kLastLayout = static_cast<uint8_t>(Layout::kBlocked16);
 // Where a value lives on its target: global memory (buffers), or a 2D
 // image (texture: activations; texture:weight: constants).
 enum class StorageScope : uint8_t { kGlobal = 0, kTexture, kTextureWeight };

@@ -179,13 +179,4 @@ std::string FormatInstanceCsv(const Problem& problem, const Plan& plan) {
   return FormatInstanceCsv(problem, &plan);
 }
 
-Status WriteInstanceCsv(const std::filesystem::path& path, const Problem& problem,
-                        const Plan& plan) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << FormatInstanceCsv(problem, plan);
-  out.close();
-  if (!out) return Internal("cannot write '" + path.string() + "'");
-  return Status::Ok();
-}
-
 }  // namespace tessel::memory

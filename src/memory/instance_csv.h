@@ -37,7 +37,5 @@ std::optional<int64_t> CapacityFromFileName(const std::filesystem::path& path);
 // plan, the bare instance.
 std::string FormatInstanceCsv(const Problem& problem, const Plan* plan);
 std::string FormatInstanceCsv(const Problem& problem, const Plan& plan);
-Status WriteInstanceCsv(const std::filesystem::path& path, const Problem& problem,
-                        const Plan& plan);
 
 }  // namespace tessel::memory

@@ -141,9 +141,6 @@ Status CheckNode(const onnx::NodeProto& n, int index, int opset, const std::stri
 static_assert(TESSEL_ONNX_NEWEST_OPSET == kMaxOpset,
               "kMaxOpset (importer.h) is the newest opset of onnx_schemas.inc");
 
-int NewestOnnxOpset() { return TESSEL_ONNX_NEWEST_OPSET; }
-int NewestOnnxIrVersion() { return TESSEL_ONNX_NEWEST_IR_VERSION; }
-
 int OnnxOpVersion(const std::string& op_type, int opset) {
   const Schema* s = Find(op_type, opset);
   return s ? s->since : 0;

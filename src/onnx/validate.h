@@ -20,10 +20,6 @@
 
 namespace tessel::onnx_io {
 
-// The newest opset and IR version of the ONNX release the table comes from.
-int NewestOnnxOpset();
-int NewestOnnxIrVersion();
-
 // InvalidArgument naming `where`, the node and what is wrong.
 Status ValidateModel(const onnx::ModelProto& model, int opset, const std::string& where);
 

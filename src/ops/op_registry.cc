@@ -6,22 +6,6 @@
 
 namespace tessel::ops {
 
-const char* OpClassName(OpClass c) {
-  switch (c) {
-    case OpClass::kElementwise:
-      return "elementwise";
-    case OpClass::kBroadcast:
-      return "broadcast";
-    case OpClass::kInjective:
-      return "injective";
-    case OpClass::kReduction:
-      return "reduction";
-    case OpClass::kOpaque:
-      return "opaque";
-  }
-  return "?";
-}
-
 namespace {
 
 // Ops whose versions after opset 17 tessel implements (OpSchema::max_opset:

@@ -47,7 +47,6 @@ enum class OpClass {
   kReduction,
   kOpaque,  // everything else (conv, matmul, pooling, ...)
 };
-const char* OpClassName(OpClass c);
 
 struct KernelContext {
   const ir::Node& node;

@@ -36,21 +36,6 @@ const OpInfo& GetOpInfo(KOp op) {
   return kOpInfos[static_cast<size_t>(op)];
 }
 
-bool IsMemoryOp(KOp op) {
-  switch (op) {
-    case KOp::kParameter:
-    case KOp::kResult:
-    case KOp::kLoad:
-    case KOp::kBroadcastLoad:
-    case KOp::kStore:
-    case KOp::kScalarLoad:
-    case KOp::kScalarStore:
-      return true;
-    default:
-      return false;
-  }
-}
-
 void KernelIR::IndexScalars() {
   is_scalar_.assign(static_cast<size_t>(num_values), 0);
   scalar_value_.assign(static_cast<size_t>(num_values), 0.0f);

@@ -95,7 +95,6 @@ struct OpInfo {
   bool result_may_alias_source;
 };
 const OpInfo& GetOpInfo(KOp op);
-bool IsMemoryOp(KOp op);
 
 struct Instr {
   KOp op = KOp::kCopy;

@@ -166,12 +166,4 @@ inline void ExpectClose(const Tensor& got, const Tensor& want, double ulps, doub
   }
 }
 
-// The code paths this machine can test.
-inline std::vector<Isa> TestableIsas() {
-  std::vector<Isa> isas = {Isa::kInterpreter};
-  if (IsaSupported(Isa::kAvx2)) isas.push_back(Isa::kAvx2);
-  if (IsaSupported(Isa::kAvx512)) isas.push_back(Isa::kAvx512);
-  return isas;
-}
-
 }  // namespace tessel::snippets::testing
