@@ -1,10 +1,11 @@
 // A compiled model: what `tessel compile` saves and `tessel run` loads.
 //
 // The graph's node order is the schedule (one kernel launch per node), each
-// node names the kernel its target chose (ir::Node::kernel); its constants
+// node holds the kernel its target chose (ir::Node::kernel) and each value
+// its layout and storage scope; its constants
 // are the weights; `memory` places every buffer in a pool; `target` is what
 // it was compiled for, with the options that decided the kernels and the
-// plan (targets/target.h).
+// plan (model/target.h).
 #pragma once
 
 #include <memory>

@@ -81,8 +81,8 @@ class CpuExecutor {
   // Node i's fast kernel (a snippet for a Subgraph), or null when it runs on
   // the reference.
   const FastKernel* fast_kernel(size_t i) const { return fast_[i].get(); }
-  // What every node runs on, and the scratch it needs: "onednn conv
-  // (brgconv:avx512_core)", "snippet (avx512)", "reference".
+  // What every node runs on (typed: "onednn conv (brgconv:avx512_core)",
+  // "snippet avx512", "reference" as strings), and the scratch it needs.
   const std::vector<targets::NodeKernel>& kernels() const { return kernels_; }
 
  private:

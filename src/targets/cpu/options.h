@@ -1,5 +1,5 @@
 // The CPU target's options: one struct, filled from the target's spec
-// (targets/target.h) by CpuTarget, never from the environment.
+// (model/target.h) by CpuTarget, never from the environment.
 //
 //   isa        what the kernels may use: "avx512" (AVX-512 F/VL/BW/DQ),
 //              "avx2" (AVX2 + FMA), "generic" (no JIT: the reference
