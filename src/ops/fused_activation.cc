@@ -111,7 +111,7 @@ StatusOr<FusedActivation> ParseFusedActivation(const ir::Node& node) {
   const std::string name = node.attrs.String(kActivationAttr, "");
   if (name.empty()) return DefaultActivation(ActivationKind::kNone);
   for (const KindInfo& info : kKinds) {
-    if (info.kind == ActivationKind::kNone || name != info.name) continue;
+    if (name != info.name) continue;
     FusedActivation a = DefaultActivation(info.kind);
     if (info.alpha_attr) a.alpha = node.attrs.Float(info.alpha_attr, a.alpha);
     if (info.beta_attr) a.beta = node.attrs.Float(info.beta_attr, a.beta);

@@ -9,9 +9,9 @@
 //
 // On the node, as attributes:
 //
-//   activation        absent (none), or a name of kActivations: "Relu",
-//                     "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid",
-//                     "HardSwish", "Swish"
+//   activation        absent, "" or "none" (kNone), or "Relu", "Clip",
+//                     "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish",
+//                     "Swish"
 //   activation_min    Clip's lower bound   (default -FLT_MAX: none)
 //   activation_max    Clip's upper bound   (default FLT_MAX: none)
 //   activation_alpha  LeakyRelu's slope    (default 0.01),
@@ -68,8 +68,8 @@ struct FusedActivation {
 // `kind` with the defaults of its parameters (the table above).
 FusedActivation DefaultActivation(ActivationKind kind);
 
-// The attribute's value ("Relu", ...); "none" for kNone, which the node
-// writes by leaving the attribute out.
+// The attribute's value ("Relu", ...); "none" for kNone, which
+// SetFusedActivation writes by leaving the attribute out.
 const char* ActivationName(ActivationKind kind);
 
 // The activation of a fused `node`, its parameters defaulted where the node
