@@ -10,9 +10,11 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "ops/fused_activation.h"
 #include "ops/nn_internal.h"
 #include "ops/op_registry.h"
 #include "ops/op_util.h"
@@ -425,11 +427,8 @@ Status RunConvTranspose(KernelContext& ctx) {
 }
 
 // FusedConv (domain "tessel", made by passes/fuse_conv_activation):
-// Y = activation(Conv(X, W, B) + Z), Z optional and of Y's shape; activation
-// "" (none), "Relu", "Clip" (activation_min, activation_max), "LeakyRelu"
-// (activation_alpha), "Sigmoid", "HardSigmoid" (activation_alpha,
-// activation_beta), "HardSwish" or "Swish" (v * sigmoid(v)), each as the ONNX
-// op computes it.
+// Y = activation(Conv(X, W, B) + Z), Z optional and of Y's shape; the
+// activation and its attributes as ops/fused_activation.h defines them.
 Status InferFusedConv(ir::Node& node, int opset) {
   TESSEL_RETURN_IF_ERROR(InferConv(node, opset));
   const ir::Value* y = node.output(0);
@@ -438,15 +437,7 @@ Status InferFusedConv(ir::Node& node, int opset) {
                            ShapeToString(z->shape) + "; expected the output's " +
                            ShapeToString(y->shape));
   }
-  const std::string act = node.attrs.String("activation", "");
-  static const char* const kActivations[] = {"",        "Relu",        "Clip",      "LeakyRelu",
-                                             "Sigmoid", "HardSigmoid", "HardSwish", "Swish"};
-  if (std::find(std::begin(kActivations), std::end(kActivations), act) == std::end(kActivations)) {
-    return InvalidArgument(node.Describe() + ": activation '" + act +
-                           "'; supported: none, Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, "
-                           "HardSwish, Swish");
-  }
-  return Status::Ok();
+  return ParseFusedActivation(node).status();
 }
 
 template <typename T>
@@ -458,30 +449,8 @@ Status RunFusedConvT(KernelContext& ctx) {
     const T* z = ctx.in(3).data<T>();
     for (int64_t i = 0; i < n; ++i) y[i] += z[i];
   }
-  const std::string act = ctx.node.attrs.String("activation", "");
-  if (act == "Relu") {
-    for (int64_t i = 0; i < n; ++i) y[i] = std::max(y[i], T(0));
-  } else if (act == "Clip") {
-    const T lo = static_cast<T>(ctx.node.attrs.Float("activation_min", 0.f));
-    const T hi = static_cast<T>(ctx.node.attrs.Float("activation_max", 0.f));
-    for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], lo), hi);
-  } else if (act == "LeakyRelu") {
-    const T alpha = static_cast<T>(ctx.node.attrs.Float("activation_alpha", 0.01f));
-    for (int64_t i = 0; i < n; ++i) y[i] = y[i] < T(0) ? alpha * y[i] : y[i];
-  } else if (act == "Sigmoid" || act == "Swish") {
-    // As the Sigmoid kernel computes it (elementwise.cc), split at 0.
-    auto sigmoid = [](T x) {
-      return x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
-    };
-    const bool swish = act == "Swish";
-    for (int64_t i = 0; i < n; ++i) y[i] = swish ? y[i] * sigmoid(y[i]) : sigmoid(y[i]);
-  } else if (act == "HardSigmoid") {
-    const T alpha = static_cast<T>(ctx.node.attrs.Float("activation_alpha", 0.2f));
-    const T beta = static_cast<T>(ctx.node.attrs.Float("activation_beta", 0.5f));
-    for (int64_t i = 0; i < n; ++i) y[i] = std::max(T(0), std::min(T(1), alpha * y[i] + beta));
-  } else if (act == "HardSwish") {
-    for (int64_t i = 0; i < n; ++i) y[i] *= std::max(T(0), std::min(T(1), (y[i] + 3) / 6));
-  }
+  TESSEL_ASSIGN_OR_RETURN(const FusedActivation activation, ParseFusedActivation(ctx.node));
+  ApplyActivation(activation, std::span<T>(y, static_cast<size_t>(n)));
   return Status::Ok();
 }
 

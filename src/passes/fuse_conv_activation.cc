@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ops/fused_activation.h"
 #include "passes/fusion.h"
 
 namespace tessel::passes {
@@ -37,10 +38,10 @@ bool ClipBounds(const ir::Node& clip, int opset, float* lo, float* hi) {
 }
 
 // The activation applied to `y` alone, if any: the nodes that compute it
-// (the last writes the result) and its FusedConv attributes.
+// (the last writes the result) and what the FusedConv applies.
 struct Activation {
   std::vector<ir::Node*> nodes;
-  AttributeMap attrs;
+  ops::FusedActivation activation;
 };
 
 bool Plain(const ir::Node* n, const ChainFusion& fusion) {
@@ -55,20 +56,24 @@ std::optional<Activation> MatchActivation(const Readers& readers, const ChainFus
   if (r.size() == 1 && Plain(r[0], fusion) && r[0]->input(0) == y) {
     ir::Node* next = r[0];
     const std::string& op = next->op_type;
+    using ops::ActivationKind;
     float lo = 0, hi = 0;
-    if (op == "Relu" || op == "Sigmoid" || op == "HardSwish") {
-      a.attrs.Set("activation", op);
+    if (op == "Relu") {
+      a.activation = ops::DefaultActivation(ActivationKind::kRelu);
+    } else if (op == "Sigmoid") {
+      a.activation = ops::DefaultActivation(ActivationKind::kSigmoid);
+    } else if (op == "HardSwish") {
+      a.activation = ops::DefaultActivation(ActivationKind::kHardSwish);
     } else if (op == "Clip" && ClipBounds(*next, opset, &lo, &hi)) {
-      a.attrs.Set("activation", op);
-      a.attrs.Set("activation_min", lo);
-      a.attrs.Set("activation_max", hi);
+      a.activation = {.kind = ActivationKind::kClip, .alpha = lo, .beta = hi};
     } else if (op == "LeakyRelu") {
-      a.attrs.Set("activation", op);
-      a.attrs.Set("activation_alpha", next->attrs.Float("alpha", 0.01f));
+      // The ONNX ops' defaults are FusedConv's.
+      a.activation = ops::DefaultActivation(ActivationKind::kLeakyRelu);
+      a.activation.alpha = next->attrs.Float("alpha", a.activation.alpha);
     } else if (op == "HardSigmoid") {
-      a.attrs.Set("activation", op);
-      a.attrs.Set("activation_alpha", next->attrs.Float("alpha", 0.2f));
-      a.attrs.Set("activation_beta", next->attrs.Float("beta", 0.5f));
+      a.activation = ops::DefaultActivation(ActivationKind::kHardSigmoid);
+      a.activation.alpha = next->attrs.Float("alpha", a.activation.alpha);
+      a.activation.beta = next->attrs.Float("beta", a.activation.beta);
     } else {
       return std::nullopt;
     }
@@ -94,7 +99,8 @@ std::optional<Activation> MatchActivation(const Readers& readers, const ChainFus
       const bool pair = (mul->inputs[0] == y && mul->inputs[1] == s) ||
                         (mul->inputs[0] == s && mul->inputs[1] == y);
       if (!pair || readers.Sole(s) != mul || mul->outputs[0]->shape != y->shape) continue;
-      a.attrs.Set("activation", std::string(hard_swish ? "HardSwish" : "Swish"));
+      a.activation = ops::DefaultActivation(hard_swish ? ops::ActivationKind::kHardSwish
+                                                       : ops::ActivationKind::kSwish);
       a.nodes = {gate, mul};
       return a;
     }
@@ -133,7 +139,7 @@ Status FuseConvActivation(ir::Graph& graph) {
     AttributeMap attrs = conv->attrs;
     if (std::optional<Activation> a = MatchActivation(readers, fusion, y, opset)) {
       chain.insert(chain.end(), a->nodes.begin(), a->nodes.end());
-      for (const auto& [name, value] : a->attrs.all()) attrs.Set(name, value);
+      ops::SetFusedActivation(attrs, a->activation);
     }
     if (chain.size() == 1) continue;
     // The last node of the chain becomes the fused node; the others go.

@@ -12,7 +12,9 @@
 // is folded only when the value before it has no other reader and is not a
 // graph output; the Add only when Z has the output's dtype and shape (no
 // broadcasting). The fused node takes the place of the last node of the
-// chain, so Z is computed before it.
+// chain, so Z is computed before it. The activation is written with
+// ops::SetFusedActivation (ops/fused_activation.h: names, parameters and
+// their defaults), which every FusedConv kernel reads back.
 //
 // Precondition: InferShapes ran (shapes and constants are known). Preserves
 // the topological order; the result is typed.

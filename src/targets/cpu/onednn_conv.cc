@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ops/fused_activation.h"
 #include "ops/nn_internal.h"
 #include "snippets/lower.h"
 #include "targets/cpu/onednn_internal.h"
@@ -33,8 +34,11 @@ bool WinogradShape(const ir::Node& node) {
   // oneDNN's Winograd kernels take a sum and a relu as post-ops, not the
   // smooth activations (EfficientNetV2's fused Swish): such a conv runs
   // direct, and should not pull the graph into blocks.
-  const std::string activation = node.attrs.String("activation", "");
-  if (!activation.empty() && activation != "Relu") return false;
+  const StatusOr<ops::FusedActivation> activation = ops::ParseFusedActivation(node);
+  if (!activation.ok() || (activation->kind != ops::ActivationKind::kNone &&
+                           activation->kind != ops::ActivationKind::kRelu)) {
+    return false;
+  }
   for (const char* attr : {"strides", "dilations"}) {
     for (int64_t v : node.attrs.Ints(attr)) {
       if (v != 1) return false;
@@ -183,30 +187,40 @@ std::unique_ptr<FastKernel> OneDnnConv::Make(const ir::Node& node, ActivationLay
   dnnl::primitive_attr attr = UserScratchpad();
   dnnl::post_ops post_ops;
   if (z) post_ops.append_sum(1.f);
-  const std::string activation = fused ? node.attrs.String("activation", "") : "";
-  if (activation == "Relu") {
-    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-  } else if (activation == "Clip") {
-    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip,
-                            node.attrs.Float("activation_min", 0.f),
-                            node.attrs.Float("activation_max", 0.f));
-  } else if (activation == "LeakyRelu") {
-    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu,
-                            node.attrs.Float("activation_alpha", 0.01f), 0.f);
-  } else if (activation == "Sigmoid") {
-    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
-  } else if (activation == "Swish") {
-    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
-  } else if (activation == "HardSwish") {
-    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f);
-  } else if (activation == "HardSigmoid") {
-    // alpha * v + beta, clipped to [0, 1] (oneDNN 2.6 has no hardsigmoid).
-    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear,
-                            node.attrs.Float("activation_alpha", 0.2f),
-                            node.attrs.Float("activation_beta", 0.5f));
-    post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 1.f);
-  } else if (!activation.empty()) {
-    return nullptr;
+  ops::FusedActivation activation;
+  if (fused) {
+    StatusOr<ops::FusedActivation> parsed = ops::ParseFusedActivation(node);
+    if (!parsed.ok()) return nullptr;
+    activation = *parsed;
+  }
+  // oneDNN's eltwise alpha and beta; clip's are its bounds, as ours.
+  const float alpha = activation.alpha, beta = activation.beta;
+  switch (activation.kind) {
+    case ops::ActivationKind::kNone:
+      break;
+    case ops::ActivationKind::kRelu:
+      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      break;
+    case ops::ActivationKind::kClip:
+      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, alpha, beta);
+      break;
+    case ops::ActivationKind::kLeakyRelu:
+      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, alpha, 0.f);
+      break;
+    case ops::ActivationKind::kSigmoid:
+      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
+      break;
+    case ops::ActivationKind::kSwish:
+      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+      break;
+    case ops::ActivationKind::kHardSwish:
+      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f);
+      break;
+    case ops::ActivationKind::kHardSigmoid:
+      // alpha * v + beta, clipped to [0, 1] (oneDNN 2.6 has no hardsigmoid).
+      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, alpha, beta);
+      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 1.f);
+      break;
   }
   attr.set_post_ops(post_ops);
 

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "ops/fused_activation.h"
 #include "ops/op_registry.h"
 #include "snippets/c_emitter.h"
 #include "targets/opencl/cl_error.h"
@@ -34,7 +35,9 @@ constexpr char kSnippetKernel[] = "f32_snippet";
 }  // namespace
 
 const std::string& OpKernelSource() {
-  static const std::string source = kOpKernelSource;
+  // The codes FusedConv's epilogue compares with come from the C++ enum,
+  // so that they are written once.
+  static const std::string source = ops::ActivationCDefines() + kOpKernelSource;
   return source;
 }
 

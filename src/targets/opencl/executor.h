@@ -72,7 +72,8 @@ struct LaunchTiming {
   double ms = 0;
 };
 
-// The program of the op kernels (kernels.cl.inc), for tests and tools.
+// The program of the op kernels: kernels.cl.inc, after the TESSEL_ACT_*
+// codes of ops::ActivationCDefines. For tests and tools.
 const std::string& OpKernelSource();
 // Build options of every program.
 const std::string& ProgramOptions();

@@ -14,6 +14,7 @@
 #include "compiler/compile.h"
 #include "onnx/model_builder.h"
 #include "onnx/test_data.h"
+#include "ops/fused_activation.h"
 #include "ops/op_test_util.h"
 #include "targets/opencl/cl_error.h"
 #include "targets/opencl/runtime.h"
@@ -65,6 +66,13 @@ class OpenClTest : public ::testing::Test {
     options.fusion = fusion;
     StatusOr<CompiledModel> model = Compile(path, targets::testing::Reference(), options);
     ASSERT_TRUE(model.ok()) << model.status().message();
+    fused_activations_.clear();
+    for (const auto& node : model->graph->nodes()) {
+      if (node->domain != "tessel" || node->op_type != "FusedConv") continue;
+      StatusOr<ops::FusedActivation> a = ops::ParseFusedActivation(*node);
+      ASSERT_TRUE(a.ok()) << a.status().message();
+      fused_activations_.push_back(*a);
+    }
     std::mt19937 rng(7);
     std::vector<Tensor> inputs;
     for (const ir::Value* v : model->graph->inputs()) {
@@ -119,6 +127,8 @@ class OpenClTest : public ::testing::Test {
   size_t launches_ = 0;
   std::vector<std::string> kernel_names_;
   std::vector<KernelProgram> programs_;  // by launch
+  // The activation of every FusedConv of the last compiled model.
+  std::vector<ops::FusedActivation> fused_activations_;
 };
 
 Runtime* OpenClTest::runtime_ = nullptr;
@@ -222,6 +232,67 @@ TEST_F(OpenClTest, FusedConv_swish_and_hard_sigmoid_as_epilogues) {
   hard.Output("z");
   ExpectMatchesReference(hard, /*fusion=*/true);
   EXPECT_TRUE(Used("f32_conv_epilogue"));
+}
+
+TEST_F(OpenClTest, FusedConv_every_activation_kind_matches_the_reference) {
+  // Each kind as the fusion pass finds it, with parameters that tell the
+  // kinds apart: catches an epilogue code (TESSEL_ACT_*) that disagrees
+  // with ops::ActivationKind, or a kind the epilogue lacks.
+  using ops::ActivationKind;
+  for (ActivationKind kind : ops::kActivationKinds) {
+    SCOPED_TRACE(ops::ActivationName(kind));
+    ModelBuilder b = ConvModel({1, 3, 6, 5}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, true, false);
+    ops::FusedActivation want = ops::DefaultActivation(kind);
+    switch (kind) {
+      case ActivationKind::kNone:
+        // Only a residual makes an epilogue run.
+        b.Input("r", DType::kFloat32, {1, 4, 6, 5});
+        b.Node("Add", {"y", "r"}, {"z"});
+        break;
+      case ActivationKind::kRelu:
+        b.Node("Relu", {"y"}, {"z"});
+        break;
+      case ActivationKind::kClip:
+        b.Initializer("lo", Tensor::FromVector<float>({-0.5f}, {}));
+        b.Initializer("hi", Tensor::FromVector<float>({0.7f}, {}));
+        b.Node("Clip", {"y", "lo", "hi"}, {"z"});
+        want.alpha = -0.5f;
+        want.beta = 0.7f;
+        break;
+      case ActivationKind::kLeakyRelu:
+        ModelBuilder::SetAttr(b.Node("LeakyRelu", {"y"}, {"z"}), "alpha", 0.3f);
+        want.alpha = 0.3f;
+        break;
+      case ActivationKind::kSigmoid:
+        b.Node("Sigmoid", {"y"}, {"z"});
+        break;
+      case ActivationKind::kHardSigmoid: {
+        onnx::NodeProto& n = b.Node("HardSigmoid", {"y"}, {"z"});
+        ModelBuilder::SetAttr(n, "alpha", 0.3f);
+        ModelBuilder::SetAttr(n, "beta", 0.4f);
+        want.alpha = 0.3f;
+        want.beta = 0.4f;
+        break;
+      }
+      case ActivationKind::kHardSwish: {
+        // Opset 13 has no HardSwish op: v * HardSigmoid(v; 1/6, 1/2).
+        onnx::NodeProto& n = b.Node("HardSigmoid", {"y"}, {"s"});
+        ModelBuilder::SetAttr(n, "alpha", 1.0f / 6.0f);
+        ModelBuilder::SetAttr(n, "beta", 0.5f);
+        b.Node("Mul", {"y", "s"}, {"z"});
+        break;
+      }
+      case ActivationKind::kSwish:
+        b.Node("Sigmoid", {"y"}, {"s"});
+        b.Node("Mul", {"y", "s"}, {"z"});
+        break;
+    }
+    b.Output("z");
+    ExpectMatchesReference(b, /*fusion=*/true);
+    EXPECT_TRUE(Used("f32_conv_epilogue"));
+    ASSERT_EQ(fused_activations_.size(), 1u);
+    EXPECT_EQ(fused_activations_[0], want);
+  }
 }
 
 TEST_F(OpenClTest, Channel_shuffle_as_one_strided_copy_per_input_and_part) {

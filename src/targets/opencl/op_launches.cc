@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 
+#include "ops/fused_activation.h"
 #include "ops/nn_internal.h"
 #include "ops/spatial_plan.h"
 
@@ -586,7 +587,13 @@ Status FusedMatMul(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const int64_t n = NumElements(y->shape);
   PendingLaunch l;
   l.kernel_name = "f32_conv_epilogue";
-  l.args.Tensor(c.ref(y)).Tensor(c.ref(z)).Int(1).Int(0).Float(0.f).Float(0.f).Int(n);
+  l.args.Tensor(c.ref(y))
+      .Tensor(c.ref(z))
+      .Int(1)
+      .Int(static_cast<int>(ops::ActivationKind::kNone))
+      .Float(0.f)
+      .Float(0.f)
+      .Int(n);
   l.geometry = Linear(n);
   l.bytes = Bytes(y) * 2 + Bytes(z);
   l.flops = n;
@@ -657,32 +664,17 @@ Status FusedConv(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   TESSEL_RETURN_IF_ERROR(Conv(c, launches));
   const ir::Value* z = c.node.input(3);
   const ir::Value* y = c.node.output(0);
-  const std::string act = c.node.attrs.String("activation", "");
-  if (!z && act.empty()) return Status::Ok();
-  // The epilogue's activation codes (kernels.cl.inc) and its two parameters.
-  static const char* const kCodes[] = {"",        "Relu",  "Clip",        "LeakyRelu",
-                                       "Sigmoid", "Swish", "HardSigmoid", "HardSwish"};
-  const auto code = std::find(std::begin(kCodes), std::end(kCodes), act);
-  if (code == std::end(kCodes)) return Unsupported(c.node, "activation '" + act + "'");
-  float p0 = 0, p1 = 0;
-  if (act == "Clip") {
-    p0 = c.node.attrs.Float("activation_min", 0.f);
-    p1 = c.node.attrs.Float("activation_max", 0.f);
-  } else if (act == "LeakyRelu") {
-    p0 = c.node.attrs.Float("activation_alpha", 0.01f);
-  } else if (act == "HardSigmoid") {
-    p0 = c.node.attrs.Float("activation_alpha", 0.2f);
-    p1 = c.node.attrs.Float("activation_beta", 0.5f);
-  }
+  TESSEL_ASSIGN_OR_RETURN(const ops::FusedActivation act, ops::ParseFusedActivation(c.node));
+  if (!z && act.kind == ops::ActivationKind::kNone) return Status::Ok();
   const int64_t n = NumElements(y->shape);
   PendingLaunch l;
   l.kernel_name = "f32_conv_epilogue";
   l.args.Tensor(c.ref(y))
       .Tensor(z ? c.ref(z) : c.ref(y))
       .Int(z ? 1 : 0)
-      .Int(static_cast<int64_t>(code - std::begin(kCodes)))
-      .Float(p0)
-      .Float(p1)
+      .Int(static_cast<int>(act.kind))  // a TESSEL_ACT_* code (ops::ActivationCDefines)
+      .Float(act.alpha)
+      .Float(act.beta)
       .Int(n);
   l.geometry = Linear(n);
   l.bytes = Bytes(y) * 2 + Bytes(z);
