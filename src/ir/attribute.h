@@ -21,6 +21,7 @@ class AttributeMap {
  public:
   bool Has(const std::string& name) const { return attrs_.count(name) != 0; }
   void Set(const std::string& name, AttrValue value) { attrs_[name] = std::move(value); }
+  void Erase(const std::string& name) { attrs_.erase(name); }
 
   // Typed getters: the value if present with that type, else `fallback`.
   // An int attribute read as float (and vice versa) converts.
