@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# cmake --install, then examples/cpp built against the installed package
+# (find_package(tessel)) twice, on libtessel.so and on libtessel.a, and
+# run on MODEL: both print the same outputs, and the shared one takes
+# libtessel.so from the installed prefix.
+#   check_install.sh BUILD_DIR SOURCE_DIR MODEL WORK_DIR
+set -euo pipefail
+build=$1 src=$2 model=$3 work=$4
+rm -rf "$work" && mkdir -p "$work"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+for kind in shared static; do
+  cmake -S "$src/examples/cpp" -B "$work/$kind" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$work/prefix" -DTESSEL_EXAMPLE_STATIC=$([ $kind = static ] && echo ON || echo OFF) >/dev/null
+  cmake --build "$work/$kind" >/dev/null
+  "$work/$kind/tessel_example" "$model" "$work/$kind.tsl" > "$work/$kind.out"
+  "$work/$kind/tessel_example" "$work/$kind.tsl" > "$work/$kind.tsl.out"
+  cat "$work/$kind.out"
+done
+ldd "$work/shared/tessel_example" | grep -q "$work/prefix/.*libtessel.so" ||
+  { echo "check_install: the shared example does not load the installed libtessel.so"; exit 1; }
+if ldd "$work/static/tessel_example" | grep -q libtessel; then
+  echo "check_install: the static example loads a libtessel"; exit 1
+fi
+# The same numbers from both, and from the .tsl each saved (the device
+# description aside).
+strip_desc() { sed 's/ (.*)$//' "$1"; }
+for f in static.out shared.tsl.out static.tsl.out; do
+  if [ "$(strip_desc "$work/shared.out")" != "$(strip_desc "$work/$f")" ]; then
+    echo "check_install: $f differs from shared.out"; exit 1
+  fi
+done
+grep -q "largest" "$work/shared.out"
+echo "check_install: examples/cpp built against $work/prefix (shared and static) and ran"
