@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "compiler/compile.h"
-#include "compiler/plan_memory.h"
+#include "model/plan_memory.h"
 #include "core/sealed_file.h"
 #include "memory/instance_csv.h"
 #include "memory/planner.h"

@@ -20,7 +20,7 @@
 // its own kernels' memory) and run concurrently. Calls to one Session's Run
 // from several threads at once are safe: they run one after the other.
 //
-// This header and tessel/version.h are the whole API: no internal header is
+// This header is the whole API: no internal header is
 // reachable from them, and the classes hold their state behind a pointer, so
 // that tessel's internals change without breaking applications' builds.
 #pragma once
@@ -474,8 +474,8 @@ struct CheckReport {
 TESSEL_API CheckReport Check(const std::string& dir, const TargetOptions& target = CpuOptions{},
                              double rtol = 1e-3, double atol = 1e-4);
 
-// Reads a tensor file of the ONNX test layout (TensorProto, .pb) and writes
-// one: how test data and expected outputs travel.
+// Reads a tensor file of the ONNX test layout (TensorProto, .pb): how test
+// data and expected outputs travel.
 TESSEL_API Array ReadTensorFile(const std::string& path);
 
 }  // namespace tessel

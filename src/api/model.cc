@@ -132,6 +132,16 @@ MemoryPlan DescribePlan(const CompiledModel& model) {
     placed.placements.push_back({where.pool, where.offset_bytes});
     plan.buffers.push_back(std::move(b));
   }
+  // Inputs and outputs the plan leaves in the caller's memory.
+  const auto last = static_cast<int32_t>(graph.nodes().size());
+  for (const auto* list : {&graph.inputs(), &graph.outputs()}) {
+    for (const ir::Value* v : *list) {
+      if (buffers.value_buffer[static_cast<size_t>(v->id)] >= 0) continue;
+      const bool input = list == &graph.inputs();
+      plan.buffers.push_back({v->name, input ? "input" : "output", "", 0,
+                              static_cast<int64_t>(v->size_bytes()), 0, last});
+    }
+  }
   if (all_placed) {
     for (size_t i = 0; i < problem.buffers.size(); ++i) {
       const memory::Placement& pl = placed.placements[i];

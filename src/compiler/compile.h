@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "compiler/plan_memory.h"
+#include "model/plan_memory.h"
 #include "core/resources.h"
 #include "core/status.h"
 #include "model/compiled_model.h"

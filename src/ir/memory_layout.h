@@ -1,5 +1,5 @@
 // MemoryLayout: where every buffer of a compiled graph lives, as the
-// plan-memory stage (compiler/plan_memory.h) decided it.
+// plan-memory stage (model/plan_memory.h) decided it.
 //
 //   pool 0 "workspace"  [ activations and scratch, reused over time ]
 //   pool 1 "constants"  [ weights, read-only ]

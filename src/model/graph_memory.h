@@ -1,6 +1,6 @@
 // A compiled graph's buffers as a planning problem, the layout a plan makes
 // of them, and the checks a runtime runs on a layout read from a file. The
-// compiler's plan-memory stage (compiler/plan_memory.h) plans them; a
+// compiler's plan-memory stage (model/plan_memory.h) plans them; a
 // target's Prepare checks them against the kernels it builds.
 //
 // Buffers and their lifespans, in schedule steps (node i runs at step i; a

@@ -1,6 +1,8 @@
 #include "model/prepare.h"
 
+#include "memory/planner.h"
 #include "model/graph_memory.h"
+#include "model/plan_memory.h"
 
 namespace tessel {
 
@@ -34,6 +36,36 @@ Status CheckDecisions(const CompiledModel& model, const targets::KernelDecisions
   return Status::Ok();
 }
 
+// The model's plan made again for `kernels`, with its planner and pools
+// (whose size limits a model does not record: none); `why` is what did not
+// fit, for the message when that fails.
+StatusOr<ir::MemoryLayout> Replan(const CompiledModel& model,
+                                  const std::vector<targets::NodeKernel>& kernels,
+                                  const Status& why) {
+  auto refuse = [&](const std::string& detail) {
+    return InvalidArgument(
+        "'" + model.source +
+        "' has a memory plan this machine's kernels do not fit: " + why.message() + detail);
+  };
+  if (!CheckMemoryLayout(*model.graph, model.memory).ok()) return refuse("");
+  MemoryOptions options;
+  if (memory::PlannerRegistry::Global().Find(model.memory.algorithm)) {
+    options.algorithm = model.memory.algorithm;
+  }
+  for (const ir::MemoryPool& p : model.memory.pools) {
+    memory::PoolInfo pool;
+    pool.name = p.name;
+    pool.read_only = p.read_only;
+    options.pools.push_back(std::move(pool));
+  }
+  for (const ir::Value* v : model.graph->inputs()) {
+    options.plan_io = options.plan_io || model.memory.values[static_cast<size_t>(v->id)].planned();
+  }
+  StatusOr<ir::MemoryLayout> again = PlanMemory(*model.graph, kernels, options);
+  if (!again.ok()) return refuse("; planning it again failed: " + again.status().message());
+  return again;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model,
@@ -48,9 +80,12 @@ StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model,
     TESSEL_RETURN_IF_ERROR(CheckDecisions(model, decisions));
     Status s = CheckLayoutFitsKernels(*model.graph, model.memory, decisions.nodes);
     if (!s.ok()) {
-      return InvalidArgument(
-          "'" + model.source +
-          "' has a memory plan this machine's kernels do not fit: " + s.message());
+      // A sound plan made for other kernels (another thread count sizes
+      // oneDNN's scratchpads differently; another oneDNN picks other
+      // implementations): planned again here, for these kernels. A plan
+      // that is not sound for its own graph is refused.
+      TESSEL_ASSIGN_OR_RETURN(ir::MemoryLayout again, Replan(model, decisions.nodes, s));
+      model.memory = std::move(again);
     }
     model.built_kernels = std::move(decisions.built);
   }

@@ -19,8 +19,9 @@ namespace tessel {
 // (target.Accepts(model.target); else InvalidArgument saying both). A model
 // read from a file, or run with other run-time options, is checked first
 // against the kernels `target` builds on this machine: the same kernels as
-// planned, and scratch that fits where the plan put it (else
-// InvalidArgument: recompile it here).
+// planned (else InvalidArgument: recompile it here); a sound plan that
+// these kernels' scratch does not fit (another thread count) is made again
+// for them, with the same planner and pools.
 StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model,
                                                        const targets::Target& target);
 

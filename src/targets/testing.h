@@ -6,7 +6,7 @@
 //   RunReference(graph, inputs);   // the oracle, on a bare typed graph
 #pragma once
 
-#include "compiler/plan_memory.h"
+#include "model/plan_memory.h"
 #include "core/check.h"
 #include "targets/reference/target.h"
 #include "targets/registry.h"

@@ -267,6 +267,27 @@ TEST(Api, OneModelPreparedTwiceAfterItsWeightsWerePacked) {
       tessel::Load((TempDir() / "after.tsl").string()).Prepare().Run({{"x", Input(4)}}).at("y"), 0);
 }
 
+// A convolutional model prepared at another thread count than it was
+// compiled for: oneDNN's scratchpads change size, the plan is made again.
+TEST(Api, SessionsOfOtherThreadCountsRunTheSameModel) {
+  tessel::Model m = tessel::Compile(TESSEL_DEMO_MODEL, tessel::CpuOptions{.threads = 2});
+  const tessel::TensorInfo& in = m.inputs()[0];
+  tessel::Array x = tessel::Array::Allocate(in.type, in.shape);
+  for (int64_t i = 0; i < x.element_count(); ++i) x.data<float>()[i] = std::sin(0.01f * i);
+  const tessel::Array two = m.Prepare().Run({{in.name, x}}).begin()->second;
+  for (int threads : {1, 3}) {
+    tessel::SessionOptions opts;
+    opts.threads = threads;
+    ExpectClose(m.Prepare(opts).Run({{in.name, x}}).begin()->second, two, 1e-3f);
+  }
+  const fs::path tsl = TempDir() / "demo.tsl";
+  m.Save(tsl.string());
+  tessel::SessionOptions one;
+  one.threads = 1;
+  ExpectClose(tessel::Load(tsl.string()).Prepare(one).Run({{in.name, x}}).begin()->second, two,
+              1e-3f);
+}
+
 // 8 threads x 50 runs over two sessions of one model (4 threads on each:
 // one session's Run from several threads at once is serialized), every
 // output checked against the same input run alone. Run under ThreadSanitizer

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
-#include "compiler/plan_memory.h"
+#include "model/plan_memory.h"
 #include "core/file_io.h"
 #include "memory/instance_csv.h"
 #include "memory/lower_bound.h"

@@ -1,4 +1,4 @@
-#include "compiler/plan_memory.h"
+#include "model/plan_memory.h"
 
 #include <gtest/gtest.h>
 
