@@ -215,7 +215,15 @@ std::string DtypeName(const py::array& a) { return py::str(a.dtype()); }
 py::array ToNumpy(const tessel::Array& array) {
   auto* kept = new tessel::Array(array);
   py::capsule owner(kept, [](void* p) { delete static_cast<tessel::Array*>(p); });
-  return py::array(DtypeOf(array.type()), array.shape(), {}, kept->raw_data(), owner);
+  // Strides given: pybind11 before 2.12 computes them from numpy 1's layout.
+  const std::vector<int64_t>& shape = array.shape();
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t stride = static_cast<py::ssize_t>(tessel::ElementSize(array.type()));
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= static_cast<py::ssize_t>(shape[i]);
+  }
+  return py::array(DtypeOf(array.type()), shape, strides, kept->raw_data(), owner);
 }
 
 // A reference to a Python object, released with the GIL wherever the last
@@ -229,8 +237,11 @@ std::shared_ptr<void> KeepAlive(py::handle h) {
   });
 }
 
+// Kind and size through Python attributes: pybind11 before 2.12 reads them
+// from numpy 1's struct layout, wrong under numpy 2.
 bool SameDtype(const py::dtype& a, const py::dtype& b) {
-  return a.kind() == b.kind() && a.itemsize() == b.itemsize();
+  return a.attr("kind").cast<std::string>() == b.attr("kind").cast<std::string>() &&
+         a.attr("itemsize").cast<int64_t>() == b.attr("itemsize").cast<int64_t>();
 }
 
 const tessel::TensorInfo* FindInfo(const std::vector<tessel::TensorInfo>& infos,
