@@ -298,7 +298,7 @@ void CheckNames(const std::vector<std::pair<std::string, py::handle>>& items,
   if (!missing.empty())
     msg += (msg.empty() ? "missing " : "; missing ") + std::string(what) + " " + NamesText(missing);
   msg += " (the model's " + std::string(what) + "s: " + ExpectedNames(infos) + ")";
-  Raise(g_errors.not_found, msg, tessel::ErrorCode::kNotFound);
+  Raise(g_errors.invalid_argument, msg, tessel::ErrorCode::kInvalidArgument);
 }
 
 void CheckShape(const char* what, const std::string& name, const std::vector<int64_t>& given,
@@ -406,6 +406,28 @@ py::object Run(tessel::Session& session, const py::handle& feeds, const py::hand
   py::dict d;
   for (const auto& [name, obj] : items) d[py::str(name)] = obj;
   return std::move(d);
+}
+
+// DeviceInfo's fields, whichever the header has (it gained vendor, version,
+// gpu and compute_units for type and images while the API was written).
+template <typename D>
+void BindDeviceInfo(py::module_& m) {
+  py::class_<D> c(m, "DeviceInfo");
+  c.def_readonly("id", &D::id)
+      .def_readonly("name", &D::name)
+      .def_readonly("platform", &D::platform)
+      .def_readonly("driver", &D::driver)
+      .def_readonly("global_memory_bytes", &D::global_memory_bytes);
+  if constexpr (requires(const D& d) { d.vendor; }) c.def_readonly("vendor", &D::vendor);
+  if constexpr (requires(const D& d) { d.version; }) c.def_readonly("version", &D::version);
+  if constexpr (requires(const D& d) { d.gpu; }) c.def_readonly("gpu", &D::gpu);
+  if constexpr (requires(const D& d) { d.compute_units; }) {
+    c.def_readonly("compute_units", &D::compute_units);
+  }
+  if constexpr (requires(const D& d) { d.type; }) c.def_readonly("type", &D::type);
+  if constexpr (requires(const D& d) { d.images; }) c.def_readonly("images", &D::images);
+  c.def("__repr__",
+        [](const D& d) { return "DeviceInfo(id='" + d.id + "', name='" + d.name + "')"; });
 }
 
 }  // namespace
@@ -601,17 +623,7 @@ PYBIND11_MODULE(_tessel, m) {
       .def_readonly("cache", &tessel::TuneResult::cache)
       .def_readonly("report", &tessel::TuneResult::report)
       .def("__repr__", [](const tessel::TuneResult& t) { return t.report; });
-  py::class_<tessel::DeviceInfo>(m, "DeviceInfo")
-      .def_readonly("id", &tessel::DeviceInfo::id)
-      .def_readonly("name", &tessel::DeviceInfo::name)
-      .def_readonly("platform", &tessel::DeviceInfo::platform)
-      .def_readonly("driver", &tessel::DeviceInfo::driver)
-      .def_readonly("type", &tessel::DeviceInfo::type)
-      .def_readonly("global_memory_bytes", &tessel::DeviceInfo::global_memory_bytes)
-      .def_readonly("images", &tessel::DeviceInfo::images)
-      .def("__repr__", [](const tessel::DeviceInfo& d) {
-        return "DeviceInfo(id='" + d.id + "', name='" + d.name + "', type='" + d.type + "')";
-      });
+  BindDeviceInfo<tessel::DeviceInfo>(m);
   py::class_<tessel::InstancePlan>(m, "InstancePlan")
       .def_readonly("algorithm", &tessel::InstancePlan::algorithm)
       .def_readonly("pool_bytes", &tessel::InstancePlan::pool_bytes)

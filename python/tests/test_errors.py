@@ -138,9 +138,9 @@ def test_wrong_output_array_is_refused(affine):
         s.run({"input": X}, outputs={"nope": np.empty((1, 4), np.float32)})
 
 
-def test_profile_without_profiling_is_an_error(affine):
-    with pytest.raises(tessel.Error) as e:
-        affine.session().profile()
+def test_bad_benchmark_arguments_are_value_errors(affine):
+    with pytest.raises(ValueError) as e:
+        affine.session().benchmark(warmup=-1, repeat=0)
     one_line(e.value)
 
 
