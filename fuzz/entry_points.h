@@ -101,7 +101,7 @@ inline void FuzzOnnxModel(const uint8_t* data, size_t size) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   }
-  CompileOptions options;
+  CompilerOptions options;
   options.limits.max_tensor_bytes = int64_t{64} << 20;
   options.limits.max_memory_bytes = int64_t{256} << 20;
   (void)Compile(path, **target, options);

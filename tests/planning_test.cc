@@ -110,7 +110,7 @@ class PlannedModel : public ::testing::TestWithParam<Model> {};
 
 TEST_P(PlannedModel, Default_plan_meets_the_bound_and_optimal_proves_it) {
   if (!fs::exists(GetParam().onnx)) GTEST_SKIP() << "skipped: " << GetParam().onnx << " is absent";
-  CompileOptions o;
+  CompilerOptions o;
   o.memory.algorithm = "none";
   StatusOr<CompiledModel> m = Compile(GetParam().onnx, targets::testing::Cpu(), o);
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -138,7 +138,7 @@ TEST_P(PlannedModel, Default_plan_meets_the_bound_and_optimal_proves_it) {
 
 TEST_P(PlannedModel, Executor_gives_the_same_bits_with_and_without_the_plan) {
   if (!fs::exists(GetParam().onnx)) GTEST_SKIP() << "skipped: " << GetParam().onnx << " is absent";
-  CompileOptions planned_options, plain_options;
+  CompilerOptions planned_options, plain_options;
   plain_options.memory.algorithm = "none";
   StatusOr<CompiledModel> planned =
       Compile(GetParam().onnx, targets::testing::Cpu(), planned_options);

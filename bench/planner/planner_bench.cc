@@ -122,7 +122,7 @@ void Models(const Options& options) {
     return;
   }
   for (const fs::path& path : models) {
-    CompileOptions copts;
+    CompilerOptions copts;
     copts.memory.algorithm = "none";
     StatusOr<CompiledModel> model = Compile(path, **cpu, copts);
     if (!model.ok()) {

@@ -46,14 +46,14 @@ TESSEL_API const char* Version();
 // ---------------------------------------------------------------- errors
 
 enum class ErrorCode {
-  kInvalidArgument = 1,    // an argument is wrong: an option, a name, a value
-  kTypeMismatch,           // an array's element type is not the one expected
-  kShapeMismatch,          // an array's shape is not the one expected
-  kUnsupported,            // valid, but tessel (or this target) cannot do it
-  kNotFound,               // a file, input, output or device that does not exist
-  kCorruptFile,            // a truncated or damaged model or cache file
-  kResourceExhausted,      // a memory pool or limit too small
-  kInternal,               // the environment failed (I/O, a driver), or a bug
+  kInvalidArgument = 1,  // an argument is wrong: an option, a name, a value
+  kTypeMismatch,         // an array's element type is not the one expected
+  kShapeMismatch,        // an array's shape is not the one expected
+  kUnsupported,          // valid, but tessel (or this target) cannot do it
+  kNotFound,             // a file, input, output or device that does not exist
+  kCorruptFile,          // a truncated or damaged model or cache file
+  kResourceExhausted,    // a memory pool or limit too small
+  kInternal,             // the environment failed (I/O, a driver), or a bug
 };
 // "invalid argument", "type mismatch", ...
 TESSEL_API const char* ErrorCodeName(ErrorCode code);
@@ -92,27 +92,49 @@ TESSEL_API size_t ElementSize(ElementType type);
 template <typename T>
 constexpr ElementType ElementTypeOf();
 template <>
-constexpr ElementType ElementTypeOf<float>() { return ElementType::kFloat32; }
+constexpr ElementType ElementTypeOf<float>() {
+  return ElementType::kFloat32;
+}
 template <>
-constexpr ElementType ElementTypeOf<double>() { return ElementType::kFloat64; }
+constexpr ElementType ElementTypeOf<double>() {
+  return ElementType::kFloat64;
+}
 template <>
-constexpr ElementType ElementTypeOf<int8_t>() { return ElementType::kInt8; }
+constexpr ElementType ElementTypeOf<int8_t>() {
+  return ElementType::kInt8;
+}
 template <>
-constexpr ElementType ElementTypeOf<int16_t>() { return ElementType::kInt16; }
+constexpr ElementType ElementTypeOf<int16_t>() {
+  return ElementType::kInt16;
+}
 template <>
-constexpr ElementType ElementTypeOf<int32_t>() { return ElementType::kInt32; }
+constexpr ElementType ElementTypeOf<int32_t>() {
+  return ElementType::kInt32;
+}
 template <>
-constexpr ElementType ElementTypeOf<int64_t>() { return ElementType::kInt64; }
+constexpr ElementType ElementTypeOf<int64_t>() {
+  return ElementType::kInt64;
+}
 template <>
-constexpr ElementType ElementTypeOf<uint8_t>() { return ElementType::kUInt8; }
+constexpr ElementType ElementTypeOf<uint8_t>() {
+  return ElementType::kUInt8;
+}
 template <>
-constexpr ElementType ElementTypeOf<uint16_t>() { return ElementType::kUInt16; }
+constexpr ElementType ElementTypeOf<uint16_t>() {
+  return ElementType::kUInt16;
+}
 template <>
-constexpr ElementType ElementTypeOf<uint32_t>() { return ElementType::kUInt32; }
+constexpr ElementType ElementTypeOf<uint32_t>() {
+  return ElementType::kUInt32;
+}
 template <>
-constexpr ElementType ElementTypeOf<uint64_t>() { return ElementType::kUInt64; }
+constexpr ElementType ElementTypeOf<uint64_t>() {
+  return ElementType::kUInt64;
+}
 template <>
-constexpr ElementType ElementTypeOf<bool>() { return ElementType::kBool; }
+constexpr ElementType ElementTypeOf<bool>() {
+  return ElementType::kBool;
+}
 
 // A dense, row-major array in host memory: an element type, a shape and the
 // elements. It owns them (Allocate, FromVector) or borrows memory the caller
@@ -170,9 +192,9 @@ template <typename T>
 Array Array::FromVector(std::vector<int64_t> shape, const std::vector<T>& values) {
   Array a = Allocate(ElementTypeOf<T>(), std::move(shape));
   if (static_cast<size_t>(a.element_count()) != values.size()) {
-    throw Error(ErrorCode::kShapeMismatch,
-                "Array::FromVector: " + std::to_string(values.size()) +
-                    " values for a shape of " + std::to_string(a.element_count()) + " elements");
+    throw Error(ErrorCode::kShapeMismatch, "Array::FromVector: " + std::to_string(values.size()) +
+                                               " values for a shape of " +
+                                               std::to_string(a.element_count()) + " elements");
   }
   T* out = a.data<T>();
   for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
@@ -352,12 +374,12 @@ struct TuneOptions {
 };
 struct TuneResult {
   std::string device;
-  int kernels = 0;          // distinct launches searched or taken from the cache
-  int64_t launches = 0;     // tuning launches
+  int kernels = 0;       // distinct launches searched or taken from the cache
+  int64_t launches = 0;  // tuning launches
   double default_ms = 0, tuned_ms = 0;
-  bool kept_tuned = true;   // false: the defaults were faster, and kept
-  std::string cache;        // the cache file written
-  std::string report;       // the same as text (tessel tune)
+  bool kept_tuned = true;  // false: the defaults were faster, and kept
+  std::string cache;       // the cache file written
+  std::string report;      // the same as text (tessel tune)
 };
 
 struct BenchResult {
@@ -373,12 +395,12 @@ class TESSEL_API Session {
 
   // Runs on `inputs`, one array per model input by name, and returns one
   // newly allocated array per output. Inputs are read in place (no copy).
-  // NotFound for a missing or unknown name, TypeMismatch / ShapeMismatch
-  // naming the input and both types or shapes.
+  // InvalidArgument for a missing or unknown name, TypeMismatch /
+  // ShapeMismatch naming the input and both types or shapes.
   NamedArrays Run(const NamedArrays& inputs);
   // The same, writing each output into the caller's array of `outputs`
-  // (by name, of the output's type and shape); outputs it does not name are
-  // not written.
+  // (by name, of the output's type and shape; copied once from where the
+  // kernels wrote it); outputs it does not name are not written.
   void Run(const NamedArrays& inputs, NamedArrays& outputs);
 
   const std::vector<TensorInfo>& inputs() const;
@@ -411,9 +433,10 @@ TESSEL_API std::vector<std::string> Targets();
 
 struct DeviceInfo {
   std::string id;  // "opencl:0"
-  std::string name, platform, driver, type;
+  std::string name, platform, vendor, driver, version;
+  bool gpu = false;
+  int64_t compute_units = 0;
   int64_t global_memory_bytes = 0;
-  bool images = false;  // image2d support
 };
 // The OpenCL devices; empty without OpenCL (or in a build without it).
 TESSEL_API std::vector<DeviceInfo> Devices();

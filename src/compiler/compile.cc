@@ -46,7 +46,7 @@ void RecordDecisions(const targets::KernelDecisions& decisions, ir::Graph& graph
 }  // namespace
 
 StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
-                                const targets::Target& target, const CompileOptions& options) {
+                                const targets::Target& target, const CompilerOptions& options) {
   CompiledModel model;
   model.source = onnx_path.string();
   model.target = target.spec();
@@ -151,7 +151,7 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
 
 StatusOr<CompiledModel> LoadOrCompile(const std::filesystem::path& path,
                                       const targets::Target& target,
-                                      const CompileOptions& options) {
+                                      const CompilerOptions& options) {
   TESSEL_ASSIGN_OR_RETURN(bool compiled, IsCompiledModelFile(path));
   if (compiled) return ReadCompiledModel(path);
   return Compile(path, target, options);

@@ -25,7 +25,7 @@ struct ResourceLimits {
   int64_t max_memory_bytes = PhysicalMemoryBytes();  // the plan's pools together
 };
 
-struct CompileOptions {
+struct CompilerOptions {
   onnx_io::ImportOptions import;
   ResourceLimits limits;
   // Run the IR verifier after every stage (cheap; on by default).
@@ -42,14 +42,14 @@ struct CompileOptions {
 // Imports and compiles an ONNX model for `target`: its kernels, their
 // scratch and the plan are the target's, and the model records target.spec().
 StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
-                                const targets::Target& target, const CompileOptions& options = {});
+                                const targets::Target& target, const CompilerOptions& options = {});
 
 // Reads a compiled model file (recognized by its magic bytes), or compiles
 // an ONNX file in memory for `target`. A model file keeps the target it was
 // compiled for (model.target), which may not be `target`'s.
 StatusOr<CompiledModel> LoadOrCompile(const std::filesystem::path& path,
                                       const targets::Target& target,
-                                      const CompileOptions& options = {});
+                                      const CompilerOptions& options = {});
 
 // Names of the stages, in order, for --dump-after.
 const std::vector<std::string>& StageNames();

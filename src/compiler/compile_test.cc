@@ -194,7 +194,7 @@ TEST_F(CompileTest, Projection_shortcut_block_compiles_and_matches_without_fusio
 
   auto fused = Compile(path, targets::testing::Cpu());
   ASSERT_TRUE(fused.ok()) << fused.status().message();
-  CompileOptions plain_options;
+  CompilerOptions plain_options;
   plain_options.fusion = false;
   auto plain = Compile(path, targets::testing::Cpu(), plain_options);
   ASSERT_TRUE(plain.ok()) << plain.status().message();

@@ -428,7 +428,7 @@ class PlannedExecution : public ::testing::Test {
   static std::vector<Tensor> RunWith(const fs::path& model, const std::string& planner,
                                      bool plan_io, const std::vector<Tensor>& inputs,
                                      cpu::RunStats* stats = nullptr) {
-    CompileOptions o;
+    CompilerOptions o;
     o.fusion = false;
     o.memory.algorithm = planner;
     o.memory.plan_io = plan_io;
@@ -474,7 +474,7 @@ TEST_F(PlannedExecution, Gives_the_same_bits_as_the_allocating_executor) {
 }
 
 TEST_F(PlannedExecution, The_layout_survives_the_model_file) {
-  CompileOptions o;
+  CompilerOptions o;
   o.memory.planner.verify = true;
   StatusOr<CompiledModel> m = Compile(WriteNet(), targets::testing::Cpu(), o);
   ASSERT_TRUE(m.ok());

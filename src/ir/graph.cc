@@ -89,6 +89,40 @@ Node* Graph::AddNode(std::string op_type, std::string name, std::vector<Value*> 
   return nodes_.back().get();
 }
 
+std::unique_ptr<Graph> Graph::Clone() const {
+  auto copy = std::make_unique<Graph>();
+  copy->name_ = name_;
+  copy->opset_version_ = opset_version_;
+  copy->values_.reserve(values_.size());
+  for (const std::unique_ptr<Value>& v : values_) {
+    auto c = std::make_unique<Value>(*v);  // the constant's storage is shared
+    c->producer = nullptr;
+    copy->by_name_.emplace(c->name, c.get());
+    copy->values_.push_back(std::move(c));
+  }
+  auto map = [&](const Value* v) {
+    return v ? copy->values_[static_cast<size_t>(v->id)].get() : nullptr;
+  };
+  for (const std::unique_ptr<Node>& n : nodes_) {
+    auto c = std::make_unique<Node>();
+    c->name = n->name;
+    c->op_type = n->op_type;
+    c->domain = n->domain;
+    c->attrs = n->attrs;
+    c->kernel = n->kernel;
+    if (n->body) c->body = n->body->Clone();
+    for (const Value* in : n->inputs) c->inputs.push_back(map(in));
+    for (const Value* out : n->outputs) {
+      c->outputs.push_back(map(out));
+      if (out) c->outputs.back()->producer = c.get();
+    }
+    copy->nodes_.push_back(std::move(c));
+  }
+  for (const Value* v : inputs_) copy->inputs_.push_back(map(v));
+  for (const Value* v : outputs_) copy->outputs_.push_back(map(v));
+  return copy;
+}
+
 Value* Graph::FindValue(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;

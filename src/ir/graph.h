@@ -120,6 +120,11 @@ class Graph {
   Graph() = default;
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
+  // A copy of the structure (values with the same ids, nodes in the same
+  // order, Subgraph bodies copied too) whose constants share their storage
+  // with this graph's: what lets several executables of one model each own
+  // a graph while the weights are held once.
+  std::unique_ptr<Graph> Clone() const;
 
   // Creates a value; names must be unique (checked by the verifier).
   Value* AddValue(std::string name, DType dtype = DType::kUndefined, Shape shape = {},

@@ -73,7 +73,7 @@ TEST_F(ModelFileSnippets, Bodies_round_trip_and_fusion_changes_no_result_beyond_
   EXPECT_EQ(SerializeCompiledModel(*loaded), bytes);
   EXPECT_EQ(Run(*loaded->graph), Run(*fused->graph));
 
-  CompileOptions unfused_options;
+  CompilerOptions unfused_options;
   unfused_options.fusion = false;
   auto unfused = Compile(path_, targets::testing::Cpu(), unfused_options);
   ASSERT_TRUE(unfused.ok());

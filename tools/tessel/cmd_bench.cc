@@ -43,7 +43,7 @@ int64_t ProcStatusBytes(const std::string& field) {
 }
 
 Status Bench(const BenchArgs& args) {
-  TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
+  TESSEL_ASSIGN_OR_RETURN(CompilerOptions copts, MakeCompileOptions(args.model_options));
   const int64_t rss_before_load = ProcStatusBytes("VmRSS");
   TESSEL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(args.model, args.target, copts));
   CompiledModel& model = lm.model;

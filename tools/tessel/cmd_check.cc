@@ -24,7 +24,7 @@ struct CheckArgs {
 };
 
 StatusOr<bool> Check(const CheckArgs& args) {
-  TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
+  TESSEL_ASSIGN_OR_RETURN(CompilerOptions copts, MakeCompileOptions(args.model_options));
   const std::filesystem::path dir(args.dir);
   TESSEL_ASSIGN_OR_RETURN(auto sets, onnx_io::ReadTestDataSets(dir));
   if (sets.empty()) return NotFound("'" + args.dir + "' has no test_data_set_* folder");

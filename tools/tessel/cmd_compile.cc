@@ -28,7 +28,7 @@ struct CompileArgs {
 };
 
 Status RunCompile(const CompileArgs& args) {
-  TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
+  TESSEL_ASSIGN_OR_RETURN(CompilerOptions copts, MakeCompileOptions(args.model_options));
   TESSEL_RETURN_IF_ERROR(ApplyMemoryOptions(args.memory, &copts.memory));
   if (!args.dump_after.empty()) {
     const auto& names = StageNames();

@@ -257,7 +257,7 @@ void RunWithBindings(const TestCase& test, const std::vector<onnx_io::TestDataSe
       Fail(r, values.status().message());
       return;
     }
-    CompileOptions copts;
+    CompilerOptions copts;
     std::vector<bool> bound(graph_inputs.size(), false);
     r.bound_inputs.clear();
     auto bind = [&](size_t i) {

@@ -150,7 +150,7 @@ StatusOr<int> PlanInstance(const PlanArgs& args) {
 }
 
 StatusOr<int> PlanModel(const PlanArgs& args) {
-  TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
+  TESSEL_ASSIGN_OR_RETURN(CompilerOptions copts, MakeCompileOptions(args.model_options));
   TESSEL_RETURN_IF_ERROR(ApplyMemoryOptions(args.memory, &copts.memory));
   MemoryOptions memory = copts.memory;
   copts.memory.algorithm = "none";  // the plans below are this command's

@@ -29,7 +29,7 @@ struct RunArgs {
 };
 
 Status Run(const RunArgs& args) {
-  TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
+  TESSEL_ASSIGN_OR_RETURN(CompilerOptions copts, MakeCompileOptions(args.model_options));
   TESSEL_RETURN_IF_ERROR(ApplyMemoryOptions(args.memory, &copts.memory));
   TESSEL_ASSIGN_OR_RETURN(const bool precompiled, IsCompiledModelFile(args.model));
   const auto t0 = std::chrono::steady_clock::now();

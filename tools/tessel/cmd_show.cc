@@ -19,7 +19,7 @@ void AddShowCommand(CLI::App& app, int& exit_code) {
   AddTargetOptions(*cmd, *topts, /*profile=*/false);
   cmd->callback([model, mopts, topts, summary, &exit_code] {
     auto run = [&]() -> Status {
-      TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(*mopts));
+      TESSEL_ASSIGN_OR_RETURN(CompilerOptions copts, MakeCompileOptions(*mopts));
       TESSEL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(*model, *topts, copts));
       const CompiledModel& m = lm.model;
       std::cout << "target " << m.target.ToString() << "\n";

@@ -36,7 +36,7 @@ Status Tune(TuneArgs args) {
   TESSEL_RETURN_IF_ERROR(tuning::ParseStrategy(args.strategy).status());
   args.target.profile = true;  // launches are timed by their events
   args.target.tune = "off";    // the tuning here is this command's own
-  TESSEL_ASSIGN_OR_RETURN(CompileOptions copts, MakeCompileOptions(args.model_options));
+  TESSEL_ASSIGN_OR_RETURN(CompilerOptions copts, MakeCompileOptions(args.model_options));
   TESSEL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(args.model, args.target, copts));
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<targets::Executable> exe, lm.target->Prepare(lm.model));
 

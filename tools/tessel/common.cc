@@ -28,8 +28,8 @@ void AddModelOptions(CLI::App& app, ModelOptions& opts) {
                  "this (default: this machine's memory)");
 }
 
-StatusOr<CompileOptions> MakeCompileOptions(const ModelOptions& opts) {
-  CompileOptions options;
+StatusOr<CompilerOptions> MakeCompileOptions(const ModelOptions& opts) {
+  CompilerOptions options;
   options.fusion = !opts.no_fusion;
   for (const auto& [flag, text, limit] :
        {std::tuple{"--max-tensor-size", &opts.max_tensor_size, &options.limits.max_tensor_bytes},

@@ -16,12 +16,12 @@ namespace tessel::cli {
 struct ModelOptions {
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
   std::vector<std::string> bindings;      // NAME=FILE.pb: input bound at compile time
-  bool no_fusion = false;                 // --no-fusion: no snippets (CompileOptions::fusion)
+  bool no_fusion = false;                 // --no-fusion: no snippets (CompilerOptions::fusion)
   std::string max_tensor_size;            // --max-tensor-size: ResourceLimits (default: RAM)
   std::string max_memory;                 // --max-memory
 };
 void AddModelOptions(CLI::App& app, ModelOptions& opts);
-StatusOr<CompileOptions> MakeCompileOptions(const ModelOptions& opts);
+StatusOr<CompilerOptions> MakeCompileOptions(const ModelOptions& opts);
 
 // Orders a data set's inputs as the graph's: by proto name where it names a
 // graph input, by position otherwise. Tensors named after an input in `bound`

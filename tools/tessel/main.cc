@@ -3,13 +3,11 @@
 
 #include <cstdlib>
 #include <iostream>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #include <new>
 
 #include "common.h"
 #include "core/messages.h"
+#include "core/process.h"
 #if TESSEL_WITH_PERFECT_PLANNER
 #include "memory/perfect/perfect_planner.h"
 #endif
@@ -33,14 +31,7 @@ int main(int argc, char** argv) {
     execv("/proc/self/exe", argv);  // returns only if it failed: run as we are
   }
 #endif
-#if defined(__GLIBC__)
-  // Large buffers (weights, arenas, packed copies) get their own mappings,
-  // returned to the system as soon as they are freed. glibc would otherwise
-  // raise this threshold after the first large free (the model file's
-  // bytes) and serve later weights from the heap, whose freed holes stay
-  // resident: packing weights would then hold them twice.
-  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-#endif
+  tessel::ConfigureAllocatorOnce();  // as the API does (core/process.h)
   tessel::cli::ApplyEnvironment();
 #if TESSEL_WITH_PERFECT_PLANNER
   tessel::memory::RegisterPerfectPlanner();  // before the options list the planners

@@ -194,7 +194,7 @@ StatusOr<std::unique_ptr<targets::Target>> MakeRequestedTarget(const TargetOptio
 }
 
 StatusOr<LoadedModel> LoadModel(const std::string& path, const TargetOptions& opts,
-                                const CompileOptions& copts) {
+                                const CompilerOptions& copts) {
   LoadedModel loaded;
   TESSEL_ASSIGN_OR_RETURN(const bool compiled, IsCompiledModelFile(path));
   if (!compiled) {

@@ -73,7 +73,7 @@ struct LoadedModel {
 // line's run-time options), or compiles an ONNX file for the requested
 // target. Errors name the option or the file.
 StatusOr<LoadedModel> LoadModel(const std::string& path, const TargetOptions& opts,
-                                const CompileOptions& copts);
+                                const CompilerOptions& copts);
 
 // `tessel info`: the OpenCL devices and their limits.
 void AddInfoCommand(CLI::App& app, int& exit_code);

@@ -62,7 +62,7 @@ class OpenClTest : public ::testing::Test {
     std::filesystem::create_directories(dir);
     const auto path = dir / "m.onnx";
     ASSERT_TRUE(b.Save(path).ok());
-    CompileOptions options;
+    CompilerOptions options;
     options.fusion = fusion;
     StatusOr<CompiledModel> model = Compile(path, targets::testing::Reference(), options);
     ASSERT_TRUE(model.ok()) << model.status().message();
