@@ -395,7 +395,7 @@ py::object Run(tessel::Session& session, const py::handle& feeds, const py::hand
     }
     py::dict d;
     for (const auto& [name, array] : result) d[py::str(name)] = ToNumpy(array);
-    return std::move(d);
+    return d;
   }
   auto items = Items(outputs, "outputs");
   tessel::NamedArrays dest = Destinations(items, session.outputs());
@@ -405,29 +405,7 @@ py::object Run(tessel::Session& session, const py::handle& feeds, const py::hand
   }
   py::dict d;
   for (const auto& [name, obj] : items) d[py::str(name)] = obj;
-  return std::move(d);
-}
-
-// DeviceInfo's fields, whichever the header has (it gained vendor, version,
-// gpu and compute_units for type and images while the API was written).
-template <typename D>
-void BindDeviceInfo(py::module_& m) {
-  py::class_<D> c(m, "DeviceInfo");
-  c.def_readonly("id", &D::id)
-      .def_readonly("name", &D::name)
-      .def_readonly("platform", &D::platform)
-      .def_readonly("driver", &D::driver)
-      .def_readonly("global_memory_bytes", &D::global_memory_bytes);
-  if constexpr (requires(const D& d) { d.vendor; }) c.def_readonly("vendor", &D::vendor);
-  if constexpr (requires(const D& d) { d.version; }) c.def_readonly("version", &D::version);
-  if constexpr (requires(const D& d) { d.gpu; }) c.def_readonly("gpu", &D::gpu);
-  if constexpr (requires(const D& d) { d.compute_units; }) {
-    c.def_readonly("compute_units", &D::compute_units);
-  }
-  if constexpr (requires(const D& d) { d.type; }) c.def_readonly("type", &D::type);
-  if constexpr (requires(const D& d) { d.images; }) c.def_readonly("images", &D::images);
-  c.def("__repr__",
-        [](const D& d) { return "DeviceInfo(id='" + d.id + "', name='" + d.name + "')"; });
+  return d;
 }
 
 }  // namespace
@@ -623,7 +601,20 @@ PYBIND11_MODULE(_tessel, m) {
       .def_readonly("cache", &tessel::TuneResult::cache)
       .def_readonly("report", &tessel::TuneResult::report)
       .def("__repr__", [](const tessel::TuneResult& t) { return t.report; });
-  BindDeviceInfo<tessel::DeviceInfo>(m);
+  py::class_<tessel::DeviceInfo>(m, "DeviceInfo")
+      .def_readonly("id", &tessel::DeviceInfo::id)
+      .def_readonly("name", &tessel::DeviceInfo::name)
+      .def_readonly("platform", &tessel::DeviceInfo::platform)
+      .def_readonly("vendor", &tessel::DeviceInfo::vendor)
+      .def_readonly("driver", &tessel::DeviceInfo::driver)
+      .def_readonly("version", &tessel::DeviceInfo::version)
+      .def_readonly("gpu", &tessel::DeviceInfo::gpu)
+      .def_readonly("compute_units", &tessel::DeviceInfo::compute_units)
+      .def_readonly("global_memory_bytes", &tessel::DeviceInfo::global_memory_bytes)
+      .def("__repr__", [](const tessel::DeviceInfo& d) {
+        return "DeviceInfo(id='" + d.id + "', name='" + d.name +
+               "', gpu=" + (d.gpu ? "True" : "False") + ")";
+      });
   py::class_<tessel::InstancePlan>(m, "InstancePlan")
       .def_readonly("algorithm", &tessel::InstancePlan::algorithm)
       .def_readonly("pool_bytes", &tessel::InstancePlan::pool_bytes)
