@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
   clang-format-14
+  python3-dev python3-numpy python3-pytest pybind11-dev
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
 )
 if [ "${1:-}" = "--fuzz" ]; then
