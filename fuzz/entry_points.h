@@ -15,12 +15,12 @@
 #include <string_view>
 
 #include "compiler/compile.h"
-#include "model/plan_memory.h"
 #include "core/sealed_file.h"
 #include "memory/instance_csv.h"
 #include "memory/planner.h"
 #include "memory/pool_spec.h"
 #include "model/model_file.h"
+#include "model/plan_memory.h"
 #include "onnx/importer.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/tensor_io.h"

@@ -6,10 +6,10 @@
 #include <functional>
 #include <string>
 
-#include "model/plan_memory.h"
 #include "core/resources.h"
 #include "core/status.h"
 #include "model/compiled_model.h"
+#include "model/plan_memory.h"
 #include "model/prepare.h"
 #include "model/target.h"
 #include "onnx/importer.h"

@@ -6,8 +6,8 @@
 //   RunReference(graph, inputs);   // the oracle, on a bare typed graph
 #pragma once
 
-#include "model/plan_memory.h"
 #include "core/check.h"
+#include "model/plan_memory.h"
 #include "targets/reference/target.h"
 #include "targets/registry.h"
 

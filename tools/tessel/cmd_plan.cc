@@ -9,13 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
-#include "model/plan_memory.h"
 #include "core/file_io.h"
 #include "memory/instance_csv.h"
 #include "memory/lower_bound.h"
 #include "memory/report.h"
 #include "memory/verifier.h"
 #include "memory_options.h"
+#include "model/plan_memory.h"
 #include "onnx/tensor_io.h"
 #include "target.h"
 #include "targets/reference/planned_memory.h"
