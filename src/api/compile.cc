@@ -77,9 +77,9 @@ CompilerOptions CompilerOptionsOf(const CompileOptions& options) {
     if (p.size_limit_bytes > 0) pool.size_limit_bytes = p.size_limit_bytes;
     c.memory.pools.push_back(std::move(pool));
   }
-  if (options.planner_time_limit_seconds < 0) {
+  if (!(options.planner_time_limit_seconds >= 0)) {
     throw Error(ErrorCode::kInvalidArgument,
-                "CompileOptions::planner_time_limit_seconds is negative");
+                "CompileOptions::planner_time_limit_seconds is negative or not a number");
   }
   if (options.planner_time_limit_seconds > 0) {
     c.memory.planner.node_limit = 0;  // the clock decides
@@ -136,6 +136,10 @@ std::vector<std::string> PlannerAlgorithms() { return memory::AlgorithmNames(); 
 InstancePlan PlanInstance(const std::string& csv_path, const std::string& algorithm,
                           double time_limit_seconds) {
   memory::Instance inst = api::Unwrap(memory::ReadInstanceCsv(csv_path));
+  if (!(time_limit_seconds >= 0)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "PlanInstance: time_limit_seconds is negative or not a number");
+  }
   memory::PlannerOptions options;
   options.verify = true;
   if (time_limit_seconds > 0) {
