@@ -415,8 +415,9 @@ class TESSEL_API Session {
   // Times `repeat` runs after `warmup`, on zero-filled inputs.
   BenchResult Benchmark(int warmup = 5, int repeat = 50);
   // OpenCL: searches the work-group sizes of the model's launches, keeps
-  // them for this session's runs, and saves them in the tuning cache.
-  // Unsupported on other targets.
+  // them for this session's runs, and saves them in the tuning cache. The
+  // session must be prepared with SessionOptions::profile (launches are
+  // timed by events). Unsupported on other targets.
   TuneResult Tune(const TuneOptions& options = {});
 
  private:

@@ -58,6 +58,7 @@ __version__: str = _tessel.__version__
 __all__ = [
     "__version__",
     "compile",
+    "tune",
     "load",
     "deserialize",
     "Model",
@@ -350,7 +351,9 @@ class Session:
     def tune(self, strategy: str = "race", budget_seconds: float = 0, rounds: int = 3,
              repeat: int = 10) -> TuneResult:
         """OpenCL: searches the work-group sizes of the model's launches,
-        keeps them for this session and saves them in the tuning cache."""
+        keeps them for this session and saves them in the tuning cache. The
+        session must be made with profile=True (launches are timed by
+        events); tessel.tune(model) does that."""
         o = _tessel.TuneOptions()
         _expect("tune()", "strategy", strategy, (str,))
         _expect("tune()", "budget_seconds", budget_seconds, (int, float))
@@ -489,6 +492,21 @@ def deserialize(data: bytes) -> Model:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"deserialize(): data must be bytes, got {_type_name(data)}")
     return Model(_tessel.deserialize(bytes(data)))
+
+
+def tune(model: Union[Model, PathLike], strategy: str = "race", budget_seconds: float = 0,
+         rounds: int = 3, repeat: int = 10, **options: Any) -> TuneResult:
+    """`tessel tune`: searches the OpenCL work-group sizes of a model's
+    launches and saves them in the tuning cache, where later sessions find
+    them. `model`: a Model compiled for OpenCL, a .tsl, or an ONNX file
+    (compiled here for target "opencl" with `options`)."""
+    if not isinstance(model, Model):
+        path = _path("tune()", "model", model)
+        model = load(path) if path.endswith(".tsl") else compile(path, target="opencl", **options)
+    elif options:
+        raise TypeError(f"tune(): options {sorted(options)} apply to an ONNX file, not a Model")
+    return model.session(profile=True).tune(strategy=strategy, budget_seconds=budget_seconds, rounds=rounds,
+                                repeat=repeat)
 
 
 # ---------------------------------------------------------------- tools

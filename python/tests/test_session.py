@@ -185,3 +185,21 @@ def test_the_gil_is_released_while_running(call):
     a, b = span["start"], span["end"]
     middle = [x for x in stamps if a + 0.25 * (b - a) < x < a + 0.75 * (b - a)]
     assert middle, f"no Python ran during {call} ({(b - a) * 1e3:.1f} ms)"
+
+
+def test_opencl_runs_like_the_reference_and_tunes(affine_path, tmp_path):
+    if "opencl" not in tessel.targets():
+        pytest.skip("this build has no OpenCL target")
+    if not tessel.devices():
+        pytest.skip("no OpenCL device (install pocl-opencl-icd)")
+    cache = tmp_path / "tuning.json"
+    model = tessel.compile(affine_path, target="opencl", tuning_cache=str(cache))
+    assert model.target == "opencl"
+    ref = tessel.compile(affine_path, target="reference")
+    np.testing.assert_allclose(model.run({"input": X})["output"], ref.run({"input": X})["output"],
+                               rtol=1e-6)
+    result = tessel.tune(model, budget_seconds=5, rounds=1, repeat=2)
+    assert result.kernels >= 1 and result.device
+    assert cache.exists()  # saved where the model's options say
+    with pytest.raises(tessel.Error, match="nothing to tune"):
+        tessel.tune(ref)

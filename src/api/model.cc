@@ -439,6 +439,11 @@ BenchResult Session::Benchmark(int warmup, int repeat) {
 }
 
 TuneResult Session::Tune(const TuneOptions& options) {
+  if (!impl_->profile && impl_->model.target.name == "opencl") {
+    throw Error(ErrorCode::kInvalidArgument,
+                "Session::Tune times launches on a profiling queue: prepare the session with "
+                "SessionOptions::profile");
+  }
   targets::TuneRequest request;
   request.strategy = options.strategy;
   request.budget_seconds = options.budget_seconds;

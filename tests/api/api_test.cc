@@ -4,6 +4,7 @@
 // every bad input answered by the documented tessel::Error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -286,6 +287,38 @@ TEST(Api, SessionsOfOtherThreadCountsRunTheSameModel) {
   one.threads = 1;
   ExpectClose(tessel::Load(tsl.string()).Prepare(one).Run({{in.name, x}}).begin()->second, two,
               1e-3f);
+}
+
+// OpenCL through the API (PoCL in CI): the reference's outputs, and Tune on
+// a profiling session only.
+TEST(Api, OpenClRunsLikeTheReferenceAndTunes) {
+#if TESSEL_SANITIZED_BUILD
+  GTEST_SKIP() << "skipped: PoCL's LLVM is not reliable under the sanitizers";
+#endif
+  const std::vector<std::string> targets = tessel::Targets();
+  if (std::find(targets.begin(), targets.end(), "opencl") == targets.end()) {
+    GTEST_SKIP() << "skipped: this build has no OpenCL target";
+  }
+  if (tessel::Devices().empty()) GTEST_SKIP() << "skipped: no OpenCL device";
+  tessel::OpenClOptions cl;
+  cl.tuning_cache = (TempDir() / "tuning.json").string();
+  tessel::Model m = tessel::Compile(SmallModel().string(), cl);
+  EXPECT_EQ(m.target(), "opencl");
+  tessel::Model ref = tessel::Compile(SmallModel().string(), tessel::ReferenceOptions{});
+  tessel::Session s = m.Prepare();
+  ExpectClose(s.Run({{"x", Input(1)}}).at("y"), ref.Prepare().Run({{"x", Input(1)}}).at("y"));
+  EXPECT_ERROR(s.Tune(), tessel::ErrorCode::kInvalidArgument, "SessionOptions::profile");
+  tessel::SessionOptions profiled;
+  profiled.profile = true;
+  tessel::Session p = m.Prepare(profiled);
+  tessel::TuneOptions quick;
+  quick.budget_seconds = 5;
+  quick.rounds = 1;
+  quick.repeat = 2;
+  const tessel::TuneResult r = p.Tune(quick);
+  EXPECT_GE(r.kernels, 1);
+  EXPECT_TRUE(fs::exists(cl.tuning_cache));
+  ExpectClose(p.Run({{"x", Input(1)}}).at("y"), ref.Prepare().Run({{"x", Input(1)}}).at("y"));
 }
 
 // 8 threads x 50 runs over two sessions of one model (4 threads on each:
