@@ -60,6 +60,8 @@ TESSEL_API const char* ErrorCodeName(ErrorCode code);
 
 class TESSEL_API Error : public std::runtime_error {
  public:
+  // what() is `message` on one line: line breaks folded, control bytes
+  // escaped.
   Error(ErrorCode code, const std::string& message);
   ErrorCode code() const noexcept { return code_; }
 

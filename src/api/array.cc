@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "api/bridge.h"
+#include "core/messages.h"
 #include "ir/dtype.h"
 
 namespace tessel {
@@ -30,8 +31,10 @@ const char* ErrorCodeName(ErrorCode code) {
   return "unknown";
 }
 
+// One line whatever the message quotes (a path or a name with a line break
+// or a NUL from the caller): folded and escaped as the CLI's are.
 Error::Error(ErrorCode code, const std::string& message)
-    : std::runtime_error(message), code_(code) {}
+    : std::runtime_error(OneLine(message)), code_(code) {}
 
 // The public numbering is DType's, so that conversions are casts; checked.
 static_assert(static_cast<int>(ElementType::kFloat32) == static_cast<int>(DType::kFloat32));

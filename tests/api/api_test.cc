@@ -210,6 +210,8 @@ TEST(Api, BadInputsAreOneLineErrorsNamingTheCulprit) {
                "absent.tsl");
   EXPECT_ERROR(tessel::Compile((TempDir() / "absent.onnx").string()), ErrorCode::kNotFound,
                "absent.onnx");
+  EXPECT_ERROR(tessel::Load((TempDir() / "line\nbreak\x01.tsl").string()), ErrorCode::kNotFound,
+               "line / break\\x01.tsl");
   EXPECT_ERROR(tessel::Load(SmallModel().string()), ErrorCode::kInvalidArgument,
                "not a compiled tessel model");
   // A file cut short: corrupt, whichever byte it ends at.
