@@ -21,6 +21,18 @@ ldd "$work/shared/tessel_example" | grep -q "$work/prefix/.*libtessel.so" ||
 if ldd "$work/static/tessel_example" | grep -q libtessel; then
   echo "check_install: the static example loads a libtessel"; exit 1
 fi
+# tessel::runtime carries no importer: no ONNX or protobuf library, and only
+# the API exported.
+if ldd "$work/prefix/lib/libtessel_runtime.so" | grep -E "onnx|protobuf"; then
+  echo "check_install: libtessel_runtime.so loads the ONNX importer's libraries"; exit 1
+fi
+for lib in libtessel.so libtessel_runtime.so; do
+  if nm -DC --defined-only "$work/prefix/lib/$lib" |
+       grep -E " [TWBDV] .*tessel::(ir|cpu|targets|memory|ops|snippets|opencl|onnx_io|api|tuning|cli)::" |
+       head -3 | grep .; then
+    echo "check_install: $lib exports tessel's internals"; exit 1
+  fi
+done
 # The same numbers from both, and from the .tsl each saved (the device
 # description aside).
 strip_desc() { sed 's/ (.*)$//' "$1"; }
