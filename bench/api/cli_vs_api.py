@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CLI and API latency side by side, in one run: the same compiled model
 (.tsl, compiled once by the CLI) timed by `tessel bench`, by the C++ API
-(bench/api/api_bench.cc: Load, Prepare, Session::Benchmark) and by the
+(bench/api/api_bench.cc: Load, Prepare, Session::Benchmark; as an
+application runs it, and again with the CLI's GOMP_SPINCOUNT) and by the
 Python binding (Session.benchmark), interleaved over rounds, each engine's
 best kept (a 2-vCPU machine swings +-30%).
 
@@ -36,6 +37,9 @@ def main():
     tessel = str(build / "tessel")
     api_bench = str(build / "api_bench")
     py_env = dict(os.environ, PYTHONPATH=str(build / "python"))
+    # The C++ API again with the CLI's OpenMP spin count (docs/api.md,
+    # "Process settings"), which a library cannot set for its process.
+    spin_env = dict(os.environ, GOMP_SPINCOUNT="100000")
     py_code = ("import sys, json, tessel; s = tessel.load(sys.argv[1]).session(); "
                "r = s.benchmark(int(sys.argv[2]), int(sys.argv[3])); "
                "print(json.dumps({'min_ms': r.min_ms, 'median_ms': r.median_ms}))")
@@ -53,21 +57,27 @@ def main():
                 cpp = json.loads(subprocess.run(
                     [api_bench, str(tsl), str(args.warmup), str(args.repeat)], check=True,
                     capture_output=True, text=True).stdout)
+                cpp_spin = json.loads(subprocess.run(
+                    [api_bench, str(tsl), str(args.warmup), str(args.repeat)], check=True,
+                    capture_output=True, text=True, env=spin_env).stdout)
                 py = json.loads(subprocess.run(
                     ["/usr/bin/python3", "-c", py_code, str(tsl), str(args.warmup), str(args.repeat)],
                     check=True, capture_output=True, text=True, env=py_env).stdout)
                 for engine, mn, md in (("cli", cli["latency_ms"]["min"], cli["latency_ms"]["median"]),
                                        ("c++", cpp["min_ms"], cpp["median_ms"]),
+                                       ("c++ spin", cpp_spin["min_ms"], cpp_spin["median_ms"]),
                                        ("python", py["min_ms"], py["median_ms"])):
                     b = best.setdefault(engine, [float("inf"), float("inf")])
                     b[0], b[1] = min(b[0], mn), min(b[1], md)
             rows.append((name, best))
-    print("| model | CLI min / median ms | C++ API | Python API | C++/CLI (median) | Python/CLI (median) |")
-    print("|---|---|---|---|---|---|")
+    print("| model | CLI min / median ms | C++ API | C++ API, GOMP_SPINCOUNT=100000 | Python API "
+          "| C++/CLI | C++ spin/CLI | Python/CLI (medians) |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, b in rows:
         cell = lambda e: f"{b[e][0]:.2f} / {b[e][1]:.2f}"
-        print(f"| {name} | {cell('cli')} | {cell('c++')} | {cell('python')} | "
-              f"{b['c++'][1] / b['cli'][1]:.2f} | {b['python'][1] / b['cli'][1]:.2f} |")
+        print(f"| {name} | {cell('cli')} | {cell('c++')} | {cell('c++ spin')} | {cell('python')} | "
+              f"{b['c++'][1] / b['cli'][1]:.2f} | {b['c++ spin'][1] / b['cli'][1]:.2f} | "
+              f"{b['python'][1] / b['cli'][1]:.2f} |")
     return 0
 
 if __name__ == "__main__":
