@@ -390,6 +390,7 @@ void Session::Run(const NamedArrays& inputs, NamedArrays& outputs) {
 std::string Session::Describe() const { return impl_->exe->Describe(); }
 
 SessionStats Session::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->run);  // a run updates them
   const targets::ExecutableStats s = impl_->exe->stats();
   return {s.workspace_bytes, s.packed_weight_bytes, s.threads};
 }
