@@ -16,20 +16,22 @@ for kind in shared static; do
   "$work/$kind/tessel_example" "$work/$kind.tsl" > "$work/$kind.tsl.out"
   cat "$work/$kind.out"
 done
-ldd "$work/shared/tessel_example" | grep -q "$work/prefix/.*libtessel.so" ||
+# (Outputs are captured before grep reads them: with pipefail, `grep -q`
+# closing the pipe early would fail the producer.)
+shared_libs=$(ldd "$work/shared/tessel_example")
+grep "$work/prefix/.*libtessel.so" <<<"$shared_libs" >/dev/null ||
   { echo "check_install: the shared example does not load the installed libtessel.so"; exit 1; }
-if ldd "$work/static/tessel_example" | grep -q libtessel; then
+if grep libtessel <<<"$(ldd "$work/static/tessel_example")" >/dev/null; then
   echo "check_install: the static example loads a libtessel"; exit 1
 fi
 # tessel::runtime carries no importer: no ONNX or protobuf library, and only
 # the API exported.
-if ldd "$work/prefix/lib/libtessel_runtime.so" | grep -E "onnx|protobuf"; then
+if grep -E "onnx|protobuf" <<<"$(ldd "$work/prefix/lib/libtessel_runtime.so")"; then
   echo "check_install: libtessel_runtime.so loads the ONNX importer's libraries"; exit 1
 fi
 for lib in libtessel.so libtessel_runtime.so; do
-  if nm -DC --defined-only "$work/prefix/lib/$lib" |
-       grep -E " [TWBDV] .*tessel::(ir|cpu|targets|memory|ops|snippets|opencl|onnx_io|api|tuning|cli)::" |
-       head -3 | grep .; then
+  if grep -E " [TWBDV] .*tessel::(ir|cpu|targets|memory|ops|snippets|opencl|onnx_io|api|tuning|cli)::" \
+       <<<"$(nm -DC --defined-only "$work/prefix/lib/$lib")"; then
     echo "check_install: $lib exports tessel's internals"; exit 1
   fi
 done
@@ -41,5 +43,5 @@ for f in static.out shared.tsl.out static.tsl.out; do
     echo "check_install: $f differs from shared.out"; exit 1
   fi
 done
-grep -q "largest" "$work/shared.out"
+grep "largest" "$work/shared.out" >/dev/null
 echo "check_install: examples/cpp built against $work/prefix (shared and static) and ran"

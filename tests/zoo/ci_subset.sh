@@ -14,7 +14,9 @@ if ! zoo_env --timeout 60 --retries 1; then
   exit 77
 fi
 cd "$zoo_root"
-if [[ "$targets" == *opencl* ]] && ! "$tessel" info 2>/dev/null | grep -q "opencl:0"; then
+# (tessel info's output is read whole: grep -q closing the pipe early would
+# fail the pipeline under pipefail, and skip OpenCL where it exists.)
+if [[ "$targets" == *opencl* ]] && ! grep "opencl:0" <<<"$("$tessel" info 2>/dev/null)" >/dev/null; then
   echo "note: no OpenCL device here; the subset runs on the CPU target only"
   targets=cpu
 fi
