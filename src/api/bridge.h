@@ -51,6 +51,10 @@ struct ModelState {
   std::optional<MemoryPlan> plan;  // described on first use
 };
 
+// A copy of `model` for a Model or a Session to own: its own graph (which
+// preparing may strip of weights), sharing the constants' storage.
+CompiledModel CopyForSession(const CompiledModel& model);
+
 // Makes a Model of `model` (compiled here when `handoff` holds it).
 Model MakeModel(CompiledModel model, const OpenClOptions& opencl, bool compiled_here);
 

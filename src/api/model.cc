@@ -35,24 +35,8 @@ std::string DefaultCacheDir() {
   return (std::filesystem::temp_directory_path() / "tessel-cache").string();
 }
 
-Model MakeModel(CompiledModel model, const OpenClOptions& opencl, bool compiled_here) {
-  auto impl = ModelAccess::New();
-  for (const ir::Value* v : model.graph->inputs()) impl->inputs.push_back(InfoOf(*v));
-  for (const ir::Value* v : model.graph->outputs()) impl->outputs.push_back(InfoOf(*v));
-  impl->opencl = opencl;
-  impl->model.graph = model.graph->Clone();
-  impl->model.source = model.source;
-  impl->model.memory = model.memory;
-  impl->model.target = model.target;
-  impl->model.planned_here = model.planned_here;
-  if (compiled_here) impl->handoff = std::make_unique<CompiledModel>(std::move(model));
-  return ModelAccess::Make(std::move(impl));
-}
-
-namespace {
-
-// A copy of `model` a session may prepare (and strip of weights): its own
-// graph, sharing the constants' storage.
+// A copy of `model` that its owner may prepare (and strip of weights): its
+// own graph, sharing the constants' storage; no built kernels.
 CompiledModel CopyForSession(const CompiledModel& model) {
   CompiledModel copy;
   copy.graph = model.graph->Clone();
@@ -63,7 +47,17 @@ CompiledModel CopyForSession(const CompiledModel& model) {
   return copy;
 }
 
-std::string JoinShape(const std::vector<int64_t>& shape) { return ShapeToString(shape); }
+Model MakeModel(CompiledModel model, const OpenClOptions& opencl, bool compiled_here) {
+  auto impl = ModelAccess::New();
+  for (const ir::Value* v : model.graph->inputs()) impl->inputs.push_back(InfoOf(*v));
+  for (const ir::Value* v : model.graph->outputs()) impl->outputs.push_back(InfoOf(*v));
+  impl->opencl = opencl;
+  impl->model = CopyForSession(model);
+  if (compiled_here) impl->handoff = std::make_unique<CompiledModel>(std::move(model));
+  return ModelAccess::Make(std::move(impl));
+}
+
+namespace {
 
 // The memory plan of `model`, described for users: its target's kernels
 // decide the scratch buffers (selected again here, on a target that only
@@ -166,9 +160,9 @@ void CheckInput(const TensorInfo& info, const Array& given) {
                     " given; the model takes " + ElementTypeName(info.type));
   }
   if (given.shape() != info.shape) {
-    throw Error(ErrorCode::kShapeMismatch, "input '" + info.name + "': shape " +
-                                               JoinShape(given.shape()) +
-                                               " given; the model takes " + JoinShape(info.shape));
+    throw Error(ErrorCode::kShapeMismatch,
+                "input '" + info.name + "': shape " + ShapeToString(given.shape()) +
+                    " given; the model takes " + ShapeToString(info.shape));
   }
 }
 
@@ -259,7 +253,7 @@ struct Session::Impl {
       if (!ordered[i].defined()) {
         throw Error(ErrorCode::kInvalidArgument, "input '" + infos[i].name + "' is missing (" +
                                                      ElementTypeName(infos[i].type) + " " +
-                                                     api::JoinShape(infos[i].shape) + ")");
+                                                     ShapeToString(infos[i].shape) + ")");
       }
     }
     return ordered;
@@ -371,8 +365,8 @@ void Session::Run(const NamedArrays& inputs, NamedArrays& outputs) {
     if (array.type() != it->type || array.shape() != it->shape) {
       throw Error(array.type() != it->type ? ErrorCode::kTypeMismatch : ErrorCode::kShapeMismatch,
                   "output '" + name + "': an array of " + ElementTypeName(array.type()) + " " +
-                      api::JoinShape(array.shape()) + " given for " + ElementTypeName(it->type) +
-                      " " + api::JoinShape(it->shape));
+                      ShapeToString(array.shape()) + " given for " + ElementTypeName(it->type) +
+                      " " + ShapeToString(it->shape));
     }
     if (array.raw_data() == nullptr && array.byte_size() > 0) {
       throw Error(ErrorCode::kInvalidArgument, "output '" + name + "': the array has no memory");
