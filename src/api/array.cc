@@ -7,7 +7,7 @@
 
 namespace tessel {
 
-const char* Version() { return "0.1.0"; }
+const char* Version() { return TESSEL_VERSION_STRING; }
 
 const char* ErrorCodeName(ErrorCode code) {
   switch (code) {

@@ -134,10 +134,12 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
     total += pool.size_bytes;
     pools += (pools.empty() ? "" : ", ") + pool.name + " " + FormatByteSize(pool.size_bytes);
   }
-  if (total > options.limits.max_memory_bytes) {
+  const int64_t limit = options.limits.max_memory_bytes > 0 ? options.limits.max_memory_bytes
+                                                            : target.memory_limit_bytes();
+  if (total > limit) {
     return ResourceExhausted("the model needs " + FormatByteSize(total) + " (" + pools +
-                             "), over the memory limit of " +
-                             FormatByteSize(options.limits.max_memory_bytes) + " (--max-memory)");
+                             "), over the memory limit of " + FormatByteSize(limit) +
+                             " (--max-memory)");
   }
   model.planned_here = true;
 

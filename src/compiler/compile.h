@@ -18,11 +18,13 @@ namespace tessel {
 
 // How much memory a model may ask for, checked at compile time before
 // anything of that size is allocated: one line names the tensor (its shape
-// and size) or the pools over the limit. Both default to this machine's
-// physical memory.
+// and size) or the pools over the limit. A tensor defaults to this machine's
+// physical memory (the compiler holds it); the pools to what the target
+// allows (Target::memory_limit_bytes: this machine's memory, or a
+// microcontroller's).
 struct ResourceLimits {
   int64_t max_tensor_bytes = PhysicalMemoryBytes();  // any one tensor
-  int64_t max_memory_bytes = PhysicalMemoryBytes();  // the plan's pools together
+  int64_t max_memory_bytes = 0;  // the plan's pools together; 0: the target's limit
 };
 
 struct CompilerOptions {

@@ -44,6 +44,8 @@ const char* KernelFamilyName(KernelFamily f) {
       return "onednn";
     case KernelFamily::kOpenCl:
       return "opencl";
+    case KernelFamily::kC:
+      return "c";
   }
   return "?";
 }

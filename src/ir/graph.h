@@ -46,8 +46,9 @@ enum class KernelFamily : uint8_t {
   kNative,          // a CPU kernel of tessel's own (targets/cpu/native_kernels)
   kOneDnn,          // a oneDNN primitive
   kOpenCl,          // an OpenCL kernel
+  kC,               // C99 the c target emits (targets/c)
 };
-inline constexpr uint8_t kLastKernelFamily = static_cast<uint8_t>(KernelFamily::kOpenCl);
+inline constexpr uint8_t kLastKernelFamily = static_cast<uint8_t>(KernelFamily::kC);
 const char* KernelFamilyName(KernelFamily f);  // "reference", "snippet", "native", "onednn", ...
 
 // A node's kernel, as typed data: the .tsl records it and Prepare compares

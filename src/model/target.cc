@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <set>
 
+#include "core/resources.h"
+
 namespace tessel::targets {
 
 std::string TargetSpec::ToString() const {
@@ -16,6 +18,13 @@ std::string TargetSpec::Option(const std::string& key, const std::string& fallba
   const auto it = options.find(key);
   return it == options.end() ? fallback : it->second;
 }
+
+StatusOr<EmitReport> Target::Emit(const CompiledModel&, const EmitRequest&) const {
+  return Unsupported("target '" + spec().ToString() +
+                     "' runs models in process and writes no sources (the c target does)");
+}
+
+int64_t Target::memory_limit_bytes() const { return PhysicalMemoryBytes(); }
 
 Status ValidateInputs(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
   const auto& expected = graph.inputs();

@@ -193,6 +193,37 @@ struct ProfileRow {
 // giving their share of the time.
 std::string FormatProfile(const std::vector<ProfileRow>& rows, int runs);
 
+// What an emitting target (c) is asked to write: sources in `directory`,
+// their files and symbols named after `name`.
+struct EmitRequest {
+  std::filesystem::path directory;
+  std::string name;  // a C identifier ("mobilenet"): NAME.h, tessel_NAME_run
+  // Constants compiled into the sources as arrays, or placed in the
+  // read-only pools of the plan, which the caller provides.
+  bool constants_in_pools = false;
+  // A self-checking program beside the model (NAME_check.c): these inputs
+  // (graph-input order), and the outputs it must match within
+  // |got - want| <= atol + rtol * |want|. Empty: none.
+  std::vector<Tensor> check_inputs, check_outputs;
+  double atol = 1e-4, rtol = 1e-3;
+};
+
+// What it wrote.
+struct EmitReport {
+  std::vector<std::filesystem::path> files;  // in the order written
+  // Per pool the caller provides: name, bytes, read-only.
+  struct Pool {
+    std::string name;
+    int64_t bytes = 0;
+    bool read_only = false;
+  };
+  std::vector<Pool> pools;
+  int64_t constant_bytes = 0;  // compiled in
+  // What one run computes and moves (no timing: an emulator has none).
+  int64_t macs = 0;
+  int64_t bytes_moved = 0;
+};
+
 // A compiled model bound to a target's kernels and memory: what runs.
 // Checks that `inputs` match the graph inputs in count, dtype and shape:
 // InvalidArgument naming the input and both values otherwise.
@@ -259,6 +290,17 @@ class Target {
   // up weights the kernels copied into their own layouts: after Prepare,
   // only the executable uses the model's graph.
   virtual StatusOr<std::unique_ptr<Executable>> Prepare(CompiledModel& model) const = 0;
+
+  // Whether this target writes sources (Emit) rather than running a model
+  // in this process (Prepare, which it refuses).
+  virtual bool emits_sources() const { return false; }
+  // Writes the sources of a model compiled for this target. By default:
+  // Unsupported, naming the target, which runs models in process.
+  virtual StatusOr<EmitReport> Emit(const CompiledModel& model, const EmitRequest& request) const;
+
+  // The most memory a model compiled for this target may plan (its pools
+  // together) when the user sets no limit: by default, this machine's.
+  virtual int64_t memory_limit_bytes() const;
 };
 
 }  // namespace tessel::targets

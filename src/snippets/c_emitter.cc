@@ -1,16 +1,16 @@
 #include "snippets/c_emitter.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <ostream>
 #include <sstream>
 
 #include "core/check.h"
 
 namespace tessel::snippets {
 
-namespace {
-
-// A float literal that reads back to the same bits (hex float).
-std::string Literal(float f) {
+std::string CFloatLiteral(float f) {
   if (f != f) return "NAN";
   if (f == __builtin_inff()) return "INFINITY";
   if (f == -__builtin_inff()) return "(-INFINITY)";
@@ -19,11 +19,17 @@ std::string Literal(float f) {
   return buf;
 }
 
+namespace {
+
+std::string Literal(float f) { return CFloatLiteral(f); }
+
 std::string V(int v) { return "v" + std::to_string(v); }
 
-// The expression computing `in` from its sources.
-std::string Expression(const Instr& in) {
+// The expression computing `in` from its sources, in `dialect`.
+std::string Expression(const Instr& in, const CDialect& dialect) {
   const auto s = [&](size_t k) { return V(in.srcs[k]); };
+  // A math function of the dialect: fabs, or fabsf in C99.
+  const auto fn = [&](const char* name) { return std::string(name) + dialect.math_suffix + "("; };
   const std::string a0 = Literal(in.attr[0]);
   const std::string a1 = Literal(in.attr[1]);
   switch (in.op) {
@@ -50,21 +56,26 @@ std::string Expression(const Instr& in) {
     case KOp::kClampHigh:
       return a0 + " < " + s(0) + " ? " + a0 + " : " + s(0);
     case KOp::kAbs:
-      return "fabs(" + s(0) + ")";
+      return fn("fabs") + s(0) + ")";
     case KOp::kNeg:
       return "0.0f - " + s(0);
     case KOp::kSqrt:
-      return "sqrt(" + s(0) + ")";
+      return fn("sqrt") + s(0) + ")";
     case KOp::kReciprocal:
       return "1.0f / " + s(0);
     case KOp::kFloor:
-      return "floor(" + s(0) + ")";
+      return fn("floor") + s(0) + ")";
     case KOp::kCeil:
-      return "ceil(" + s(0) + ")";
+      return fn("ceil") + s(0) + ")";
     case KOp::kRound:
-      return "rint(" + s(0) + ")";
+      return fn("rint") + s(0) + ")";
     case KOp::kPowerStatic:
-      return "pown(" + s(0) + ", " + std::to_string(static_cast<int>(in.attr[0])) + ")";
+      // OpenCL's pown; C99 has pow in double, which is what the interpreter
+      // computes.
+      if (dialect.one_element_per_call) {
+        return "pown(" + s(0) + ", " + std::to_string(static_cast<int>(in.attr[0])) + ")";
+      }
+      return "(float)pow((double)" + s(0) + ", (double)" + a0 + ")";
     case KOp::kCmpEq:
       return s(0) + " == " + s(1) + " ? 1.0f : 0.0f";
     case KOp::kCmpNe:
@@ -84,20 +95,21 @@ std::string Expression(const Instr& in) {
     case KOp::kPRelu:
       return s(0) + " < 0.0f ? " + s(0) + " * " + s(1) + " : " + s(0);
     case KOp::kElu:
-      return s(0) + " < 0.0f ? " + a0 + " * expm1(" + s(0) + ") : " + s(0);
+      return s(0) + " < 0.0f ? " + a0 + " * " + fn("expm1") + s(0) + ") : " + s(0);
     case KOp::kSelu:
-      return s(0) + " > 0.0f ? " + a0 + " * " + s(0) + " : " + a1 + " * expm1(" + s(0) + ")";
+      return s(0) + " > 0.0f ? " + a0 + " * " + s(0) + " : " + a1 + " * " + fn("expm1") + s(0) +
+             ")";
     case KOp::kExp:
-      return "exp(" + s(0) + ")";
+      return fn("exp") + s(0) + ")";
     case KOp::kLog:
-      return "log(" + s(0) + ")";
+      return fn("log") + s(0) + ")";
     case KOp::kErf:
-      return "erf(" + s(0) + ")";
+      return fn("erf") + s(0) + ")";
     case KOp::kTanh:
-      return "tanh(" + s(0) + ")";
+      return fn("tanh") + s(0) + ")";
     case KOp::kSigmoid:
-      return s(0) + " >= 0.0f ? 1.0f / (1.0f + exp(-" + s(0) + ")) : exp(" + s(0) +
-             ") / (1.0f + exp(" + s(0) + "))";
+      return s(0) + " >= 0.0f ? 1.0f / (1.0f + " + fn("exp") + "-" + s(0) + ")) : " + fn("exp") +
+             s(0) + ") / (1.0f + " + fn("exp") + s(0) + "))";
     default:
       break;
   }
@@ -105,35 +117,70 @@ std::string Expression(const Instr& in) {
   return "";
 }
 
-}  // namespace
-
-const CDialect& OpenClDialect() {
-  static const CDialect d{"__kernel void", "__global ", "get_global_id(0)", false};
-  return d;
+// One instruction of the scalar body as a statement; `at(k)` is the element
+// of argument k this element reads or writes.
+void EmitInstr(const KernelIR& ir, const Instr& in, const CDialect& dialect,
+               const std::function<std::string(int)>& at, std::ostream& os) {
+  switch (in.op) {
+    case KOp::kScalar:
+      os << "const float " << V(in.dst) << " = " << Literal(in.attr[0]) << ";";
+      return;
+    case KOp::kScalarLoad:
+    case KOp::kLoad:
+    case KOp::kBroadcastLoad: {
+      const KernelArg& a = ir.args[static_cast<size_t>(in.arg)];
+      os << "const float " << V(in.dst) << " = "
+         << (a.dtype == DType::kBool ? "(" + at(in.arg) + " != 0) ? 1.0f : 0.0f" : at(in.arg))
+         << ";";
+      return;
+    }
+    case KOp::kScalarStore:
+    case KOp::kStore: {
+      const KernelArg& a = ir.args[static_cast<size_t>(in.arg)];
+      os << at(in.arg) << " = "
+         << (a.dtype == DType::kBool
+                 ? "(" + std::string(dialect.bool_type) + ")(" + V(in.srcs[0]) + " != 0.0f)"
+                 : V(in.srcs[0]))
+         << ";";
+      return;
+    }
+    default:
+      os << "const float " << V(in.dst) << " = " << Expression(in, dialect) << ";";
+      return;
+  }
 }
 
-std::string EmitCFamilyKernel(const KernelIR& ir, const std::string& name,
-                              const CDialect& dialect) {
-  TESSEL_CHECK(!ir.scalar_body.empty());
-  std::ostringstream os;
-  os << "// Generated by tessel (snippets/c_emitter.cc) from kernel IR '" << ir.name << "':";
-  for (const std::string& op : ir.source_ops) os << " " << op;
-  os << "\n" << dialect.function_prefix << " " << name << "(";
-  for (size_t k = 0; k < ir.args.size(); ++k) {
-    const KernelArg& a = ir.args[k];
-    const char* type = a.dtype == DType::kBool ? "uchar" : "float";
-    os << dialect.global_space << (a.is_output ? "" : "const ") << type << "* a" << k << ", int a"
-       << k << "_off, ";
-  }
-  os << "int n" << (dialect.index_is_parameter ? ", int i" : "") << ") {\n";
-  if (!dialect.index_is_parameter) os << "  const int i = " << dialect.element_index << ";\n";
-  os << "  if (i >= n) return;\n";
-  // The domain index of element i, innermost last; only dims above 1 matter.
-  os << "  int r = i;\n";
+// The domain axes above 1, outermost first.
+std::vector<int> LoopAxes(const KernelIR& ir) {
   std::vector<int> dims;
-  for (int d = kDomainRank - 1; d >= 0; --d) {
+  for (int d = 0; d < kDomainRank; ++d) {
     if (ir.domain[static_cast<size_t>(d)] > 1) dims.push_back(d);
   }
+  return dims;
+}
+
+std::string Parameters(const KernelIR& ir, const CDialect& dialect) {
+  std::string out;
+  for (size_t k = 0; k < ir.args.size(); ++k) {
+    const KernelArg& a = ir.args[k];
+    const std::string type = a.dtype == DType::kBool ? dialect.bool_type : "float";
+    out += std::string(dialect.global_space) + (a.is_output ? "" : "const ") + type + "* a" +
+           std::to_string(k);
+    if (dialect.one_element_per_call) out += ", int a" + std::to_string(k) + "_off";
+    out += k + 1 < ir.args.size() || dialect.one_element_per_call ? ", " : "";
+  }
+  if (dialect.one_element_per_call) out += "int n";
+  if (ir.args.empty() && !dialect.one_element_per_call) out += "void";
+  return out;
+}
+
+// OpenCL: element i of the row-major domain, split into its axes.
+void EmitOneElement(const KernelIR& ir, const CDialect& dialect, std::ostream& os) {
+  os << "  const int i = get_global_id(0);\n";
+  os << "  if (i >= n) return;\n";
+  os << "  int r = i;\n";
+  std::vector<int> dims = LoopAxes(ir);
+  std::reverse(dims.begin(), dims.end());  // innermost first
   for (size_t j = 0; j < dims.size(); ++j) {
     const int d = dims[j];
     if (j + 1 == dims.size()) {
@@ -151,32 +198,70 @@ std::string EmitCFamilyKernel(const KernelIR& ir, const std::string& name,
     }
     os << ";\n";
   }
+  const auto at = [](int k) { return "a" + std::to_string(k) + "[o" + std::to_string(k) + "]"; };
   for (const Instr& in : ir.scalar_body) {
-    switch (in.op) {
-      case KOp::kScalar:
-        os << "  const float " << V(in.dst) << " = " << Literal(in.attr[0]) << ";\n";
-        break;
-      case KOp::kScalarLoad:
-      case KOp::kLoad:
-      case KOp::kBroadcastLoad: {
-        const KernelArg& a = ir.args[static_cast<size_t>(in.arg)];
-        const std::string at = "a" + std::to_string(in.arg) + "[o" + std::to_string(in.arg) + "]";
-        os << "  const float " << V(in.dst) << " = "
-           << (a.dtype == DType::kBool ? "(" + at + " != 0) ? 1.0f : 0.0f" : at) << ";\n";
-        break;
-      }
-      case KOp::kScalarStore:
-      case KOp::kStore: {
-        const KernelArg& a = ir.args[static_cast<size_t>(in.arg)];
-        os << "  a" << in.arg << "[o" << in.arg << "] = "
-           << (a.dtype == DType::kBool ? "(uchar)(" + V(in.srcs[0]) + " != 0.0f)" : V(in.srcs[0]))
-           << ";\n";
-        break;
-      }
-      default:
-        os << "  const float " << V(in.dst) << " = " << Expression(in) << ";\n";
-        break;
+    os << "  ";
+    EmitInstr(ir, in, dialect, at, os);
+    os << "\n";
+  }
+}
+
+// C99: one loop per axis above 1, the innermost last; each argument indexed
+// by its constant strides (1 where it is contiguous, absent where it is
+// broadcast).
+void EmitLoops(const KernelIR& ir, const CDialect& dialect, std::ostream& os) {
+  const std::vector<int> dims = LoopAxes(ir);
+  std::string indent = "  ";
+  for (int d : dims) {
+    os << indent << "for (long d" << d << " = 0; d" << d << " < "
+       << ir.domain[static_cast<size_t>(d)] << "; ++d" << d << ") {\n";
+    indent += "  ";
+  }
+  const auto at = [&](int k) {
+    std::string index;
+    for (int d : dims) {
+      const int64_t stride = ir.args[static_cast<size_t>(k)].strides[static_cast<size_t>(d)];
+      if (stride == 0) continue;
+      index += (index.empty() ? "" : " + ") + ("d" + std::to_string(d)) +
+               (stride == 1 ? "" : " * " + std::to_string(stride));
     }
+    return "a" + std::to_string(k) + "[" + (index.empty() ? "0" : index) + "]";
+  };
+  for (const Instr& in : ir.scalar_body) {
+    os << indent;
+    EmitInstr(ir, in, dialect, at, os);
+    os << "\n";
+  }
+  for (size_t j = dims.size(); j-- > 0;) {
+    indent.resize(indent.size() - 2);
+    os << indent << "}\n";
+  }
+}
+
+}  // namespace
+
+const CDialect& OpenClDialect() {
+  static const CDialect d{"__kernel void", "__global ", "uchar", "", true};
+  return d;
+}
+
+const CDialect& C99Dialect() {
+  static const CDialect d{"static void", "", "unsigned char", "f", false};
+  return d;
+}
+
+std::string EmitCFamilyKernel(const KernelIR& ir, const std::string& name,
+                              const CDialect& dialect) {
+  TESSEL_CHECK(!ir.scalar_body.empty());
+  std::ostringstream os;
+  os << "/* From kernel IR '" << ir.name << "':";
+  for (const std::string& op : ir.source_ops) os << " " << op;
+  os << " */\n"
+     << dialect.function_prefix << " " << name << "(" << Parameters(ir, dialect) << ") {\n";
+  if (dialect.one_element_per_call) {
+    EmitOneElement(ir, dialect, os);
+  } else {
+    EmitLoops(ir, dialect, os);
   }
   os << "}\n";
   return os.str();

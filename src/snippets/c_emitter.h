@@ -1,18 +1,28 @@
 // The C-family emitter: a lowered snippet (kernel IR after InsertMemoryOps)
-// as one C-like function in scalar notation, one element per call of the
-// body. OpenCL C is a dialect of it (a small table of what differs: address
-// spaces, the kernel keyword, where the element index comes from); a C
-// dialect for microcontrollers can reuse the same renderer.
+// as one C-like function in scalar notation. Two dialects share the renderer
+// of the instructions; a small table says what differs:
+//
+//   OpenCL C 1.2   one element per work item (get_global_id), every argument
+//                  a __global pointer and an element offset, overloaded math
+//                  (exp), bool arguments as uchar;
+//   C99            one static function that loops over the whole domain,
+//                  innermost axis last with constant strides (unit stride
+//                  where the argument is contiguous, so a C compiler
+//                  vectorises it), arguments as plain pointers already at
+//                  their element, float math (expf), bool as unsigned char.
 //
 //   TESSEL_ASSIGN_OR_RETURN(KernelIR ir, LowerSubgraph(*node.body));
-//   std::string src = EmitOpenClKernel(ir, "f32_snippet_3__opencl");
+//   std::string cl = EmitOpenClKernel(ir, "f32_snippet_3__opencl");
+//   std::string c = EmitC99Kernel(ir, "snippet_3");
 //
 // The OpenCL kernel takes, for every argument in order, a pointer and an
-// element offset (`__global float* a0, int a0_off`; bool arguments are
-// `uchar`), then the number of elements of the domain (`int n`). Work item
-// i computes element i of the row-major domain; items past n return. Semantics
-// are those of the interpreter (interpreter.cc): the reference kernels', with
-// OpenCL's built-in exp/log/erf/tanh/expm1 for the transcendentals.
+// element offset (`__global float* a0, int a0_off`), then the number of
+// elements of the domain (`int n`); items past n return. The C function
+// takes one pointer per argument (`const float* a0, float* a2`) and no
+// count: the domain is compiled in. No pointer is `restrict`: a snippet may
+// write its output over an input (planned in place). Semantics are those of
+// the interpreter (interpreter.cc): the reference kernels', with the
+// dialect's libm for the transcendentals.
 #pragma once
 
 #include <string>
@@ -22,15 +32,24 @@
 namespace tessel::snippets {
 
 struct CDialect {
-  const char* function_prefix;  // "__kernel void" | "void"
+  const char* function_prefix;  // "__kernel void" | "static void"
   const char* global_space;     // "__global " | ""
-  // The element index of this call, as an int expression.
-  const char* element_index;  // "get_global_id(0)" | "i"
-  bool index_is_parameter;    // C: the index is the last parameter
+  const char* bool_type;        // "uchar" | "unsigned char"
+  // Appended to a math function's name: "" (OpenCL's overloads), "f" (C99's
+  // float functions: expf).
+  const char* math_suffix;
+  // Whether one call computes one element (OpenCL: the work item's) rather
+  // than loop over the domain (C99).
+  bool one_element_per_call;
 };
 
-// The OpenCL C 1.2 dialect.
+// The OpenCL C 1.2 dialect, and C99's.
 const CDialect& OpenClDialect();
+const CDialect& C99Dialect();
+
+// `f` as a C float literal that reads back to the same bits: a hex float
+// ("0x1.99999ap-4f"), NAN, INFINITY or (-INFINITY) (C99's math.h macros).
+std::string CFloatLiteral(float f);
 
 // Renders `ir.scalar_body` as a function named `name`. Precondition: `ir`
 // went through InsertMemoryOps (it has a scalar tile).
@@ -38,6 +57,9 @@ std::string EmitCFamilyKernel(const KernelIR& ir, const std::string& name, const
 
 inline std::string EmitOpenClKernel(const KernelIR& ir, const std::string& name) {
   return EmitCFamilyKernel(ir, name, OpenClDialect());
+}
+inline std::string EmitC99Kernel(const KernelIR& ir, const std::string& name) {
+  return EmitCFamilyKernel(ir, name, C99Dialect());
 }
 
 }  // namespace tessel::snippets

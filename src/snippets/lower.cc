@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/op_registry.h"
 #include "snippets/canonicalize.h"
 #include "snippets/insert_memory_ops.h"
 #include "snippets/normalize_domain.h"
@@ -53,6 +54,39 @@ StatusOr<KernelIR> LowerSubgraph(const ir::Graph& body, ArgLayout layout) {
   TESSEL_RETURN_IF_ERROR(NormalizeDomain(ir));
   TESSEL_RETURN_IF_ERROR(InsertMemoryOps(ir));
   return ir;
+}
+
+StatusOr<std::unique_ptr<ir::Graph>> SingleOpBody(const ir::Node& node, int opset,
+                                                  std::vector<ir::Value*>* outer_inputs) {
+  auto body = std::make_unique<ir::Graph>();
+  body->set_opset_version(opset);
+  body->set_name(node.name);
+  std::vector<ir::Value*> ins;
+  for (ir::Value* in : node.inputs) {
+    if (!in) {
+      ins.push_back(nullptr);
+    } else if (in->is_constant() && in->constant.num_elements() == 1) {
+      ins.push_back(body->AddConstant(body->UniqueValueName(in->name), in->constant));
+    } else {
+      ir::Value* v = body->AddValue(body->UniqueValueName(in->name), in->dtype, in->shape, true);
+      body->inputs().push_back(v);
+      outer_inputs->push_back(in);
+      ins.push_back(v);
+    }
+  }
+  std::vector<ir::Value*> outs;
+  for (ir::Value* o : node.outputs) {
+    outs.push_back(o ? body->AddValue(body->UniqueValueName(o->name), o->dtype, o->shape, true)
+                     : nullptr);
+  }
+  ir::Node* copy = body->AddNode(node.op_type, node.name, ins, outs);
+  copy->domain = node.domain;
+  copy->attrs = node.attrs;
+  TESSEL_RETURN_IF_ERROR(ops::InferNode(*copy, opset));
+  for (ir::Value* o : outs) {
+    if (o) body->outputs().push_back(o);
+  }
+  return body;
 }
 
 }  // namespace tessel::snippets

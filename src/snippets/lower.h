@@ -11,6 +11,9 @@
 // emission for x86 (x86_generator.h), or interpretation (interpreter.h).
 #pragma once
 
+#include <memory>
+#include <vector>
+
 #include "core/status.h"
 #include "ir/graph.h"
 #include "snippets/kernel_ir.h"
@@ -40,5 +43,13 @@ StatusOr<KernelIR> LowerSubgraph(const ir::Graph& body, ArgLayout layout = ArgLa
 // in blocks, of channels by 16), or one channel (channels last; blocked
 // lowering reads it plain).
 bool SameAsPlain(const Shape& shape, size_t rank, ArgLayout layout);
+
+// An elementwise node that fusion left alone (or --no-fusion) as the body of
+// a one-op snippet, which a target without a kernel of its own for the op
+// lowers like any other (OpenCL, C): the node's scalar constants become
+// immediates, every other input a body input (listed in `outer_inputs`, in
+// order). Precondition: IsFusable(node, opset).
+StatusOr<std::unique_ptr<ir::Graph>> SingleOpBody(const ir::Node& node, int opset,
+                                                  std::vector<ir::Value*>* outer_inputs);
 
 }  // namespace tessel::snippets

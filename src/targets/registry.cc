@@ -1,5 +1,6 @@
 #include "targets/registry.h"
 
+#include "targets/c/target.h"
 #include "targets/cpu/target.h"
 #include "targets/reference/target.h"
 #ifdef TESSEL_WITH_OPENCL
@@ -10,9 +11,9 @@ namespace tessel::targets {
 
 std::vector<std::string> TargetNames() {
 #ifdef TESSEL_WITH_OPENCL
-  return {"reference", "cpu", "opencl"};
+  return {"reference", "cpu", "opencl", "c"};
 #else
-  return {"reference", "cpu"};
+  return {"reference", "cpu", "c"};
 #endif
 }
 
@@ -24,6 +25,10 @@ StatusOr<std::unique_ptr<Target>> MakeTarget(const TargetSpec& spec, const HostO
   }
   if (spec.name == "cpu") {
     TESSEL_ASSIGN_OR_RETURN(auto target, cpu::CpuTarget::Create(spec, host));
+    return std::unique_ptr<Target>(std::move(target));
+  }
+  if (spec.name == "c") {
+    TESSEL_ASSIGN_OR_RETURN(auto target, ctarget::CTarget::Create(spec));
     return std::unique_ptr<Target>(std::move(target));
   }
   if (spec.name == "opencl") {

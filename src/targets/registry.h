@@ -28,7 +28,7 @@ struct TargetHostOptions {
 StatusOr<std::unique_ptr<Target>> MakeTarget(const TargetSpec& spec, const HostOptions& host = {},
                                              const TargetHostOptions& per_target = {});
 
-// The targets this build has: "reference", "cpu" and, with OpenCL, "opencl".
+// The targets this build has: "reference", "cpu", with OpenCL "opencl", and "c".
 std::vector<std::string> TargetNames();
 
 }  // namespace tessel::targets

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "memory/pool_spec.h"
 
@@ -23,6 +25,13 @@ void AddMemoryOptions(CLI::App& app, MemoryCliOptions& opts, bool time_limit) {
       "--pool", opts.pools,
       "A memory pool, in order of preference: name=NAME[,size=BYTES][,access=rw|ro]"
       "[,targets=A+B] (repeatable; default: one unbounded workspace and constants pool)");
+  app.add_option("--workspace-pool", opts.workspace_pools,
+                 "A read-write pool (activations and scratch), as --pool without access: "
+                 "name=NAME[,size=BYTES] (repeatable, in order of preference)");
+  app.add_option("--constant-pool", opts.constant_pools,
+                 "A read-only pool (weights), as --pool without access: name=NAME[,size=BYTES] "
+                 "(repeatable, in order of preference; --target c then leaves the weights to the "
+                 "caller, one image per pool)");
   app.add_option(
          "--io", opts.io,
          "Graph inputs and outputs: 'caller' (the caller's memory) or 'workspace' (planned)")
@@ -68,11 +77,32 @@ Status ApplyMemoryOptions(const MemoryCliOptions& opts, MemoryOptions* memory) {
     TESSEL_ASSIGN_OR_RETURN(memory::PoolInfo pool, memory::ParsePoolSpec(spec));
     memory->pools.push_back(std::move(pool));
   }
+  for (const auto& [flag, specs, read_only] :
+       {std::tuple{"--workspace-pool", &opts.workspace_pools, false},
+        std::tuple{"--constant-pool", &opts.constant_pools, true}}) {
+    for (const std::string& spec : *specs) {
+      if (spec.find("access=") != std::string::npos) {
+        return InvalidArgument(std::string(flag) + " '" + spec +
+                               "': access is implied (use --pool to give it)");
+      }
+      StatusOr<memory::PoolInfo> pool =
+          memory::ParsePoolSpec(spec + (read_only ? ",access=ro" : ",access=rw"));
+      if (!pool.ok()) return InvalidArgument(std::string(flag) + " " + pool.status().message());
+      memory->pools.push_back(std::move(*pool));
+    }
+  }
   return Status::Ok();
 }
 
+bool ConstantPoolsGiven(const MemoryOptions& memory) {
+  return std::any_of(memory.pools.begin(), memory.pools.end(),
+                     [](const memory::PoolInfo& p) { return p.read_only; });
+}
+
 bool MemoryOptionsGiven(const CLI::App& app) {
-  return app.count("--planner") + app.count("--pool") + app.count("--io") > 0;
+  return app.count("--planner") + app.count("--pool") + app.count("--workspace-pool") +
+             app.count("--constant-pool") + app.count("--io") >
+         0;
 }
 
 std::function<void(const memory::SearchProgress&)> SearchProgressBar() {

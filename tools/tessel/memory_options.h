@@ -15,7 +15,10 @@ namespace tessel::cli {
 struct MemoryCliOptions {
   std::string planner = std::string(memory::kDefaultAlgorithm);  // or "none"
   std::vector<std::string> pools;                                // name=...,size=...
-  std::string io = "caller";                                     // or "workspace"
+  // --workspace-pool and --constant-pool: pools read-write and read-only
+  // (after --pool's, each kind in the order given).
+  std::vector<std::string> workspace_pools, constant_pools;
+  std::string io = "caller";  // or "workspace"
   // The search budget: nodes by default (the same plan on every machine);
   // seconds when --time-limit is given.
   std::optional<double> time_limit_s;
@@ -33,6 +36,9 @@ void ApplySearchBudget(const MemoryCliOptions& opts, memory::PlannerOptions* pla
 // unknown planners are InvalidArgument naming the option.
 Status ApplyMemoryOptions(const MemoryCliOptions& opts, MemoryOptions* memory);
 
+// Whether the options place constants in pools the user named (a read-only
+// --pool or a --constant-pool): the c target then leaves them to the caller.
+bool ConstantPoolsGiven(const MemoryOptions& memory);
 // Whether the command line set any of the options above.
 bool MemoryOptionsGiven(const CLI::App& app);
 

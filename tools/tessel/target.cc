@@ -120,8 +120,8 @@ void ApplyEnvironment() {
 
 void AddTargetOptions(CLI::App& app, TargetOptions& opts, bool profile) {
   app.add_option("--target", opts.target,
-                 "Where to run: cpu (default), opencl, or reference (the ops' own kernels, one "
-                 "thread: the oracle)")
+                 "Where to run: cpu (default), opencl, reference (the ops' own kernels, one "
+                 "thread: the oracle), or c (compile only: C99 sources for microcontrollers)")
       ->check(CLI::IsMember(targets::TargetNames()));
   app.add_option("--device", opts.device,
                  "OpenCL device: opencl:N or a substring of its name (see tessel info)");

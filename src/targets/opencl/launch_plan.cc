@@ -16,42 +16,6 @@ namespace {
 // planned offset, may reach 2^31 elements.
 constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
-// An elementwise node that fusion left alone (or --no-fusion) as the body of
-// a one-op snippet: its scalar constants become immediates, every other input
-// a body input (listed in `outer_inputs`, in order).
-StatusOr<std::unique_ptr<ir::Graph>> SingleOpBody(const ir::Node& node, int opset,
-                                                  std::vector<ir::Value*>* outer_inputs) {
-  auto body = std::make_unique<ir::Graph>();
-  body->set_opset_version(opset);
-  body->set_name(node.name);
-  std::vector<ir::Value*> ins;
-  for (ir::Value* in : node.inputs) {
-    if (!in) {
-      ins.push_back(nullptr);
-    } else if (in->is_constant() && in->constant.num_elements() == 1) {
-      ins.push_back(body->AddConstant(body->UniqueValueName(in->name), in->constant));
-    } else {
-      ir::Value* v = body->AddValue(body->UniqueValueName(in->name), in->dtype, in->shape, true);
-      body->inputs().push_back(v);
-      outer_inputs->push_back(in);
-      ins.push_back(v);
-    }
-  }
-  std::vector<ir::Value*> outs;
-  for (ir::Value* o : node.outputs) {
-    outs.push_back(o ? body->AddValue(body->UniqueValueName(o->name), o->dtype, o->shape, true)
-                     : nullptr);
-  }
-  ir::Node* copy = body->AddNode(node.op_type, node.name, ins, outs);
-  copy->domain = node.domain;
-  copy->attrs = node.attrs;
-  TESSEL_RETURN_IF_ERROR(ops::InferNode(*copy, opset));
-  for (ir::Value* o : outs) {
-    if (o) body->outputs().push_back(o);
-  }
-  return body;
-}
-
 // Every value's buffer and element offset: the pools of `layout`, then a
 // buffer for each value in none.
 Status PlaceValues(const ir::Graph& graph, const ir::MemoryLayout& layout, LaunchPlan& plan) {
@@ -102,7 +66,7 @@ Status LowerSnippet(const ir::Graph& graph, size_t i, LaunchPlan& plan,
   const ir::Node& node = *graph.nodes()[i];
   std::unique_ptr<ir::Graph> single;
   if (node.op_type != "Subgraph" && snippets::IsFusable(node, graph.opset_version())) {
-    TESSEL_ASSIGN_OR_RETURN(single, SingleOpBody(node, graph.opset_version(), inputs));
+    TESSEL_ASSIGN_OR_RETURN(single, snippets::SingleOpBody(node, graph.opset_version(), inputs));
   } else if (node.op_type != "Subgraph" || !node.body) {
     return Status::Ok();
   }

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "ops/fused_activation.h"
+#include "ops/movement_plan.h"
 #include "ops/nn_internal.h"
 #include "ops/spatial_plan.h"
 
@@ -133,78 +134,18 @@ Status Copy(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   return Status::Ok();
 }
 
-Status Transpose(const NodeContext& c, std::vector<PendingLaunch>* launches) {
-  const ir::Value* in = c.node.input(0);
-  const ir::Value* out = c.node.output(0);
-  const size_t r = in->shape.size();
-  if (r > 6) return Unsupported(c.node, "transposes at most 6 dims");
-  std::vector<int64_t> perm = c.node.attrs.Ints("perm");
-  if (perm.empty()) {
-    for (size_t i = 0; i < r; ++i) perm.push_back(static_cast<int64_t>(r - 1 - i));
-  }
-  const Dims6 in_strides = Strides6(in->shape);
-  Dims6 xs{0, 0, 0, 0, 0, 0, 0, 0};
-  for (size_t k = 0; k < r; ++k) xs[6 - r + k] = in_strides[6 - r + static_cast<size_t>(perm[k])];
-  return StridedCopy(c, in, out, Pad6(out->shape), xs, Strides6(out->shape), 0, 0, launches);
-}
-
-Status Concat(const NodeContext& c, std::vector<PendingLaunch>* launches) {
-  const ir::Value* out = c.node.output(0);
-  const int64_t r = static_cast<int64_t>(out->shape.size());
-  if (r > 6) return Unsupported(c.node, "concatenates at most 6 dims");
-  int64_t axis = c.node.attrs.Int("axis", 0);
-  if (axis < 0) axis += r;
-  const Dims6 ys = Strides6(out->shape);
-  const size_t a6 = static_cast<size_t>(6 - r + axis);
-  int64_t at = 0;
-  for (const ir::Value* in : c.node.inputs) {
-    if (!in) continue;
-    TESSEL_RETURN_IF_ERROR(StridedCopy(c, in, out, Pad6(in->shape), Strides6(in->shape), ys, 0,
-                                       at * ys[a6], launches));
-    at += in->shape[static_cast<size_t>(axis)];
-  }
-  return Status::Ok();
-}
-
-Status Split(const NodeContext& c, std::vector<PendingLaunch>* launches) {
-  const ir::Value* in = c.node.input(0);
-  const int64_t r = static_cast<int64_t>(in->shape.size());
-  if (r > 6) return Unsupported(c.node, "splits at most 6 dims");
-  int64_t axis = c.node.attrs.Int("axis", 0);
-  if (axis < 0) axis += r;
-  const Dims6 xs = Strides6(in->shape);
-  const size_t a6 = static_cast<size_t>(6 - r + axis);
-  int64_t at = 0;
-  for (const ir::Value* out : c.node.outputs) {
-    if (!out) continue;
-    TESSEL_RETURN_IF_ERROR(StridedCopy(c, in, out, Pad6(out->shape), xs, Strides6(out->shape),
-                                       at * xs[a6], 0, launches));
-    at += out->shape[static_cast<size_t>(axis)];
-  }
-  return Status::Ok();
-}
-
-// ChannelShuffle (ops/tensor.cc): one strided copy per input g and output
-// k. With G inputs of C channels and outputs of OC channels, when G divides
-// OC, output k's channels g + G*t (t < OC/G) are input g's channels
-// k*OC/G + t.
-Status ChannelShuffle(const NodeContext& c, std::vector<PendingLaunch>* launches) {
-  const ir::Value* x = c.node.input(0);
-  const auto groups = static_cast<int64_t>(c.node.inputs.size());
-  const int64_t channels = x->shape[1], out_channels = c.node.output(0)->shape[1];
-  if (out_channels % groups != 0) {
-    return Unsupported(c.node, "needs output channels that are a multiple of the input count");
-  }
-  const int64_t plane = Product(x->shape, 2, x->shape.size());
-  const Dims6 dims{1, 1, 1, x->shape[0], out_channels / groups, plane, 0, 0};
-  const Dims6 xs{0, 0, 0, channels * plane, plane, 1, 0, 0};
-  const Dims6 ys{0, 0, 0, out_channels * plane, groups * plane, 1, 0, 0};
-  for (size_t k = 0; k < c.node.outputs.size(); ++k) {
-    for (size_t g = 0; g < c.node.inputs.size(); ++g) {
-      const int64_t first = static_cast<int64_t>(k) * out_channels / groups;
-      TESSEL_RETURN_IF_ERROR(StridedCopy(c, c.node.inputs[g], c.node.outputs[k], dims, xs, ys,
-                                         first * plane, static_cast<int64_t>(g) * plane, launches));
-    }
+// Transpose, Slice, Concat, Split, Expand, ChannelShuffle: the strided
+// copies of ops/movement_plan.h, each one launch.
+Status Movement(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  StatusOr<std::vector<ops::StridedCopy>> copies = ops::PlanMovement(c.node, c.opset);
+  if (!copies.ok()) return tessel::Unsupported("the OpenCL target: " + copies.status().message());
+  for (const ops::StridedCopy& k : *copies) {
+    const auto wide = [](const ops::Dims6& d) {
+      return Dims6{d[0], d[1], d[2], d[3], d[4], d[5], 0, 0};
+    };
+    TESSEL_RETURN_IF_ERROR(StridedCopy(c, c.node.inputs[k.input], c.node.outputs[k.output],
+                                       wide(k.dims), wide(k.x_strides), wide(k.y_strides),
+                                       k.x_offset, k.y_offset, launches));
   }
   return Status::Ok();
 }
@@ -215,39 +156,6 @@ StatusOr<std::vector<int64_t>> ConstantInts(const NodeContext& c, size_t input, 
   if (!v->is_constant())
     return Unsupported(c.node, std::string("needs ") + what + " known at compile time");
   return v->constant.ToInt64Vector();
-}
-
-Status Slice(const NodeContext& c, std::vector<PendingLaunch>* launches) {
-  const ir::Value* in = c.node.input(0);
-  const ir::Value* out = c.node.output(0);
-  const int64_t r = static_cast<int64_t>(in->shape.size());
-  if (r > 6) return Unsupported(c.node, "slices at most 6 dims");
-  std::vector<int64_t> starts, axes, steps;
-  if (c.opset < 10) {
-    starts = c.node.attrs.Ints("starts");
-    axes = c.node.attrs.Ints("axes");
-  } else {
-    TESSEL_ASSIGN_OR_RETURN(starts, ConstantInts(c, 1, "starts"));
-    TESSEL_ASSIGN_OR_RETURN(axes, ConstantInts(c, 3, "axes"));
-    TESSEL_ASSIGN_OR_RETURN(steps, ConstantInts(c, 4, "steps"));
-  }
-  if (axes.empty()) {
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  }
-  const Dims6 in_strides = Strides6(in->shape);
-  Dims6 xs = in_strides;
-  int64_t base = 0;
-  for (size_t k = 0; k < axes.size(); ++k) {
-    int64_t a = axes[k] < 0 ? axes[k] + r : axes[k];
-    const int64_t dim = in->shape[static_cast<size_t>(a)];
-    const int64_t step = k < steps.size() ? steps[k] : 1;
-    int64_t s = starts[k] < 0 ? starts[k] + dim : starts[k];
-    s = step > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
-    const size_t a6 = static_cast<size_t>(6 - r + a);
-    if (out->shape[static_cast<size_t>(a)] > 0) base += s * in_strides[a6];
-    xs[a6] = in_strides[a6] * step;
-  }
-  return StridedCopy(c, in, out, Pad6(out->shape), xs, Strides6(out->shape), base, 0, launches);
 }
 
 Status Gather(const NodeContext& c, std::vector<PendingLaunch>* launches) {
@@ -279,21 +187,6 @@ Status Gather(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   l.bytes = 2 * Bytes(out) + Bytes(idx);
   launches->push_back(std::move(l));
   return Status::Ok();
-}
-
-// Expand: a strided copy that reads a broadcast axis with stride 0.
-Status Expand(const NodeContext& c, std::vector<PendingLaunch>* launches) {
-  const ir::Value* in = c.node.input(0);
-  const ir::Value* out = c.node.output(0);
-  const size_t r = out->shape.size();
-  if (r > 6) return Unsupported(c.node, "expands to at most 6 dims");
-  const Dims6 in_strides = Strides6(in->shape);
-  Dims6 xs{0, 0, 0, 0, 0, 0, 0, 0};
-  for (size_t k = 0; k < in->shape.size(); ++k) {
-    const size_t d = 6 - in->shape.size() + k;
-    xs[d] = in->shape[k] == 1 ? 0 : in_strides[d];
-  }
-  return StridedCopy(c, in, out, Pad6(out->shape), xs, Strides6(out->shape), 0, 0, launches);
 }
 
 // The kernel-name prefix of a dtype Cast takes; null for others.
@@ -923,7 +816,7 @@ using LaunchBuilder = Status (*)(const NodeContext& c, std::vector<PendingLaunch
 const std::map<std::pair<std::string, std::string>, LaunchBuilder>& KernelTable() {
   static const auto* table = new std::map<std::pair<std::string, std::string>, LaunchBuilder>{
       {{"tessel", "FusedConv"}, FusedConv},
-      {{"tessel", "ChannelShuffle"}, ChannelShuffle},
+      {{"tessel", "ChannelShuffle"}, Movement},
       {{"tessel", "FusedMatMul"}, FusedMatMul},
       {{"", "Conv"}, Conv},
       {{"", "Gemm"}, GemmOp},
@@ -942,12 +835,12 @@ const std::map<std::pair<std::string, std::string>, LaunchBuilder>& KernelTable(
       {{"", "LogSoftmax"}, Softmax},
       {{"", "LayerNormalization"}, LayerNorm},
       {{"", "BatchNormalization"}, BatchNorm},
-      {{"", "Concat"}, Concat},
-      {{"", "Split"}, Split},
-      {{"", "Transpose"}, Transpose},
-      {{"", "Slice"}, Slice},
+      {{"", "Concat"}, Movement},
+      {{"", "Split"}, Movement},
+      {{"", "Transpose"}, Movement},
+      {{"", "Slice"}, Movement},
       {{"", "Gather"}, Gather},
-      {{"", "Expand"}, Expand},
+      {{"", "Expand"}, Movement},
       {{"", "GatherND"}, GatherND},
       {{"", "Cast"}, Cast},
       {{"", "Pad"}, Pad},

@@ -1,0 +1,41 @@
+/* Reductions over the middle axis of [outer, r, inner] (a reduction of
+   adjacent axes, GlobalAveragePool and GlobalMaxPool too), by kind:
+   0 sum, 1 mean, 2 max, 3 min, 4 sum of squares, 5 product. */
+typedef struct {
+  long outer, r, inner;
+  int kind;
+} tessel_reduce_t;
+
+static void tessel_reduce(const tessel_reduce_t* p, const float* TESSEL_RESTRICT x,
+                          float* TESSEL_RESTRICT y) {
+  long o, j, i;
+  for (o = 0; o < p->outer; ++o) {
+    float* yr = y + o * p->inner;
+    const float* xo = x + o * p->r * p->inner;
+    const float init = p->kind == 2 ? -INFINITY : p->kind == 3 ? INFINITY : p->kind == 5 ? 1.0f : 0.0f;
+    for (i = 0; i < p->inner; ++i) yr[i] = init;
+    for (j = 0; j < p->r; ++j) {
+      const float* xr = xo + j * p->inner;
+      switch (p->kind) {
+        case 2:
+          for (i = 0; i < p->inner; ++i) yr[i] = xr[i] > yr[i] || xr[i] != xr[i] ? xr[i] : yr[i];
+          break;
+        case 3:
+          for (i = 0; i < p->inner; ++i) yr[i] = xr[i] < yr[i] || xr[i] != xr[i] ? xr[i] : yr[i];
+          break;
+        case 4:
+          for (i = 0; i < p->inner; ++i) yr[i] += xr[i] * xr[i];
+          break;
+        case 5:
+          for (i = 0; i < p->inner; ++i) yr[i] *= xr[i];
+          break;
+        default:
+          for (i = 0; i < p->inner; ++i) yr[i] += xr[i];
+          break;
+      }
+    }
+    if (p->kind == 1 && p->r > 0) {
+      for (i = 0; i < p->inner; ++i) yr[i] /= (float)p->r;
+    }
+  }
+}
