@@ -9,9 +9,9 @@
 
 #include "smoke.h"
 
-__attribute__((section(".psram_pool"), aligned(16))) static uint8_t
-    workspace[TESSEL_SMOKE_WORKSPACE_SIZE];
-__attribute__((section(".sram_pool"), aligned(16))) static float input[TESSEL_SMOKE_INPUT_SIZE];
+static uint8_t workspace[TESSEL_SMOKE_WORKSPACE_SIZE]
+    __attribute__((section(".psram_pool"), aligned(16)));
+static float input[TESSEL_SMOKE_INPUT_SIZE] __attribute__((section(".sram_pool"), aligned(16)));
 static float output[TESSEL_SMOKE_OUTPUT_SIZE];
 
 /* From the same formula in double precision (Python). */
