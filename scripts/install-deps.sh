@@ -14,6 +14,8 @@ packages=(
   clang-format-14
   python3-dev python3-numpy python3-pytest pybind11-dev
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
+  # The Cortex-M7 example (examples/c/cortex-m7): cross compiler, newlib, emulator.
+  gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 )
 if [ "${1:-}" = "--fuzz" ]; then
   packages+=(clang libclang-rt-dev)

@@ -1,12 +1,18 @@
 // Writes the demo model: a MobileNetV2-style network (width 0.5, 160x160
-// input) with seeded weights, as ONNX opset 13. It exercises what the demo
-// should show: conv, depthwise conv, batch norm, Clip (ReLU6), residual Add,
-// global average pooling and Gemm. Generated at build time; nothing is
-// downloaded.
+// input, 1000 classes) with seeded weights, as ONNX opset 13. It exercises
+// what the demo should show: conv, depthwise conv, batch norm, Clip (ReLU6),
+// residual Add, global average pooling and Gemm. Generated at build time;
+// nothing is downloaded.
 //
-//   make_demo_model OUT.onnx
+//   make_demo_model OUT.onnx [--width W] [--size S] [--classes N]
+//
+// The options make smaller variants of the same network, such as the
+// microcontroller's (--width 0.25 --size 96 --classes 100, under 1 MB of
+// weights). Without them the output is the demo model, byte for byte.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <string>
@@ -117,11 +123,69 @@ void AddTensorInfo(onnx::ValueInfoProto* info, const std::string& name,
   for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
+// The network's shape. The defaults are the demo model's.
+struct Options {
+  std::string out_path;
+  double width = 0.5;      // channel multiplier of MobileNetV2's channel counts
+  int64_t size = 160;      // input height and width, pixels
+  int64_t classes = 1000;  // outputs of the final Gemm
+};
+
+constexpr char kUsage[] = "usage: make_demo_model OUT.onnx [--width W] [--size S] [--classes N]";
+
+// Parses the command line into `options`; on bad input, says what was wrong
+// and returns false.
+bool ParseOptions(int argc, char** argv, Options* options) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) {
+      if (!options->out_path.empty()) {
+        std::fprintf(stderr, "make_demo_model: a second output path '%s'\n", arg.c_str());
+        return false;
+      }
+      options->out_path = arg;
+      continue;
+    }
+    if (i + 1 == argc) {
+      std::fprintf(stderr, "make_demo_model: %s needs a value\n", arg.c_str());
+      return false;
+    }
+    const std::string value = argv[++i];
+    char* end = nullptr;
+    if (arg == "--width") {
+      options->width = std::strtod(value.c_str(), &end);
+      if (*end != '\0' || !(options->width > 0.0 && options->width <= 4.0)) {
+        std::fprintf(stderr, "make_demo_model: --width %s; expected a number in (0, 4]\n",
+                     value.c_str());
+        return false;
+      }
+    } else if (arg == "--size" || arg == "--classes") {
+      const long long n = std::strtoll(value.c_str(), &end, 10);
+      const long long lo = arg == "--size" ? 32 : 1, hi = arg == "--size" ? 4096 : 100000;
+      if (*end != '\0' || n < lo || n > hi) {
+        std::fprintf(stderr, "make_demo_model: %s %s; expected an integer in [%lld, %lld]\n",
+                     arg.c_str(), value.c_str(), lo, hi);
+        return false;
+      }
+      (arg == "--size" ? options->size : options->classes) = n;
+    } else {
+      std::fprintf(stderr, "make_demo_model: unknown option %s\n", arg.c_str());
+      return false;
+    }
+  }
+  if (options->out_path.empty()) {
+    std::fprintf(stderr, "make_demo_model: no output path\n");
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: make_demo_model OUT.onnx\n");
+  Options options;
+  if (!ParseOptions(argc, argv, &options)) {
+    std::fprintf(stderr, "%s\n", kUsage);
     return 2;
   }
   onnx::ModelProto model;
@@ -135,9 +199,12 @@ int main(int argc, char** argv) {
   Builder b(g);
   b.MakeClipBounds();
 
-  constexpr int64_t kSize = 160, kClasses = 1000;
-  AddTensorInfo(g->add_input(), "image", {1, 3, kSize, kSize});
-  auto ch = [](int64_t c) { return std::max<int64_t>(8, c / 2); };  // width 0.5
+  const int64_t size = options.size, classes = options.classes;
+  AddTensorInfo(g->add_input(), "image", {1, 3, size, size});
+  // MobileNetV2's channel count c at this width, at least 8.
+  auto ch = [&options](int64_t c) {
+    return std::max<int64_t>(8, static_cast<int64_t>(static_cast<double>(c) * options.width));
+  };
 
   std::string x = b.ConvBn("image", 3, ch(32), 3, 2, 1, true);
   int64_t c = ch(32);
@@ -162,20 +229,23 @@ int main(int argc, char** argv) {
       c = out;
     }
   }
-  x = b.ConvBn(x, c, 640, 1, 1, 1, true);
+  const int64_t features = ch(1280);
+  x = b.ConvBn(x, c, features, 1, 1, 1, true);
   std::string pooled, flat, logits;
   b.Node("GlobalAveragePool", {x}, &pooled);
   b.Node("Flatten", {pooled}, &flat);
-  std::string w = b.Initializer("fc_w", {kClasses, 640}, b.Normal(kClasses * 640, 0.04f));
-  std::string bias = b.Initializer("fc_b", {kClasses}, b.Uniform(kClasses, -0.01f, 0.01f));
+  std::string w = b.Initializer("fc_w", {classes, features},
+                                b.Normal(static_cast<size_t>(classes * features), 0.04f));
+  std::string bias =
+      b.Initializer("fc_b", {classes}, b.Uniform(static_cast<size_t>(classes), -0.01f, 0.01f));
   onnx::NodeProto* gemm = b.Node("Gemm", {flat, w, bias}, &logits);
   Builder::Int(gemm, "transB", 1);
   g->mutable_node(g->node_size() - 1)->set_output(0, "logits");
-  AddTensorInfo(g->add_output(), "logits", {1, kClasses});
+  AddTensorInfo(g->add_output(), "logits", {1, classes});
 
-  std::ofstream out(argv[1], std::ios::binary | std::ios::trunc);
+  std::ofstream out(options.out_path, std::ios::binary | std::ios::trunc);
   if (!out || !model.SerializeToOstream(&out)) {
-    std::fprintf(stderr, "make_demo_model: cannot write %s\n", argv[1]);
+    std::fprintf(stderr, "make_demo_model: cannot write %s\n", options.out_path.c_str());
     return 1;
   }
   return 0;
