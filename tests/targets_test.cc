@@ -120,6 +120,43 @@ TEST_F(Targets, The_reference_target_runs_with_its_own_kernels_and_plan) {
       {"--isa is an option of --target cpu"});
 }
 
+// The c target writes sources, runs nothing in process, and refuses what it
+// cannot write with one line and exit code 2, naming the culprit.
+TEST_F(Targets, The_c_target_writes_sources_and_refuses_bad_requests_with_one_line) {
+  CliResult ok = RunTessel(std::string("compile ") + TESSEL_DEMO_MODEL + " --target c -o " +
+                           path("gen") + " --name demo");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  for (const char* file : {"demo.h", "demo.c", "demo_constants.c"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "gen" / file)) << file;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "gen" / "demo_check.c"));
+  const struct {
+    std::string args, expected;
+  } cases[] = {
+      {std::string("compile ") + TESSEL_DEMO_MODEL + " --target c -o " + path("bad") +
+           " --name Bad-Name",
+       "--name 'Bad-Name': the model's name must be a C identifier"},
+      {std::string("run ") + TESSEL_DEMO_MODEL + " --target c",
+       "target c writes C sources and runs nothing in this process"},
+      {std::string("compile ") + TESSEL_DEMO_MODEL + " --target c -o " + path("small") +
+           " --workspace-pool name=sram,size=1KiB",
+       "pool 'sram' is too small"},
+      {std::string("compile ") + TESSEL_DEMO_MODEL + " -o " + path("x.tsl") + " --name demo",
+       "--name is an option of --target c"},
+      {std::string("compile ") + TESSEL_DEMO_MODEL + " --target c -o " + path("ro") +
+           " --constant-pool name=flash,access=rw",
+       "--constant-pool 'name=flash,access=rw': access is implied"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    CliResult r = RunTessel(c.args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "bad"));
+}
+
 // --dump-after select-kernels shows every value's layout and storage scope,
 // decided with the kernels, on every target: graph inputs and outputs,
 // every node's outputs and every constant it reads.

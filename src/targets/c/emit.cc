@@ -164,6 +164,14 @@ class Emission {
   std::string PoolSection(const Pool& p) const {
     return macro_ + "_" + Upper(p.field) + "_SECTION";
   }
+  // Defines the pool's section attribute unless the build did: empty, or
+  // GCC's section attribute when the build names the section
+  // (-DTESSEL_NAME_SRAM_SECTION_NAME=\".sram_pool\").
+  std::string SectionDefinition(const Pool& p) const {
+    const std::string m = PoolSection(p);
+    return "#ifndef " + m + "\n#if defined(" + m + "_NAME) && defined(__GNUC__)\n#define " + m +
+           " __attribute__((section(" + m + "_NAME)))\n#else\n#define " + m + "\n#endif\n#endif\n";
+  }
   std::string ElementsMacro(const Io& io) const {
     return macro_ + "_" + Upper(io.field) + "_ELEMENTS";
   }
@@ -445,9 +453,9 @@ std::string Emission::Constants() const {
   for (size_t k = 0; k < constant_pools_.size(); ++k) {
     const Pool& p = constant_pools_[k];
     const std::string section = PoolSection(p);
-    os << "/* Pool '" << p.name << "': define " << section
-       << " (e.g. as __attribute__((section(\".itcm\"))))\n   to place it. */\n";
-    os << "#ifndef " << section << "\n#define " << section << "\n#endif\n";
+    os << "/* Pool '" << p.name << "': define " << section << "_NAME (a section name\n   "
+       << "in quotes) or " << section << " (an attribute) to place it. */\n";
+    os << SectionDefinition(p);
     os << "const uint8_t " << prefix_ << "_" << p.field << "_constants[" << p.macro << " > 0 ? "
        << p.macro << " : 1] " << section << " " << macro_ << "_ALIGNED = {";
     if (images[k].empty()) images[k].push_back(0);
@@ -491,7 +499,7 @@ std::string Emission::Check() const {
   }
   for (const Pool& p : workspaces_) {
     const std::string section = PoolSection(p);
-    os << "#ifndef " << section << "\n#define " << section << "\n#endif\n";
+    os << SectionDefinition(p);
     os << "static uint8_t pool_" << p.field << "[" << p.macro << " > 0 ? " << p.macro << " : 1] "
        << section << " CHECK_ALIGNED;\n";
   }
