@@ -6,6 +6,8 @@
 # data set NAME_check.c compares with) or an .onnx file (compared with the
 # reference target on seeded random inputs). It
 #   - generates the sources twice and requires the same bytes;
+#   - requires each workspace pool in NAME.h to be what `tessel plan` plans
+#     for the same options, and their sum within 2% of the lower bound;
 #   - compiles them with gcc and clang at -std=c99 -Wall -Wextra -Werror
 #     -pedantic, and requires that no object calls an allocator (nm);
 #   - runs NAME_check.c built with gcc, with clang, and with gcc under
@@ -35,6 +37,26 @@ diff -r "$work/a" "$work/b" > /dev/null || { echo "FAIL: a second generation dif
 echo "deterministic: a second generation is byte-identical"
 
 src=$work/a
+"$tessel" plan "$onnx" --target c --json "$work/plan.json" "$@" > /dev/null
+python3 - "$src/$name.h" "$work/plan.json" "TESSEL_${name^^}_" <<'PY'
+import json, re, sys
+header, plan, prefix = open(sys.argv[1]).read(), json.load(open(sys.argv[2])), sys.argv[3]
+pools = {p["name"].lower(): p for p in plan["plans"][0]["pools"]}
+sizes = re.findall(r"#define " + prefix + r"(\w+)_WORKSPACE_SIZE (\d+)", header)
+total = int(re.search(r"#define " + prefix + r"WORKSPACE_SIZE (\d+)", header).group(1))
+used = bound = 0
+for pool, size in sizes:
+    p = pools[pool.lower()]
+    if int(size) != p["used_bytes"]:
+        sys.exit(f"FAIL: pool {pool}: {size} bytes in the header, {p['used_bytes']} planned")
+    used += p["used_bytes"]
+    bound += p["lower_bound_bytes"]
+if total != used:
+    sys.exit(f"FAIL: {prefix}WORKSPACE_SIZE is {total}, the pools' sum {used}")
+if used > 1.02 * bound:
+    sys.exit(f"FAIL: the workspace pools take {used} bytes, over 2% above the lower bound {bound}")
+print(f"workspace {used} bytes as planned; lower bound {bound} ({used / max(bound, 1):.4f})")
+PY
 strict=(-std=c99 -Wall -Wextra -Werror -pedantic)
 compilers=(gcc)
 if command -v clang > /dev/null; then compilers+=(clang); else echo "note: no clang here"; fi
