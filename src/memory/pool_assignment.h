@@ -12,10 +12,12 @@
 //
 //   1. Every buffer with a choice starts in its last candidate.
 //   2. For each pool P, the last first: at the moment where P's live bytes
-//      peak, the largest buffer live there that fits in one of its candidates
-//      before P moves to the first such candidate; repeat until nothing live
-//      at P's peak fits anywhere earlier (P's peak cannot fall by moving
-//      buffers out of it; one that did not fit is not tried again).
+//      peak, a buffer live there moves to the first of its candidates before
+//      P where it fits; repeat until nothing live at P's peak fits anywhere
+//      earlier (P's peak cannot fall by moving buffers out of it; one that
+//      did not fit is not tried again). Tried first: the buffers whose sizes
+//      add up to the most the earlier pools have room for at that moment (a
+//      small subset sum), largest first.
 //   3. Every buffer still outside its first candidate, largest first, moves
 //      to the first earlier candidate where it fits: more data in the faster
 //      pools, and no later pool's peak rises.
