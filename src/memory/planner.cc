@@ -8,6 +8,7 @@
 #include "memory/greedy.h"
 #include "memory/hill_climb.h"
 #include "memory/lower_bound.h"
+#include "memory/pool_assignment.h"
 #include "memory/verifier.h"
 
 namespace tessel::memory {
@@ -105,7 +106,22 @@ StatusOr<Plan> MakePlan(const Problem& problem, std::string_view algorithm,
   TESSEL_RETURN_IF_ERROR(ValidateProblem(problem));
   const auto start = std::chrono::steady_clock::now();
   const ConflictGraph conflicts = ConflictGraph::Build(problem);
-  TESSEL_ASSIGN_OR_RETURN(AlgorithmResult result, info->run({problem, conflicts, options}));
+  StatusOr<AlgorithmResult> run = InvalidArgument("not run");
+  if (HasPoolChoice(problem)) {
+    // The conflict graph does not depend on pools: it serves both problems.
+    const Problem assigned = WithAssignedPools(problem, AssignPools(problem, conflicts));
+    run = info->run({assigned, conflicts, options});
+    // Every built-in algorithm plans the assignment (its pools fit both
+    // greedy orders); when one registered elsewhere cannot, or when the
+    // assignment overflows a bounded last candidate, first-fit fallback
+    // plans as before, or says which pool is too small.
+    if (!run.ok() && run.status().code() == StatusCode::kResourceExhausted) {
+      run = info->run({problem, conflicts, options});
+    }
+  } else {
+    run = info->run({problem, conflicts, options});
+  }
+  TESSEL_ASSIGN_OR_RETURN(AlgorithmResult result, std::move(run));
   Plan plan;
   plan.algorithm = info->name;
   plan.placements = std::move(result.placements);

@@ -22,9 +22,13 @@
 // the same problem gets the same plan on every machine, however loaded; with
 // node_limit 0 the time limits apply instead.
 //
-// A buffer goes to its first candidate pool that still fits under that pool's
-// limit; when none does, the answer is ResourceExhausted naming the pool, its
-// limit and what the plan needs there. Bad input (ValidateProblem) is
+// Where some buffer has a choice of pools, the pool of every buffer is
+// decided first (pool_assignment.h: each later pool's peak lowered as far as
+// the earlier pools' limits allow), and the algorithm places that assignment.
+// If it cannot, it places the problem as given, each buffer in its first
+// candidate pool that still fits (first-fit fallback); when none does, the
+// answer is ResourceExhausted naming the pool, its limit and what the plan
+// needs there. Bad input (ValidateProblem) is
 // InvalidArgument. With `verify`, every plan passes VerifyPlan before it is
 // returned (a failure there is an Internal error: a bug in tessel).
 #pragma once

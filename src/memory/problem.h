@@ -9,8 +9,10 @@
 // lifespans overlap or when either lists the other in `conflicts`. Lifespans
 // are the common case (liveness over a schedule) and let the lower bound and
 // the exact search reason about time; `conflicts` carries liveness that is not
-// one interval. A buffer goes to the first of its candidate pools where it
-// fits under the pool's limit (the RFC's fallback).
+// one interval. A buffer may live in any of its candidate pools, listed from
+// the most wanted (the fastest) to the least, under each pool's limit (the
+// RFC's fallback); where a buffer has a choice, the planner picks pools that
+// lower the later pools' peaks (pool_assignment.h).
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "memory/lower_bound.h"
+#include "memory/pool_assignment.h"
 
 namespace tessel::memory {
 
@@ -55,11 +56,20 @@ std::string ShortBytes(int64_t bytes) {
 }
 
 std::string FormatPlanTable(const Problem& problem, const std::vector<Plan>& plans) {
-  const std::vector<std::string> header = {"algorithm", "pool",    "used", "lower bound",
-                                           "ratio",     "optimal", "time"};
+  // With a choice of pools, each pool's bounds against the earlier pools
+  // (lower_bound.h: FallbackBounds) follow.
+  const bool fallback = HasPoolChoice(problem);
+  std::vector<std::string> header = {"algorithm", "pool",    "used", "lower bound",
+                                     "ratio",     "optimal", "time"};
+  if (fallback) {
+    header.push_back("bound given earlier pools");
+    header.push_back("bound alone");
+  }
   std::vector<std::vector<std::string>> rows;
   for (const Plan& plan : plans) {
     const std::vector<int64_t> bounds = PoolLowerBounds(problem, plan.placements);
+    const std::vector<FallbackBound> fallback_bounds =
+        fallback ? FallbackBounds(problem, plan.placements) : std::vector<FallbackBound>{};
     std::vector<bool> used_pool(problem.pools.size(), false);
     for (const Placement& p : plan.placements) used_pool[static_cast<size_t>(p.pool)] = true;
     for (size_t p = 0; p < problem.pools.size(); ++p) {
@@ -70,6 +80,10 @@ std::string FormatPlanTable(const Problem& problem, const std::vector<Plan>& pla
            bounds[p] > 0 ? Fmt("%.4f", static_cast<double>(used) / static_cast<double>(bounds[p]))
                          : "-",
            plan.proven_optimal ? "yes" : "no", Fmt("%.1f ms", plan.planning_ms)});
+      if (fallback) {
+        rows.back().push_back(ShortBytes(fallback_bounds[p].given_earlier_bytes));
+        rows.back().push_back(ShortBytes(fallback_bounds[p].alone_bytes));
+      }
     }
   }
   std::vector<size_t> width(header.size());

@@ -75,6 +75,8 @@ Status WriteText(const std::string& path, const std::string& text) {
 
 nlohmann::json PlanJson(const memory::Problem& problem, const memory::Plan& plan) {
   const std::vector<int64_t> bounds = memory::PoolLowerBounds(problem, plan.placements);
+  const std::vector<memory::FallbackBound> fallback =
+      memory::FallbackBounds(problem, plan.placements);
   nlohmann::json j;
   j["algorithm"] = plan.algorithm;
   j["planning_ms"] = plan.planning_ms;
@@ -82,13 +84,17 @@ nlohmann::json PlanJson(const memory::Problem& problem, const memory::Plan& plan
   for (size_t p = 0; p < problem.pools.size(); ++p) {
     j["pools"].push_back({{"name", problem.pools[p].name},
                           {"used_bytes", plan.pool_used_bytes[p]},
-                          {"lower_bound_bytes", bounds[p]}});
+                          {"lower_bound_bytes", bounds[p]},
+                          {"lower_bound_given_earlier_bytes", fallback[p].given_earlier_bytes},
+                          {"lower_bound_alone_bytes", fallback[p].alone_bytes}});
   }
   j["buffers"] = nlohmann::json::array();
   for (size_t i = 0; i < problem.buffers.size(); ++i) {
     const memory::Placement& pl = plan.placements[i];
     j["buffers"].push_back({{"name", problem.buffers[i].name},
                             {"size_bytes", problem.buffers[i].size_bytes},
+                            {"first_use", problem.buffers[i].live.first_use},
+                            {"last_use", problem.buffers[i].live.last_use},
                             {"pool", problem.pools[static_cast<size_t>(pl.pool)].name},
                             {"offset_bytes", pl.offset_bytes}});
   }
