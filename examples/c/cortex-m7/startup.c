@@ -6,10 +6,15 @@
  * handles (printf reaches QEMU's stdout) and calls main, then exit with its
  * result: semihosting's SYS_EXIT_EXTENDED makes that QEMU's exit code.
  *
+ * The stack is painted before main runs; at exit the program prints how much
+ * of it was ever written ("stack: N of M bytes used at most"), the stack's
+ * share of the RAM a model needs beside its pools.
+ *
  * Every other exception ends the program with exit code 128 + the exception
  * number (3 = HardFault, 6 = UsageFault, ...), so that a fault fails a test
  * instead of hanging until the runner's timeout. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Symbols of mps2_an500.ld. */
@@ -28,6 +33,18 @@ extern uint32_t __heap_limit;
 
 void Reset_Handler(void);
 void Fault_Handler(void);
+
+/* What the unused stack holds: a word that differs from it was written. */
+#define STACK_PAINT 0xC0FFEE11u
+
+/* At exit: the deepest the stack went, from the paint left untouched. */
+static void ReportStack(void) {
+  const uint32_t *p = __stack_limit__;
+  while (p < __stack_top__ && *p == STACK_PAINT) ++p;
+  printf("stack: %lu of %lu bytes used at most\n",
+         (unsigned long)((uintptr_t)__stack_top__ - (uintptr_t)p),
+         (unsigned long)((uintptr_t)__stack_top__ - (uintptr_t)__stack_limit__));
+}
 
 /* Coprocessor Access Control Register (ARMv7-M ARM, B3.2.20). */
 #define SCB_CPACR (*(volatile uint32_t *)0xE000ED88u)
@@ -65,11 +82,17 @@ __attribute__((noreturn, noinline)) void Reset_Handler(void) {
   for (uint32_t *dst = __data_start__; dst < __data_end__;) *dst++ = *src++;
   for (uint32_t *dst = __bss_start__; dst < __bss_end__;) *dst++ = 0;
 
+  /* Paint the stack below this frame (with a margin for the loop's own). */
+  uint32_t sp;
+  __asm__ volatile("mov %0, sp" : "=r"(sp));
+  for (uint32_t *p = __stack_limit__; (uintptr_t)(p + 16) < sp; ++p) *p = STACK_PAINT;
+
   __heap_limit = (uint32_t)(uintptr_t)__stack_limit__;
   initialise_monitor_handles();
   /* __attribute__((constructor)) functions; crti.o's _init is not linked. */
   for (void (**f)(void) = __preinit_array_start; f < __preinit_array_end; ++f) (*f)();
   for (void (**f)(void) = __init_array_start; f < __init_array_end; ++f) (*f)();
+  atexit(ReportStack);
   exit(main());
 }
 

@@ -217,6 +217,14 @@ Status Emission::Plan() {
   constant_.assign(values.size(), "");
   for (const Io& io : inputs_) tensor_[static_cast<size_t>(io.value->id)] = "inputs->" + io.field;
   for (const Io& io : outputs_) tensor_[static_cast<size_t>(io.value->id)] = "outputs->" + io.field;
+  for (const Io& io : outputs_) {
+    // A constant the graph outputs as it is: copied from its own array.
+    const ir::Value& v = *io.value;
+    if (v.is_constant() && NumElements(v.shape) > 0 && CType(v.dtype)) {
+      constant_[static_cast<size_t>(v.id)] = prefix_ + "_c" + std::to_string(v.id);
+      constant_bytes_ += static_cast<int64_t>(v.size_bytes());
+    }
+  }
   for (const auto& v : values) {
     const auto id = static_cast<size_t>(v->id);
     if (!tensor_[id].empty()) continue;
@@ -503,20 +511,25 @@ std::string Emission::Check() const {
     os << "static uint8_t pool_" << p.field << "[" << p.macro << " > 0 ? " << p.macro << " : 1] "
        << section << " CHECK_ALIGNED;\n";
   }
-  os << "\n/* Elements that differ by more than atol + rtol * |expected|. */\n"
-        "static long compare(const char* name, const float* got, const float* want, long n) {\n"
-        "  long bad = 0, i;\n  double worst = 0;\n"
-        "  for (i = 0; i < n; ++i) {\n"
-        "    const double d = fabs((double)got[i] - (double)want[i]);\n"
-        "    if (got[i] != got[i] && want[i] != want[i]) continue; /* both NaN */\n"
-        "    if (!(d <= "
-     << request_.atol << " + " << request_.rtol
-     << " * fabs((double)want[i]))) ++bad;\n"
-        "    if (d > worst || d != d) worst = d;\n"
-        "  }\n"
-        "  printf(\"%s: %ld of %ld elements off, largest difference %g\\n\", name, bad, n, "
-        "worst);\n"
-        "  return bad;\n}\n\n";
+  const bool any_float = std::any_of(outputs_.begin(), outputs_.end(), [](const Io& io) {
+    return io.value->dtype == DType::kFloat32;
+  });
+  if (any_float) {
+    os << "\n/* Elements that differ by more than atol + rtol * |expected|. */\n"
+          "static long compare(const char* name, const float* got, const float* want, long n) {\n"
+          "  long bad = 0, i;\n  double worst = 0;\n"
+          "  for (i = 0; i < n; ++i) {\n"
+          "    const double d = fabs((double)got[i] - (double)want[i]);\n"
+          "    if (got[i] != got[i] && want[i] != want[i]) continue; /* both NaN */\n"
+          "    if (!(d <= "
+       << request_.atol << " + " << request_.rtol
+       << " * fabs((double)want[i]))) ++bad;\n"
+          "    if (d > worst || d != d) worst = d;\n"
+          "  }\n"
+          "  printf(\"%s: %ld of %ld elements off, largest difference %g\\n\", name, bad, n, "
+          "worst);\n"
+          "  return bad;\n}\n\n";
+  }
   os << "int main(void) {\n  " << prefix_ << "_inputs_t inputs;\n  " << prefix_
      << "_outputs_t outputs;\n  " << prefix_ << "_workspaces_t workspaces;\n";
   if (!constant_pools_.empty()) os << "  " << prefix_ << "_constants_t constants;\n";

@@ -249,20 +249,57 @@ StatusOr<NodeCall> Pad(const CallContext& c) {
 
 // ---------------------------------------------------------------- compute
 
+// A sliding window over NCHW, or over NCW as an image of height 1.
+struct Window2D {
+  int64_t h = 1, w = 1, oh = 1, ow = 1, kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t ph = 0, pw = 0, ph_end = 0, pw_end = 0;
+};
+
+// `x` of rank 3 or 4 (else Unsupported, `what` saying what the node does),
+// `y` the output, and the window as ops::ResolveWindow resolves it.
+StatusOr<Window2D> ResolveWindow2D(const CallContext& c, const ir::Value* x, const ir::Value* y,
+                                   const std::vector<int64_t>& kernel, bool ceil_mode,
+                                   const char* what) {
+  const size_t rank = x->shape.size();
+  if (rank != 3 && rank != 4) {
+    return NoKernel(c.node, std::string(what) + " 1D and 2D (NCW, NCHW) only");
+  }
+  const Shape in_spatial(x->shape.begin() + 2, x->shape.end());
+  std::vector<int64_t> strides, dilations, pads;
+  Shape out_spatial;
+  TESSEL_RETURN_IF_ERROR(ops::ResolveWindow(c.node, in_spatial, kernel, ceil_mode, &strides,
+                                            &dilations, &pads, &out_spatial));
+  Window2D g;
+  const size_t n = rank - 2;  // pads: every begin, then every end
+  g.w = x->shape[rank - 1];
+  g.ow = y->shape[rank - 1];
+  g.kw = kernel[n - 1];
+  g.sw = strides[n - 1];
+  g.dw = dilations[n - 1];
+  g.pw = pads[n - 1];
+  g.pw_end = pads[2 * n - 1];
+  if (n == 2) {
+    g.h = x->shape[2];
+    g.oh = y->shape[2];
+    g.kh = kernel[0];
+    g.sh = strides[0];
+    g.dh = dilations[0];
+    g.ph = pads[0];
+    g.ph_end = pads[2];
+  }
+  return g;
+}
+
 StatusOr<NodeCall> Conv(const CallContext& c) {
   const ir::Value* x = In(c, 0);
   const ir::Value* w = In(c, 1);
   const ir::Value* b = In(c, 2);
   const ir::Value* z = c.node.op_type == "FusedConv" ? In(c, 3) : nullptr;
   const ir::Value* y = Out(c);
-  if (x->shape.size() != 4) return NoKernel(c.node, "convolves 2D images (NCHW) only");
   TESSEL_RETURN_IF_ERROR(RequireFloat(c, {x, w, b, z, y}));
-  const Shape in_spatial(x->shape.begin() + 2, x->shape.end());
   const std::vector<int64_t> kernel(w->shape.begin() + 2, w->shape.end());
-  std::vector<int64_t> strides, dilations, pads;
-  Shape out_spatial;
-  TESSEL_RETURN_IF_ERROR(ops::ResolveWindow(c.node, in_spatial, kernel, false, &strides, &dilations,
-                                            &pads, &out_spatial));
+  TESSEL_ASSIGN_OR_RETURN(const Window2D g,
+                          ResolveWindow2D(c, x, y, kernel, /*ceil_mode=*/false, "convolves"));
   ops::FusedActivation act;
   if (c.node.op_type == "FusedConv") {
     TESSEL_ASSIGN_OR_RETURN(act, ops::ParseFusedActivation(c.node));
@@ -271,19 +308,19 @@ StatusOr<NodeCall> Conv(const CallContext& c) {
   Params p("tessel_conv2d_t", c.index);
   p.Int("n", x->shape[0])
       .Int("c", x->shape[1])
-      .Int("h", x->shape[2])
-      .Int("w", x->shape[3])
+      .Int("h", g.h)
+      .Int("w", g.w)
       .Int("oc", y->shape[1])
-      .Int("oh", y->shape[2])
-      .Int("ow", y->shape[3])
-      .Int("kh", kernel[0])
-      .Int("kw", kernel[1])
-      .Int("sh", strides[0])
-      .Int("sw", strides[1])
-      .Int("dh", dilations[0])
-      .Int("dw", dilations[1])
-      .Int("ph", pads[0])
-      .Int("pw", pads[1])
+      .Int("oh", g.oh)
+      .Int("ow", g.ow)
+      .Int("kh", g.kh)
+      .Int("kw", g.kw)
+      .Int("sh", g.sh)
+      .Int("sw", g.sw)
+      .Int("dh", g.dh)
+      .Int("dw", g.dw)
+      .Int("ph", g.ph)
+      .Int("pw", g.pw)
       .Int("group", group)
       .Int("activation", static_cast<int>(act.kind))
       .Float("alpha", act.alpha)
@@ -292,7 +329,7 @@ StatusOr<NodeCall> Conv(const CallContext& c) {
       .kernel = "conv2d", .units = {"activation", "conv2d"}, .definitions = p.Definition()};
   call.statements = Call("tessel_conv2d", {p.Address(), c.tensor(x), c.tensor(w), c.tensor(b),
                                            c.tensor(z), c.tensor(y)});
-  call.macs = NumElements(y->shape) * (x->shape[1] / group) * kernel[0] * kernel[1];
+  call.macs = NumElements(y->shape) * (x->shape[1] / group) * g.kh * g.kw;
   call.bytes = Bytes(x) + Bytes(w) + Bytes(b) + Bytes(z) + Bytes(y);
   return call;
 }
@@ -386,34 +423,28 @@ StatusOr<NodeCall> MatMul(const CallContext& c) {
 StatusOr<NodeCall> Pool(const CallContext& c) {
   const ir::Value* x = In(c, 0);
   const ir::Value* y = Out(c);
-  if (x->shape.size() != 4) return NoKernel(c.node, "pools 2D images (NCHW) only");
   TESSEL_RETURN_IF_ERROR(RequireFloat(c, {x, y}));
   if (c.node.output(1)) return NoKernel(c.node, "does not produce MaxPool's Indices");
-  const bool is_max = c.node.op_type == "MaxPool";
-  const Shape in_spatial(x->shape.begin() + 2, x->shape.end());
-  const std::vector<int64_t> kernel = c.node.attrs.Ints("kernel_shape");
-  std::vector<int64_t> strides, dilations, pads;
-  Shape out_spatial;
-  TESSEL_RETURN_IF_ERROR(ops::ResolveWindow(c.node, in_spatial, kernel,
-                                            c.node.attrs.Int("ceil_mode", 0) != 0, &strides,
-                                            &dilations, &pads, &out_spatial));
+  TESSEL_ASSIGN_OR_RETURN(const Window2D g,
+                          ResolveWindow2D(c, x, y, c.node.attrs.Ints("kernel_shape"),
+                                          c.node.attrs.Int("ceil_mode", 0) != 0, "pools"));
   Params p("tessel_pool2d_t", c.index);
   p.Int("planes", x->shape[0] * x->shape[1])
-      .Int("h", x->shape[2])
-      .Int("w", x->shape[3])
-      .Int("oh", y->shape[2])
-      .Int("ow", y->shape[3])
-      .Int("kh", kernel[0])
-      .Int("kw", kernel[1])
-      .Int("sh", strides[0])
-      .Int("sw", strides[1])
-      .Int("dh", dilations[0])
-      .Int("dw", dilations[1])
-      .Int("ph", pads[0])
-      .Int("pw", pads[1])
-      .Int("ph_end", pads[2])
-      .Int("pw_end", pads[3])
-      .Int("max", is_max ? 1 : 0)
+      .Int("h", g.h)
+      .Int("w", g.w)
+      .Int("oh", g.oh)
+      .Int("ow", g.ow)
+      .Int("kh", g.kh)
+      .Int("kw", g.kw)
+      .Int("sh", g.sh)
+      .Int("sw", g.sw)
+      .Int("dh", g.dh)
+      .Int("dw", g.dw)
+      .Int("ph", g.ph)
+      .Int("pw", g.pw)
+      .Int("ph_end", g.ph_end)
+      .Int("pw_end", g.pw_end)
+      .Int("max", c.node.op_type == "MaxPool" ? 1 : 0)
       .Int("count_include_pad", c.node.attrs.Int("count_include_pad", 0));
   NodeCall call{.kernel = "pool2d", .units = {"pool2d"}, .definitions = p.Definition()};
   call.statements = Call("tessel_pool2d", {p.Address(), c.tensor(x), c.tensor(y)});
@@ -441,9 +472,11 @@ StatusOr<NodeCall> GlobalPool(const CallContext& c) {
 StatusOr<NodeCall> Reduce(const CallContext& c) {
   const ir::Value* x = In(c, 0);
   TESSEL_RETURN_IF_ERROR(RequireFloat(c, {x, Out(c)}));
-  static const std::map<std::string, int> kinds = {{"ReduceSum", 0},       {"ReduceMean", 1},
-                                                   {"ReduceMax", 2},       {"ReduceMin", 3},
-                                                   {"ReduceSumSquare", 4}, {"ReduceProd", 5}};
+  // The kinds of kernels/reduce.c.
+  static const std::map<std::string, int> kinds = {
+      {"ReduceSum", 0},       {"ReduceMean", 1},     {"ReduceMax", 2}, {"ReduceMin", 3},
+      {"ReduceSumSquare", 4}, {"ReduceProd", 5},     {"ReduceL1", 6},  {"ReduceL2", 7},
+      {"ReduceLogSum", 8},    {"ReduceLogSumExp", 9}};
   TESSEL_ASSIGN_OR_RETURN(const ops::ReducedAxes axes, ops::PlanReducedAxes(c.node, c.opset));
   if (axes.identity) {
     return View(c);
@@ -464,6 +497,26 @@ StatusOr<NodeCall> Reduce(const CallContext& c) {
   }
   return ReduceCall(c, Product(x->shape, 0, first), Product(x->shape, first, last + 1),
                     Product(x->shape, last + 1, x->shape.size()), kinds.at(c.node.op_type));
+}
+
+// ArgMax and ArgMin: int64 indices along one axis.
+StatusOr<NodeCall> ArgExtreme(const CallContext& c) {
+  const ir::Value* x = In(c, 0);
+  TESSEL_RETURN_IF_ERROR(RequireFloat(c, {x}));
+  const auto r = static_cast<int64_t>(x->shape.size());
+  int64_t axis = c.node.attrs.Int("axis", 0);
+  if (axis < 0) axis += r;
+  const auto a = static_cast<size_t>(axis);
+  Params p("tessel_arg_extreme_t", c.index);
+  p.Int("outer", Product(x->shape, 0, a))
+      .Int("r", x->shape[a])
+      .Int("inner", Product(x->shape, a + 1, x->shape.size()))
+      .Int("max", c.node.op_type == "ArgMax" ? 1 : 0)
+      .Int("last", c.node.attrs.Int("select_last_index", 0) != 0 ? 1 : 0);
+  NodeCall call{.kernel = "arg_extreme", .units = {"arg_extreme"}, .definitions = p.Definition()};
+  call.statements = Call("tessel_arg_extreme", {p.Address(), c.tensor(x), c.tensor(Out(c))});
+  call.bytes = Bytes(x) + Bytes(Out(c));
+  return call;
 }
 
 StatusOr<NodeCall> Softmax(const CallContext& c) {
@@ -492,10 +545,7 @@ StatusOr<NodeCall> LayerNorm(const CallContext& c) {
   const ir::Value* x = In(c, 0);
   const ir::Value* scale = In(c, 1);
   const ir::Value* bias = In(c, 2);
-  TESSEL_RETURN_IF_ERROR(RequireFloat(c, {x, scale, bias, Out(c)}));
-  if (c.node.output(1) || c.node.output(2)) {
-    return NoKernel(c.node, "does not produce LayerNormalization's Mean and InvStdDev");
-  }
+  TESSEL_RETURN_IF_ERROR(RequireFloat(c, {x, scale, bias, Out(c), Out(c, 1), Out(c, 2)}));
   const auto r = static_cast<int64_t>(x->shape.size());
   int64_t axis = c.node.attrs.Int("axis", -1);
   if (axis < 0) axis += r;
@@ -509,8 +559,9 @@ StatusOr<NodeCall> LayerNorm(const CallContext& c) {
       .Int("size", size)
       .Float("epsilon", c.node.attrs.Float("epsilon", 1e-5f));
   NodeCall call{.kernel = "layer_norm", .units = {"layer_norm"}, .definitions = p.Definition()};
-  call.statements = Call("tessel_layer_norm", {p.Address(), c.tensor(x), c.tensor(scale),
-                                               c.tensor(bias), c.tensor(Out(c))});
+  call.statements =
+      Call("tessel_layer_norm", {p.Address(), c.tensor(x), c.tensor(scale), c.tensor(bias),
+                                 c.tensor(Out(c)), c.tensor(Out(c, 1)), c.tensor(Out(c, 2))});
   call.bytes = 2 * Bytes(x) + Bytes(scale) + Bytes(bias);
   return call;
 }
@@ -555,6 +606,12 @@ const std::map<std::pair<std::string, std::string>, Builder>& Table() {
       {{"", "ReduceMin"}, Reduce},
       {{"", "ReduceSumSquare"}, Reduce},
       {{"", "ReduceProd"}, Reduce},
+      {{"", "ReduceL1"}, Reduce},
+      {{"", "ReduceL2"}, Reduce},
+      {{"", "ReduceLogSum"}, Reduce},
+      {{"", "ReduceLogSumExp"}, Reduce},
+      {{"", "ArgMax"}, ArgExtreme},
+      {{"", "ArgMin"}, ArgExtreme},
       {{"", "Softmax"}, Softmax},
       {{"", "LogSoftmax"}, Softmax},
       {{"", "LayerNormalization"}, LayerNorm},
