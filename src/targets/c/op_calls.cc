@@ -39,6 +39,8 @@ class Params {
   }
   Params& Int(const char* field, int64_t v) { return Field(field, std::to_string(v)); }
   Params& Float(const char* field, float v) { return Field(field, snippets::CFloatLiteral(v)); }
+  // A C expression as it is (the name of a table).
+  Params& Raw(const char* field, const std::string& expression) { return Field(field, expression); }
   Params& Ints(const char* field, const std::vector<int64_t>& v) {
     std::string list = "{";
     for (size_t i = 0; i < v.size(); ++i) list += (i ? ", " : "") + std::to_string(v[i]);
@@ -499,6 +501,65 @@ StatusOr<NodeCall> Reduce(const CallContext& c) {
                     Product(x->shape, last + 1, x->shape.size()), kinds.at(c.node.op_type));
 }
 
+// Resize and Upsample over the last two axes (or the last of three), the
+// others kept, with the sampling tabulated as static arrays.
+StatusOr<NodeCall> Resize(const CallContext& c) {
+  const ir::Value* x = In(c, 0);
+  const ir::Value* y = Out(c);
+  TESSEL_RETURN_IF_ERROR(RequireFloat(c, {x, y}));
+  TESSEL_ASSIGN_OR_RETURN(const ops::ResizeSampling s, ops::PlanResizeNode(c.node, c.opset));
+  const size_t rank = x->shape.size();
+  if (rank < 2 || rank > 4) return NoKernel(c.node, "resizes tensors of rank 2 to 4 only");
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    if (!s.axes[d].identity) return NoKernel(c.node, "resizes the last two axes only");
+  }
+  const std::string k = "k" + std::to_string(c.index);
+  std::string tables;
+  // One axis's taps: `name`_i (indices) and `name`_w (weights), and the
+  // count of taps per output coordinate.
+  const auto table = [&](size_t d, const std::string& name) -> StatusOr<int> {
+    const ops::AxisSampling& a = s.axes[d];
+    const int64_t out = y->shape[d];
+    const int taps = a.identity ? 1 : a.taps;
+    std::string index = "static const long " + name + "_i[" + std::to_string(out * taps) + "] = {";
+    std::string weight =
+        "static const float " + name + "_w[" + std::to_string(out * taps) + "] = {";
+    for (int64_t o = 0; o < out; ++o) {
+      if (!a.identity && a.outside[static_cast<size_t>(o)]) {
+        return NoKernel(c.node, "does not extrapolate (tf_crop_and_resize outside the input)");
+      }
+      for (int t = 0; t < taps; ++t) {
+        const size_t at = static_cast<size_t>(o * taps + t);
+        const bool first = o == 0 && t == 0;
+        index += (first ? "" : ", ") + std::to_string(a.identity ? o : a.index[at]);
+        weight += (first ? "" : ", ") +
+                  snippets::CFloatLiteral(a.identity ? 1.0f : static_cast<float>(a.weight[at]));
+      }
+    }
+    tables += index + "};\n" + weight + "};\n";
+    return taps;
+  };
+  TESSEL_ASSIGN_OR_RETURN(const int tx, table(rank - 1, k + "_x"));
+  TESSEL_ASSIGN_OR_RETURN(const int ty, table(rank - 2, k + "_y"));
+  Params p("tessel_resize2d_t", c.index);
+  p.Int("planes", Product(x->shape, 0, rank - 2))
+      .Int("h", x->shape[rank - 2])
+      .Int("w", x->shape[rank - 1])
+      .Int("oh", y->shape[rank - 2])
+      .Int("ow", y->shape[rank - 1])
+      .Int("ty", ty)
+      .Int("tx", tx)
+      .Raw("iy", k + "_y_i")
+      .Raw("wy", k + "_y_w")
+      .Raw("ix", k + "_x_i")
+      .Raw("wx", k + "_x_w");
+  NodeCall call{
+      .kernel = "resize2d", .units = {"resize2d"}, .definitions = tables + p.Definition()};
+  call.statements = Call("tessel_resize2d", {p.Address(), c.tensor(x), c.tensor(y)});
+  call.bytes = Bytes(x) + Bytes(y);
+  return call;
+}
+
 // ArgMax and ArgMin: int64 indices along one axis.
 StatusOr<NodeCall> ArgExtreme(const CallContext& c) {
   const ir::Value* x = In(c, 0);
@@ -611,6 +672,8 @@ const std::map<std::pair<std::string, std::string>, Builder>& Table() {
       {{"", "ReduceLogSum"}, Reduce},
       {{"", "ReduceLogSumExp"}, Reduce},
       {{"", "ArgMax"}, ArgExtreme},
+      {{"", "Resize"}, Resize},
+      {{"", "Upsample"}, Resize},
       {{"", "ArgMin"}, ArgExtreme},
       {{"", "Softmax"}, Softmax},
       {{"", "LogSoftmax"}, Softmax},
