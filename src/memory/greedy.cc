@@ -16,13 +16,7 @@ int64_t GreedyPlacer::LowestFit(BufferIndex b, PoolIndex pool,
     const int64_t size = problem_.buffers[static_cast<size_t>(n)].size_bytes;
     if (p.pool == pool && size > 0) taken_.emplace_back(p.offset_bytes, p.offset_bytes + size);
   }
-  std::sort(taken_.begin(), taken_.end());
-  int64_t offset = 0;
-  for (const auto& [begin, end] : taken_) {
-    if (offset + info.size_bytes <= begin) break;
-    offset = std::max(offset, AlignUp(end, info.alignment));
-  }
-  return offset;
+  return LowestFreeOffset(taken_, info.size_bytes, info.alignment);
 }
 
 bool GreedyPlacer::Place(std::span<const BufferIndex> order, std::vector<Placement>* placements) {

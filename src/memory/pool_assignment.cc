@@ -188,13 +188,7 @@ class IncrementalGreedy {
       const int64_t begin = offset_[static_cast<size_t>(n)];
       taken_.emplace_back(begin, begin + problem_.buffers[static_cast<size_t>(n)].size_bytes);
     }
-    std::sort(taken_.begin(), taken_.end());
-    int64_t offset = 0;
-    for (const auto& [begin, end] : taken_) {
-      if (offset + info.size_bytes <= begin) break;
-      offset = std::max(offset, AlignUp(end, info.alignment));
-    }
-    return offset;
+    return LowestFreeOffset(taken_, info.size_bytes, info.alignment);
   }
 
   // Re-places, in order, the buffers of `pool` after `from` that a change

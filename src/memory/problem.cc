@@ -76,4 +76,15 @@ std::string DescribeBytes(int64_t bytes) {
   return buf;
 }
 
+int64_t LowestFreeOffset(std::vector<std::pair<int64_t, int64_t>>& taken, int64_t size,
+                         int64_t alignment) {
+  std::sort(taken.begin(), taken.end());
+  int64_t offset = 0;
+  for (const auto& [begin, end] : taken) {
+    if (offset + size <= begin) break;
+    offset = std::max(offset, AlignUp(end, alignment));
+  }
+  return offset;
+}
+
 }  // namespace tessel::memory

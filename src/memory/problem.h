@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -95,6 +96,11 @@ Status ValidateProblem(const Problem& problem);
 inline int64_t AlignUp(int64_t value, int64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
+
+// The lowest offset, a multiple of `alignment`, where `size` bytes overlap
+// none of the byte ranges `taken` ([begin, end) each), which it sorts.
+int64_t LowestFreeOffset(std::vector<std::pair<int64_t, int64_t>>& taken, int64_t size,
+                         int64_t alignment);
 
 // The used size of every pool under `placements` (largest offset + size).
 std::vector<int64_t> PoolUsedBytes(const Problem& problem,

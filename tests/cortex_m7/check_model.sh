@@ -12,16 +12,7 @@
 set -uo pipefail
 src="$1" tessel="$2" model="$3" work="$4"
 example="$src/examples/c/cortex-m7"
-for tool in arm-none-eabi-gcc qemu-system-arm make; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "skipped: $tool is not installed (scripts/install-deps.sh installs it)"
-    exit 77
-  fi
-done
-if [ "$(arm-none-eabi-gcc -print-file-name=nano.specs)" = nano.specs ]; then
-  echo "skipped: newlib for arm-none-eabi is not installed (libnewlib-arm-none-eabi)"
-  exit 77
-fi
+source "$(dirname "$0")/toolchain.sh"
 rm -rf "$work"
 
 run_case() {  # run_case CASE EXTRA_CPPFLAGS [tessel flags...]

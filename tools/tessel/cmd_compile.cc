@@ -170,8 +170,10 @@ void AddCompileCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--check-data", args->check_data,
                   "--target c: as --check, on the first data set of an ONNX test folder "
                   "(DIR/test_data_set_0/{input,output}_K.pb)");
-  cmd->add_option("--atol", args->atol, "--target c: NAME_check.c's absolute tolerance (1e-4)");
-  cmd->add_option("--rtol", args->rtol, "--target c: NAME_check.c's relative tolerance (1e-3)");
+  cmd->add_option("--atol", args->atol, "--target c: NAME_check.c's absolute tolerance (1e-4)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--rtol", args->rtol, "--target c: NAME_check.c's relative tolerance (1e-3)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--dump-after", args->dump_after, "Print the graph after this stage");
   cmd->add_flag("--dump-snippets", args->dump_snippets,
                 "Print every fused subgraph (ops, shapes, registers) and the bytes walked "

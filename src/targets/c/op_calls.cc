@@ -30,6 +30,12 @@ int64_t Product(const Shape& s, size_t begin, size_t end) {
 
 int64_t Bytes(const ir::Value* v) { return v ? static_cast<int64_t>(v->size_bytes()) : 0; }
 
+// A sliding window over NCHW, or over NCW as an image of height 1.
+struct Window2D {
+  int64_t h = 1, w = 1, oh = 1, ow = 1, kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t ph = 0, pw = 0, ph_end = 0, pw_end = 0;
+};
+
 // A `static const` parameter struct of a library kernel, field by field:
 //   static const tessel_conv2d_t k3 = {.n = 1, .c = 3, ...};
 class Params {
@@ -39,6 +45,13 @@ class Params {
   }
   Params& Int(const char* field, int64_t v) { return Field(field, std::to_string(v)); }
   Params& Float(const char* field, float v) { return Field(field, snippets::CFloatLiteral(v)); }
+  // A window's geometry, as conv2d_t and pool2d_t name it (with its pads
+  // after, `ends`, for pooling's divisor).
+  Params& Window(const Window2D& g, bool ends) {
+    Int("h", g.h).Int("w", g.w).Int("oh", g.oh).Int("ow", g.ow).Int("kh", g.kh).Int("kw", g.kw);
+    Int("sh", g.sh).Int("sw", g.sw).Int("dh", g.dh).Int("dw", g.dw).Int("ph", g.ph).Int("pw", g.pw);
+    return ends ? Int("ph_end", g.ph_end).Int("pw_end", g.pw_end) : *this;
+  }
   // A C expression as it is (the name of a table).
   Params& Raw(const char* field, const std::string& expression) { return Field(field, expression); }
   Params& Ints(const char* field, const std::vector<int64_t>& v) {
@@ -251,12 +264,6 @@ StatusOr<NodeCall> Pad(const CallContext& c) {
 
 // ---------------------------------------------------------------- compute
 
-// A sliding window over NCHW, or over NCW as an image of height 1.
-struct Window2D {
-  int64_t h = 1, w = 1, oh = 1, ow = 1, kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
-  int64_t ph = 0, pw = 0, ph_end = 0, pw_end = 0;
-};
-
 // `x` of rank 3 or 4 (else Unsupported, `what` saying what the node does),
 // `y` the output, and the window as ops::ResolveWindow resolves it.
 StatusOr<Window2D> ResolveWindow2D(const CallContext& c, const ir::Value* x, const ir::Value* y,
@@ -310,19 +317,8 @@ StatusOr<NodeCall> Conv(const CallContext& c) {
   Params p("tessel_conv2d_t", c.index);
   p.Int("n", x->shape[0])
       .Int("c", x->shape[1])
-      .Int("h", g.h)
-      .Int("w", g.w)
       .Int("oc", y->shape[1])
-      .Int("oh", g.oh)
-      .Int("ow", g.ow)
-      .Int("kh", g.kh)
-      .Int("kw", g.kw)
-      .Int("sh", g.sh)
-      .Int("sw", g.sw)
-      .Int("dh", g.dh)
-      .Int("dw", g.dw)
-      .Int("ph", g.ph)
-      .Int("pw", g.pw)
+      .Window(g, /*ends=*/false)
       .Int("group", group)
       .Int("activation", static_cast<int>(act.kind))
       .Float("alpha", act.alpha)
@@ -432,20 +428,7 @@ StatusOr<NodeCall> Pool(const CallContext& c) {
                                           c.node.attrs.Int("ceil_mode", 0) != 0, "pools"));
   Params p("tessel_pool2d_t", c.index);
   p.Int("planes", x->shape[0] * x->shape[1])
-      .Int("h", g.h)
-      .Int("w", g.w)
-      .Int("oh", g.oh)
-      .Int("ow", g.ow)
-      .Int("kh", g.kh)
-      .Int("kw", g.kw)
-      .Int("sh", g.sh)
-      .Int("sw", g.sw)
-      .Int("dh", g.dh)
-      .Int("dw", g.dw)
-      .Int("ph", g.ph)
-      .Int("pw", g.pw)
-      .Int("ph_end", g.ph_end)
-      .Int("pw_end", g.pw_end)
+      .Window(g, /*ends=*/true)
       .Int("max", c.node.op_type == "MaxPool" ? 1 : 0)
       .Int("count_include_pad", c.node.attrs.Int("count_include_pad", 0));
   NodeCall call{.kernel = "pool2d", .units = {"pool2d"}, .definitions = p.Definition()};
