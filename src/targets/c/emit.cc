@@ -197,8 +197,9 @@ Status Emission::Plan() {
     const ir::MemoryPool& pool = layout.pools[p];
     if (pool.read_only && !request_.constants_in_pools) continue;
     std::vector<Pool>& list = pool.read_only ? constant_pools_ : workspaces_;
-    std::string field = pool_ids.Make(pool.name);
-    for (char& ch : field) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::string lower = pool.name;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string field = pool_ids.Make(lower);
     pool_index_[static_cast<int32_t>(p)] = {pool.read_only, list.size()};
     list.push_back({.name = pool.name,
                     .field = field,
@@ -211,20 +212,18 @@ Status Emission::Plan() {
   for (const ir::Value* v : graph_.inputs()) inputs_.push_back({v, io_ids.Make(v->name)});
   for (const ir::Value* v : graph_.outputs()) outputs_.push_back({v, io_ids.Make(v->name)});
 
-  // Where every tensor lives.
+  // Where every tensor lives: a graph input in the caller's input; a node's
+  // output that the graph outputs in the caller's output (the first, when it
+  // is output twice); a constant in its array or pool; the rest in a pool.
+  // An output that no node writes there is copied at the end (Source).
   const auto& values = graph_.values();
   tensor_.assign(values.size(), "");
   constant_.assign(values.size(), "");
-  for (const Io& io : inputs_) tensor_[static_cast<size_t>(io.value->id)] = "inputs->" + io.field;
-  for (const Io& io : outputs_) tensor_[static_cast<size_t>(io.value->id)] = "outputs->" + io.field;
   for (const Io& io : outputs_) {
-    // A constant the graph outputs as it is: copied from its own array.
-    const ir::Value& v = *io.value;
-    if (v.is_constant() && NumElements(v.shape) > 0 && CType(v.dtype)) {
-      constant_[static_cast<size_t>(v.id)] = prefix_ + "_c" + std::to_string(v.id);
-      constant_bytes_ += static_cast<int64_t>(v.size_bytes());
-    }
+    std::string& t = tensor_[static_cast<size_t>(io.value->id)];
+    if (io.value->producer && t.empty()) t = "outputs->" + io.field;
   }
+  for (const Io& io : inputs_) tensor_[static_cast<size_t>(io.value->id)] = "inputs->" + io.field;
   for (const auto& v : values) {
     const auto id = static_cast<size_t>(v->id);
     if (!tensor_[id].empty()) continue;
@@ -416,16 +415,12 @@ std::string Emission::Source() const {
     if (call.macs > 0) os << ", " << call.macs << " MACs";
     os << ") */\n" << call.statements;
   }
-  // Outputs that no node produces: a graph input or a constant, copied.
+  // Outputs that no node wrote: a graph input, a constant, or a value the
+  // graph outputs twice, copied.
   for (const Io& io : outputs_) {
     const ir::Value* v = io.value;
-    if (v->producer || NumElements(v->shape) == 0) continue;
-    std::string from;
-    for (const Io& in : inputs_) {
-      if (in.value == v) from = "inputs->" + in.field;
-    }
-    if (from.empty() && v->is_constant()) from = constant_[static_cast<size_t>(v->id)];
-    if (from.empty()) continue;
+    const std::string& from = tensor_[static_cast<size_t>(v->id)];
+    if (NumElements(v->shape) == 0 || from == "outputs->" + io.field) continue;
     os << "  memcpy(outputs->" << io.field << ", " << from << ", " << v->size_bytes() << ");\n";
   }
   os << "  return " << macro_ << "_OK;\n}\n";
