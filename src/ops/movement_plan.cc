@@ -148,8 +148,10 @@ StatusOr<std::vector<StridedCopy>> Slice(const ir::Node& node, int opset) {
     int64_t s = starts[k] < 0 ? starts[k] + dim : starts[k];
     s = step > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
     const auto a6 = static_cast<size_t>(6 - r + a);
-    if (out->shape[static_cast<size_t>(a)] > 0) c.x_offset += s * in_strides[a6];
-    c.x_strides[a6] = in_strides[a6] * step;
+    const int64_t extent = out->shape[static_cast<size_t>(a)];
+    if (extent > 0) c.x_offset += s * in_strides[a6];
+    // An axis of one element never steps (a huge step would overflow).
+    c.x_strides[a6] = extent > 1 ? in_strides[a6] * step : 0;
   }
   return std::vector<StridedCopy>{c};
 }
@@ -199,7 +201,9 @@ bool IsMovement(const ir::Node& node) {
 }
 
 StatusOr<std::vector<StridedCopy>> PlanMovement(const ir::Node& node, int opset) {
-  if (!FitsSixDims(node)) return TooManyDims(node);
+  // ChannelShuffle flattens every axis past the channels: any rank.
+  const bool shuffle = node.domain == "tessel" && node.op_type == "ChannelShuffle";
+  if (!shuffle && !FitsSixDims(node)) return TooManyDims(node);
   std::vector<StridedCopy> copies;
   const std::string& op = node.op_type;
   if (op == "Transpose") {

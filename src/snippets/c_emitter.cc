@@ -19,6 +19,15 @@ std::string CFloatLiteral(float f) {
   return buf;
 }
 
+std::string CCommentText(std::string text) {
+  for (const std::string bad : {"*/", "/*", "??"}) {
+    for (size_t at = text.find(bad); at != std::string::npos; at = text.find(bad, at + 2)) {
+      text.insert(at + 1, " ");
+    }
+  }
+  return text;
+}
+
 namespace {
 
 std::string Literal(float f) { return CFloatLiteral(f); }
@@ -254,8 +263,9 @@ std::string EmitCFamilyKernel(const KernelIR& ir, const std::string& name,
                               const CDialect& dialect) {
   TESSEL_CHECK(!ir.scalar_body.empty());
   std::ostringstream os;
-  os << "/* From kernel IR '" << ir.name << "':";
-  for (const std::string& op : ir.source_ops) os << " " << op;
+  std::string from = "From kernel IR '" + ir.name + "':";
+  for (const std::string& op : ir.source_ops) from += " " + op;
+  os << "/* " << CCommentText(from);
   os << " */\n"
      << dialect.function_prefix << " " << name << "(" << Parameters(ir, dialect) << ") {\n";
   if (dialect.one_element_per_call) {

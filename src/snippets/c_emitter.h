@@ -51,6 +51,10 @@ const CDialect& C99Dialect();
 // ("0x1.99999ap-4f"), NAN, INFINITY or (-INFINITY) (C99's math.h macros).
 std::string CFloatLiteral(float f);
 
+// `text` made safe inside a C block comment: "*/" and trigraph-like "??"
+// broken apart (names from a model may hold anything).
+std::string CCommentText(std::string text);
+
 // Renders `ir.scalar_body` as a function named `name`. Precondition: `ir`
 // went through InsertMemoryOps (it has a scalar tile).
 std::string EmitCFamilyKernel(const KernelIR& ir, const std::string& name, const CDialect& dialect);

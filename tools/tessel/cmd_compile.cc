@@ -14,6 +14,7 @@
 #include "onnx/test_data.h"
 #include "snippets/statistics.h"
 #include "target.h"
+#include "targets/c/emit.h"
 #include "targets/registry.h"
 
 namespace tessel::cli {
@@ -121,6 +122,11 @@ Status RunCompile(const CompileArgs& args) {
   };
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<targets::Target> target,
                           MakeRequestedTarget(args.target, /*compile_only=*/true));
+  if (target->emits_sources() && !ctarget::IsModelName(ModelName(args))) {
+    return InvalidArgument("--name '" + ModelName(args) +
+                           "': the model's name must be a C identifier in lower case "
+                           "([a-z_][a-z0-9_]*, at most 48 characters)");
+  }
   const auto t0 = std::chrono::steady_clock::now();
   StatusOr<CompiledModel> loaded = Compile(args.model, *target, copts);
   EndSearchProgressBar();

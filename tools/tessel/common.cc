@@ -25,7 +25,8 @@ void AddModelOptions(CLI::App& app, ModelOptions& opts) {
                  "machine's memory)");
   app.add_option("--max-memory", opts.max_memory,
                  "Refuse a model whose planned memory (workspace and constants) is larger than "
-                 "this (default: this machine's memory)");
+                 "this (default: what the target allows: this machine's memory; 2 GiB for "
+                 "--target c)");
 }
 
 StatusOr<CompilerOptions> MakeCompileOptions(const ModelOptions& opts) {

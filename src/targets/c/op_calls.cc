@@ -140,7 +140,8 @@ StatusOr<NodeCall> View(const CallContext& c) {
 StatusOr<NodeCall> Movement(const CallContext& c) {
   StatusOr<std::vector<ops::StridedCopy>> copies = ops::PlanMovement(c.node, c.opset);
   if (!copies.ok()) return NoKernel(c.node, copies.status().message());
-  NodeCall call{.kernel = "copy", .units = {"copy"}};
+  NodeCall call{.kernel = "copy"};
+  if (!copies->empty()) call.units = {"copy"};
   for (size_t k = 0; k < copies->size(); ++k) {
     const ops::StridedCopy& copy = (*copies)[k];
     const ir::Value* x = c.node.inputs[copy.input];
@@ -208,11 +209,11 @@ StatusOr<NodeCall> Cast(const CallContext& c) {
   }
   NodeCall call{.kernel = "cast"};
   const std::string n = std::to_string(NumElements(y->shape));
-  const std::string from = c.tensor(x) + "[i]";
+  const std::string from = "(" + c.tensor(x) + ")[i]";
   const std::string value = y->dtype == DType::kBool ? "(unsigned char)(" + from + " != 0)"
                                                      : "(" + std::string(to) + ")" + from;
-  call.statements = "  {\n    long i;\n    for (i = 0; i < " + n + "; ++i) " + c.tensor(y) +
-                    "[i] = " + value + ";\n  }\n";
+  call.statements = "  {\n    long i;\n    for (i = 0; i < " + n + "; ++i) (" + c.tensor(y) +
+                    ")[i] = " + value + ";\n  }\n";
   call.bytes = Bytes(x) + Bytes(y);
   return call;
 }
@@ -241,7 +242,7 @@ StatusOr<NodeCall> Pad(const CallContext& c) {
     x_off += first * xs[6 - r + d];
     y_off += (first + b) * ys[6 - r + d];
   }
-  NodeCall call{.kernel = "pad", .units = {"copy"}};
+  NodeCall call{.kernel = "pad"};
   call.statements = "  {\n    long i;\n    for (i = 0; i < " +
                     std::to_string(NumElements(y->shape)) + "; ++i) " + c.tensor(y) +
                     "[i] = " + snippets::CFloatLiteral(fill) + ";\n  }\n";
@@ -253,6 +254,7 @@ StatusOr<NodeCall> Pad(const CallContext& c) {
         .Ints("xs", {xs.begin(), xs.end()})
         .Ints("ys", {ys.begin(), ys.end()})
         .Int("size", 4);
+    call.units = {"copy"};
     call.definitions = p.Definition();
     call.statements +=
         Call("tessel_copy", {p.Address(), c.tensor(x) + " + " + std::to_string(x_off),
@@ -263,6 +265,17 @@ StatusOr<NodeCall> Pad(const CallContext& c) {
 }
 
 // ---------------------------------------------------------------- compute
+
+// kernels/activation.c's codes.
+static_assert(static_cast<int>(ops::ActivationKind::kNone) == 0 &&
+                  static_cast<int>(ops::ActivationKind::kRelu) == 1 &&
+                  static_cast<int>(ops::ActivationKind::kClip) == 2 &&
+                  static_cast<int>(ops::ActivationKind::kLeakyRelu) == 3 &&
+                  static_cast<int>(ops::ActivationKind::kSigmoid) == 4 &&
+                  static_cast<int>(ops::ActivationKind::kHardSigmoid) == 5 &&
+                  static_cast<int>(ops::ActivationKind::kHardSwish) == 6 &&
+                  static_cast<int>(ops::ActivationKind::kSwish) == 7,
+              "kernels/activation.c numbers the activations so");
 
 // `x` of rank 3 or 4 (else Unsupported, `what` saying what the node does),
 // `y` the output, and the window as ops::ResolveWindow resolves it.
@@ -617,10 +630,17 @@ StatusOr<NodeCall> BatchNorm(const CallContext& c) {
     return NoKernel(c.node, "normalizes at inference only (no running statistics)");
   }
   if (x->shape.size() < 2) return NoKernel(c.node, "normalizes inputs of rank 2 or more only");
+  // Per channel; before opset 9 with spatial=0, per element of a sample
+  // (the parameters then have the shape of x without its batch axis).
+  const int64_t channels = NumElements(In(c, 1)->shape);
+  const int64_t sample = Product(x->shape, 1, x->shape.size());
+  if (channels == 0 || sample % channels != 0) {
+    return NoKernel(c.node, "needs parameters that tile a sample");
+  }
   Params p("tessel_batch_norm_t", c.index);
   p.Int("n", x->shape[0])
-      .Int("c", x->shape[1])
-      .Int("plane", Product(x->shape, 2, x->shape.size()))
+      .Int("c", channels)
+      .Int("plane", sample / channels)
       .Float("epsilon", c.node.attrs.Float("epsilon", 1e-5f));
   NodeCall call{.kernel = "batch_norm", .units = {"batch_norm"}, .definitions = p.Definition()};
   call.statements =
