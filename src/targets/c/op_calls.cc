@@ -40,7 +40,9 @@ struct Window2D {
 //   static const tessel_conv2d_t k3 = {.n = 1, .c = 3, ...};
 class Params {
  public:
-  Params(const char* type, size_t node) : name_("k" + std::to_string(node)) {
+  // `part`: which of the node's structs, when it has several (k3, k3_1, ...).
+  Params(const char* type, size_t node, size_t part = 0)
+      : name_("k" + std::to_string(node) + (part ? "_" + std::to_string(part) : "")) {
     os_ << "static const " << type << " " << name_ << " = {";
   }
   Params& Int(const char* field, int64_t v) { return Field(field, std::to_string(v)); }
@@ -62,7 +64,6 @@ class Params {
   // The definition, and the expression that points at it.
   std::string Definition() const { return os_.str() + "};\n"; }
   std::string Address() const { return "&" + name_; }
-  const std::string& name() const { return name_; }
 
  private:
   Params& Field(const char* field, const std::string& value) {
@@ -148,22 +149,15 @@ StatusOr<NodeCall> Movement(const CallContext& c) {
     const ir::Value* y = c.node.outputs[copy.output];
     if (!CType(y->dtype))
       return NoKernel(c.node, "does not move " + std::string(DTypeName(y->dtype)));
-    Params p("tessel_copy_t", c.index);
+    Params p("tessel_copy_t", c.index, k);
     const auto list = [](const ops::Dims6& d) { return std::vector<int64_t>(d.begin(), d.end()); };
     p.Ints("dims", list(copy.dims))
         .Ints("xs", list(copy.x_strides))
         .Ints("ys", list(copy.y_strides))
         .Int("size", static_cast<int64_t>(DTypeSize(y->dtype)));
-    // One struct per copy: k3 for the first, k3_1, ... after.
-    std::string def = p.Definition(), address = p.Address();
-    if (k > 0) {
-      const std::string suffixed = p.name() + "_" + std::to_string(k);
-      def.replace(def.find(p.name()), p.name().size(), suffixed);
-      address = "&" + suffixed;
-    }
-    call.definitions += def;
+    call.definitions += p.Definition();
     call.statements +=
-        Call("tessel_copy", {address, c.tensor(x) + " + " + std::to_string(copy.x_offset),
+        Call("tessel_copy", {p.Address(), c.tensor(x) + " + " + std::to_string(copy.x_offset),
                              c.tensor(y) + " + " + std::to_string(copy.y_offset)});
     call.bytes += 2 * copy.elements() * static_cast<int64_t>(DTypeSize(y->dtype));
   }
