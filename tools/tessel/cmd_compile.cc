@@ -122,11 +122,7 @@ Status RunCompile(const CompileArgs& args) {
   };
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<targets::Target> target,
                           MakeRequestedTarget(args.target, /*compile_only=*/true));
-  if (target->emits_sources() && !ctarget::IsModelName(ModelName(args))) {
-    return InvalidArgument("--name '" + ModelName(args) +
-                           "': the model's name must be a C identifier in lower case "
-                           "([a-z_][a-z0-9_]*, at most 48 characters)");
-  }
+  if (target->emits_sources()) TESSEL_RETURN_IF_ERROR(ctarget::CheckModelName(ModelName(args)));
   const auto t0 = std::chrono::steady_clock::now();
   StatusOr<CompiledModel> loaded = Compile(args.model, *target, copts);
   EndSearchProgressBar();

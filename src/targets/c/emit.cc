@@ -611,22 +611,22 @@ targets::EmitReport Emission::Report() const {
 
 }  // namespace
 
-bool IsModelName(const std::string& name) {
-  if (name.empty() || name.size() > 48) return false;
-  if (!std::islower(static_cast<unsigned char>(name[0])) && name[0] != '_') return false;
-  return std::all_of(name.begin(), name.end(), [](char ch) {
-    return std::islower(static_cast<unsigned char>(ch)) ||
-           std::isdigit(static_cast<unsigned char>(ch)) || ch == '_';
-  });
+Status CheckModelName(const std::string& name) {
+  const bool ok = !name.empty() && name.size() <= 48 &&
+                  (std::islower(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+                  std::all_of(name.begin(), name.end(), [](char ch) {
+                    return std::islower(static_cast<unsigned char>(ch)) ||
+                           std::isdigit(static_cast<unsigned char>(ch)) || ch == '_';
+                  });
+  if (ok) return Status::Ok();
+  return InvalidArgument("--name '" + name +
+                         "': the model's name must be a C identifier in lower case "
+                         "([a-z_][a-z0-9_]*, at most 48 characters)");
 }
 
 StatusOr<targets::EmitReport> EmitC(const CompiledModel& model,
                                     const targets::EmitRequest& request) {
-  if (!IsModelName(request.name)) {
-    return InvalidArgument("--name '" + request.name +
-                           "': the model's name must be a C identifier in lower case "
-                           "([a-z_][a-z0-9_]*, at most 48 characters)");
-  }
+  TESSEL_RETURN_IF_ERROR(CheckModelName(request.name));
   const bool check = !request.check_inputs.empty() || !request.check_outputs.empty();
   if (check && (request.check_inputs.size() != model.graph->inputs().size() ||
                 request.check_outputs.size() != model.graph->outputs().size())) {

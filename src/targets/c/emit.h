@@ -27,8 +27,9 @@ namespace tessel::ctarget {
 StatusOr<targets::EmitReport> EmitC(const CompiledModel& model,
                                     const targets::EmitRequest& request);
 
-// Whether `name` is a C identifier that the generated symbols may start
-// with: [a-z_][a-z0-9_]*, at most 48 characters.
-bool IsModelName(const std::string& name);
+// Ok when `name` is a C identifier that the generated symbols may start
+// with: [a-z_][a-z0-9_]*, at most 48 characters; else InvalidArgument, one
+// line naming --name and the rule.
+Status CheckModelName(const std::string& name);
 
 }  // namespace tessel::ctarget
