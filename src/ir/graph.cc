@@ -14,6 +14,12 @@ const char* LayoutName(Layout l) {
       return "channels last";
     case Layout::kBlocked16:
       return "nChw16c";
+    case Layout::kNCHW4c:
+      return "NCHW4c";
+    case Layout::kOIHW4o:
+      return "OIHW4o";
+    case Layout::kOHW4o:
+      return "OHW4o";
   }
   return "?";
 }

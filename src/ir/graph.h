@@ -28,9 +28,15 @@ namespace tessel::ir {
 //   kChannelsLast  NHWC (oneDNN's direct convolutions)
 //   kBlocked16     nChw16c: channels in blocks of 16 (oneDNN's Winograd)
 // Each keeps the plain size (the blocked one only takes channel counts that
-// 16 divides).
-enum class Layout : uint8_t { kPlain = 0, kChannelsLast, kBlocked16 };
-inline constexpr uint8_t kLastLayout = static_cast<uint8_t>(Layout::kBlocked16);
+// 16 divides). The texel layouts are those of 2D images (ir/texture.h):
+// RGBA texels of four floats, channels padded with zeros to a multiple of 4.
+//   kNCHW4c        an activation [N, C, H, W] as [N, C/4, H, W, 4]
+//   kOIHW4o        a convolution's weights [O, I, KH, KW] as
+//                  [O/4, I4*4, KH, KW, 4] (input channels padded to 4 too)
+//   kOHW4o         a depthwise convolution's weights [C, 1, KH, KW] as
+//                  [C/4, 1, KH, KW, 4]
+enum class Layout : uint8_t { kPlain = 0, kChannelsLast, kBlocked16, kNCHW4c, kOIHW4o, kOHW4o };
+inline constexpr uint8_t kLastLayout = static_cast<uint8_t>(Layout::kOHW4o);
 // Where a value lives on its target: global memory (buffers), or a 2D
 // image (texture: activations; texture:weight: constants).
 enum class StorageScope : uint8_t { kGlobal = 0, kTexture, kTextureWeight };

@@ -38,6 +38,12 @@ struct PlannedBuffer {
   int pool = -1;   // index in the layout's pools, or -1
   int value = -1;  // the value's id when pool is -1
   bool read_only = false;
+  // An RGBA float image2d of width x height texels instead of a buffer
+  // (size_bytes 0): a texture pool of the layout (`pool` indexes
+  // MemoryLayout::textures), one value's own image (`value`), or a node's
+  // scratch texture (neither).
+  bool image = false;
+  int64_t width = 0, height = 0;
 };
 
 struct LaunchPlan {

@@ -20,10 +20,13 @@
 namespace tessel::opencl {
 
 // A tensor on the device: a buffer of the plan (LaunchPlan::buffers; -1:
-// none) and an offset in elements of the tensor's dtype.
+// none) and an offset in elements of the tensor's dtype; or, for a value in
+// a texture scope, an image of the plan and the texel (x, y) where the
+// value's region starts (ir/texture.h).
 struct TensorRef {
   int32_t buffer = -1;
   int32_t offset = 0;
+  int32_t x = 0, y = 0;  // images only
   bool operator==(const TensorRef& o) const = default;
 };
 
@@ -38,6 +41,16 @@ class KernelArgs {
     Add(&unbound, sizeof(cl_mem), /*shape=*/false);
     const cl_int offset = t.offset;
     return Add(&offset, sizeof offset, /*shape=*/false);
+  }
+  // An image2d_t (bound later like a buffer) and the corner of the
+  // tensor's region in it, as two int arguments: (image, x, y).
+  KernelArgs& Image(const TensorRef& t) {
+    if (t.buffer >= 0) tensors_.emplace_back(args_.size(), t.buffer);
+    const cl_mem unbound = nullptr;
+    Add(&unbound, sizeof(cl_mem), /*shape=*/false);
+    const cl_int x = t.x, y = t.y;
+    Add(&x, sizeof x, /*shape=*/false);
+    return Add(&y, sizeof y, /*shape=*/false);
   }
   KernelArgs& Int(int64_t v) {
     const cl_int x = static_cast<cl_int>(v);

@@ -102,6 +102,11 @@ StatusOr<std::vector<DeviceInfo>> ListDevices() {
         for (int k = 0; k < 3; ++k) info.max_work_item_sizes[k] = static_cast<int64_t>(sizes[k]);
       }
       info.mem_base_addr_align_bytes = DeviceNumber<cl_uint>(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8;
+      info.image_support = DeviceNumber<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT) != CL_FALSE;
+      if (info.image_support) {
+        info.image2d_max_width = DeviceNumber<size_t>(d, CL_DEVICE_IMAGE2D_MAX_WIDTH);
+        info.image2d_max_height = DeviceNumber<size_t>(d, CL_DEVICE_IMAGE2D_MAX_HEIGHT);
+      }
       devices.push_back(std::move(info));
     }
   }
@@ -112,13 +117,17 @@ std::string DescribeDevices(const std::vector<DeviceInfo>& devices) {
   std::ostringstream os;
   if (devices.empty()) os << "no OpenCL platform or device found\n";
   for (const DeviceInfo& d : devices) {
-    char line[512];
+    const std::string images = d.image_support ? "2D up to " + std::to_string(d.image2d_max_width) +
+                                                     "x" + std::to_string(d.image2d_max_height)
+                                               : "none";
+    char line[640];
     std::snprintf(line, sizeof line,
                   "opencl:%d  %s  [%s, %s]  %s\n"
                   "    %s, driver %s, %lld compute units @ %lld MHz\n"
                   "    global memory %lld MiB (cache %lld KiB), local memory %lld KiB, "
                   "max allocation %lld MiB\n"
-                  "    max work-group %lld (%lld x %lld x %lld), base address alignment %lld B\n",
+                  "    max work-group %lld (%lld x %lld x %lld), base address alignment %lld B\n"
+                  "    images: %s\n",
                   d.index, d.name.c_str(), d.platform_name.c_str(), d.vendor.c_str(),
                   d.is_gpu ? "GPU" : "non-GPU", d.device_version.c_str(), d.driver_version.c_str(),
                   static_cast<long long>(d.compute_units), static_cast<long long>(d.max_clock_mhz),
@@ -130,7 +139,7 @@ std::string DescribeDevices(const std::vector<DeviceInfo>& devices) {
                   static_cast<long long>(d.max_work_item_sizes[0]),
                   static_cast<long long>(d.max_work_item_sizes[1]),
                   static_cast<long long>(d.max_work_item_sizes[2]),
-                  static_cast<long long>(d.mem_base_addr_align_bytes));
+                  static_cast<long long>(d.mem_base_addr_align_bytes), images.c_str());
     os << line;
   }
   return os.str();
@@ -278,6 +287,34 @@ StatusOr<cl_mem> Runtime::Allocate(int64_t size_bytes, cl_mem_flags flags) {
   if (rc != CL_SUCCESS) {
     return ResourceExhausted(ClStatus(rc, "clCreateBuffer").message() + " for " +
                              std::to_string(size_bytes) + " bytes on " + device_.name);
+  }
+  buffers_.push_back(m);
+  return m;
+}
+
+StatusOr<cl_mem> Runtime::AllocateImage(int64_t width, int64_t height, cl_mem_flags flags) {
+  if (!device_.image_support) {
+    return Unsupported(device_.name + " has no image support: texture storage needs images (use "
+                       "--storage buffer)");
+  }
+  if (width < 1 || height < 1 || width > device_.image2d_max_width ||
+      height > device_.image2d_max_height) {
+    return ResourceExhausted("an image of " + std::to_string(width) + "x" +
+                             std::to_string(height) + " texels does not fit " + device_.name +
+                             " (at most " + std::to_string(device_.image2d_max_width) + "x" +
+                             std::to_string(device_.image2d_max_height) + ")");
+  }
+  const cl_image_format format{CL_RGBA, CL_FLOAT};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = static_cast<size_t>(width);
+  desc.image_height = static_cast<size_t>(height);
+  cl_int rc = CL_SUCCESS;
+  cl_mem m = clCreateImage(context_, flags, &format, &desc, nullptr, &rc);
+  if (rc != CL_SUCCESS) {
+    return ResourceExhausted(ClStatus(rc, "clCreateImage").message() + " for " +
+                             std::to_string(width) + "x" + std::to_string(height) +
+                             " RGBA float texels on " + device_.name);
   }
   buffers_.push_back(m);
   return m;

@@ -48,6 +48,9 @@ struct DeviceInfo {
   int64_t max_work_group_size = 0;
   int64_t max_work_item_sizes[3] = {0, 0, 0};
   int64_t mem_base_addr_align_bytes = 0;  // CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8
+  bool image_support = false;             // CL_DEVICE_IMAGE_SUPPORT
+  int64_t image2d_max_width = 0;          // texels
+  int64_t image2d_max_height = 0;
 };
 
 // Every device of every platform; an empty list when no platform is installed
@@ -89,6 +92,11 @@ class Runtime {
 
   // A buffer of `size_bytes` (at least 1); the runtime owns it.
   StatusOr<cl_mem> Allocate(int64_t size_bytes, cl_mem_flags flags = CL_MEM_READ_WRITE);
+  // An RGBA float image2d of width x height texels (uninitialized); the
+  // runtime owns it. Unsupported without image support; ResourceExhausted,
+  // naming the extents and the device's, when it does not fit.
+  StatusOr<cl_mem> AllocateImage(int64_t width, int64_t height,
+                                 cl_mem_flags flags = CL_MEM_READ_WRITE);
 
  private:
   Runtime() = default;
