@@ -1,7 +1,7 @@
 // The OpenCL target end to end: `tessel check --target opencl` on every
-// shared model, and the CLI's OpenCL options. Without an OpenCL device, or in
-// a sanitizer build (PoCL JIT-compiles with LLVM in process), the device tests
-// skip with the reason.
+// shared model (buffers and textures), and the CLI's OpenCL options. Without an OpenCL device, or
+// in a sanitizer build (PoCL JIT-compiles with LLVM in process), the device tests skip with the
+// reason.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -26,6 +26,20 @@ TEST_P(OpenClSharedModels, Check_passes_on_opencl) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("all outputs match"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("target opencl:"), std::string::npos) << r.out;
+}
+
+// The same with activations and weights in 2D images where image kernels
+// run (--storage texture); the compiled model says which nodes do.
+TEST_P(OpenClSharedModels, Check_passes_on_opencl_with_textures) {
+  const std::string skip = OpenClSkipReason();
+  if (!skip.empty()) GTEST_SKIP() << "skipped: " << skip;
+  const fs::path dir = fs::path(TESSEL_SHARED_DIR) / "models" / GetParam();
+  if (!fs::exists(dir))
+    GTEST_SKIP() << "skipped: " << dir << " is absent (../shared not beside the checkout)";
+  CliResult r =
+      RunTessel("check " + dir.string() + " --target opencl --storage texture", CacheEnv());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("all outputs match"), std::string::npos) << r.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, OpenClSharedModels,

@@ -32,9 +32,9 @@ struct BufferPlacement {
 // A 2D image of RGBA float texels that values in a texture scope share
 // over time (ir/texture.h): planned in 2D beside the byte pools.
 struct TexturePool {
-  std::string name;  // "texture0", "weight3"
-  int64_t width = 0;   // texels
-  int64_t height = 0;  // texels
+  std::string name;        // "texture0", "weight3"
+  int64_t width = 0;       // texels
+  int64_t height = 0;      // texels
   bool read_only = false;  // holds constants (texture:weight) only
 };
 
@@ -50,7 +50,7 @@ struct TexturePlacement {
 struct MemoryLayout {
   std::string algorithm;  // the planner that made it
   std::vector<MemoryPool> pools;
-  std::vector<BufferPlacement> values;                // by value id
+  std::vector<BufferPlacement> values;  // by value id
   // Values in scope texture or texture:weight live in images, not pools:
   // `textures` are the images, `texture_values` (by value id, or empty when
   // no value is a texture) where each such value lies.

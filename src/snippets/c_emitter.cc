@@ -259,6 +259,104 @@ const CDialect& C99Dialect() {
   return d;
 }
 
+bool ImageSnippetShapes(const KernelIR& ir) {
+  if (ir.output_shape.size() != 4 || ir.num_outputs() != 1) return false;
+  for (int64_t d : ir.output_shape) {
+    if (d < 1) return false;
+  }
+  for (const KernelArg& a : ir.args) {
+    if (a.shape.size() > 4) return false;
+    const size_t lead = 4 - a.shape.size();
+    for (size_t d = 0; d < a.shape.size(); ++d) {
+      if (a.shape[d] != 1 && a.shape[d] != ir.output_shape[lead + d]) return false;
+    }
+  }
+  return ir.args.back().dtype == DType::kFloat32 && ir.args.back().shape == ir.output_shape;
+}
+
+std::string EmitOpenClImageKernel(const KernelIR& ir, const std::string& name,
+                                  const std::vector<bool>& image_args) {
+  TESSEL_CHECK(!ir.scalar_body.empty() && ImageSnippetShapes(ir));
+  TESSEL_CHECK(image_args.size() == ir.args.size() && image_args.back());
+  const Shape& out = ir.output_shape;
+  const int64_t c4 = (out[1] + 3) / 4;
+  std::ostringstream os;
+  std::string from = "From kernel IR '" + ir.name + "', on NCHW4c images:";
+  for (const std::string& op : ir.source_ops) from += " " + op;
+  os << "/* " << CCommentText(from) << " */\n__kernel void " << name << "(";
+  for (size_t k = 0; k < ir.args.size(); ++k) {
+    const KernelArg& a = ir.args[k];
+    const std::string ks = std::to_string(k);
+    if (image_args[k]) {
+      TESSEL_CHECK(a.dtype == DType::kFloat32 && a.shape.size() == 4);
+      os << (a.is_output ? "__write_only" : "__read_only") << " image2d_t a" << ks << ", int a"
+         << ks << "_x, int a" << ks << "_y";
+    } else {
+      os << "__global " << (a.is_output ? "" : "const ")
+         << (a.dtype == DType::kBool ? "uchar" : "float") << "* a" << ks << ", int a" << ks
+         << "_off";
+    }
+    os << (k + 1 < ir.args.size() ? ", " : "");
+  }
+  // One work item per output texel: x = w, y = (n*C4 + c4)*H + h.
+  os << ") {\n"
+     << "  const int w = get_global_id(0), y = get_global_id(1);\n"
+     << "  if (w >= " << out[3] << " || y >= " << out[0] * c4 * out[2] << ") return;\n"
+     << "  const int h = y % " << out[2] << ", c4 = (y / " << out[2] << ") % " << c4 << ", n = y / "
+     << c4 * out[2] << ";\n"
+     << "  const sampler_t smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | "
+        "CLK_FILTER_NEAREST;\n";
+  // Each image input's texel, read once for the four lanes; a channel
+  // broadcast reads lane 0 of its texel (a single channel inside RGBA).
+  const auto dims4 = [](const KernelArg& a) {
+    Shape s(4 - a.shape.size(), 1);
+    s.insert(s.end(), a.shape.begin(), a.shape.end());
+    return s;
+  };
+  for (size_t k = 0; k + 1 < ir.args.size(); ++k) {
+    if (!image_args[k]) continue;
+    const Shape s = dims4(ir.args[k]);
+    const std::string ks = std::to_string(k);
+    const int64_t ac4 = (s[1] + 3) / 4;
+    os << "  float t" << ks << "[4];\n  vstore4(read_imagef(a" << ks << ", smp, (int2)(a" << ks
+       << "_x + " << (s[3] == 1 ? "0" : "w") << ", a" << ks << "_y + (" << (s[0] == 1 ? "0" : "n")
+       << " * " << ac4 << " + " << (s[1] == 1 ? "0" : "c4") << ") * " << s[2] << " + "
+       << (s[2] == 1 ? "0" : "h") << ")), 0, t" << ks << ");\n";
+  }
+  const size_t out_k = ir.args.size() - 1;
+  os << "  float r[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"
+     << "  for (int lane = 0; lane < 4 && c4 * 4 + lane < " << out[1] << "; ++lane) {\n"
+     << "    const int c = c4 * 4 + lane;\n";
+  const auto at = [&](int k) {
+    const auto uk = static_cast<size_t>(k);
+    const std::string ks = std::to_string(k);
+    if (uk == out_k) return std::string("r[lane]");
+    const Shape s = dims4(ir.args[uk]);
+    if (image_args[uk]) return "t" + ks + (s[1] == 1 ? "[0]" : "[lane]");
+    // A buffer: row-major in its own shape, broadcast axes skipped.
+    std::string index = "a" + ks + "_off";
+    int64_t stride = 1;
+    const char* axis[4] = {"n", "c", "h", "w"};
+    for (int d = 3; d >= 0; --d) {
+      if (s[static_cast<size_t>(d)] != 1) {
+        index += std::string(" + ") + axis[d] + " * " + std::to_string(stride);
+      }
+      stride *= s[static_cast<size_t>(d)];
+    }
+    return "a" + ks + "[" + index + "]";
+  };
+  for (const Instr& in : ir.scalar_body) {
+    os << "    ";
+    EmitInstr(ir, in, OpenClDialect(), at, os);
+    os << "\n";
+  }
+  os << "  }\n"
+     << "  write_imagef(a" << out_k << ", (int2)(a" << out_k << "_x + w, a" << out_k
+     << "_y + y), vload4(0, r));\n"
+     << "}\n";
+  return os.str();
+}
+
 std::string EmitCFamilyKernel(const KernelIR& ir, const std::string& name,
                               const CDialect& dialect) {
   TESSEL_CHECK(!ir.scalar_body.empty());

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "snippets/kernel_ir.h"
 
@@ -58,6 +59,22 @@ std::string CCommentText(std::string text);
 // Renders `ir.scalar_body` as a function named `name`. Precondition: `ir`
 // went through InsertMemoryOps (it has a scalar tile).
 std::string EmitCFamilyKernel(const KernelIR& ir, const std::string& name, const CDialect& dialect);
+
+// Whether `ir` can run on NCHW4c images (EmitOpenClImageKernel): one
+// float output of rank 4 with the domain's shape, every argument of rank
+// at most 4 and broadcasting to it.
+bool ImageSnippetShapes(const KernelIR& ir);
+
+// The snippet as an OpenCL kernel over NCHW4c images (ir/texture.h): one
+// work item per texel of the output (global size W x N*C4*H), its four
+// lanes computed by the scalar body. Argument k is an image when
+// `image_args[k]` (float, rank 4; passed as image, x, y: the corner of its
+// region), else a buffer and an element offset as in the buffer kernel;
+// the output must be an image. An input broadcast over channels reads lane
+// 0 of its texel; lanes past the last channel are written as zeros.
+// Shapes are compiled in. Precondition: ImageSnippetShapes(ir).
+std::string EmitOpenClImageKernel(const KernelIR& ir, const std::string& name,
+                                  const std::vector<bool>& image_args);
 
 inline std::string EmitOpenClKernel(const KernelIR& ir, const std::string& name) {
   return EmitCFamilyKernel(ir, name, OpenClDialect());

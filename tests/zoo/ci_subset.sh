@@ -20,6 +20,10 @@ if [[ "$targets" == *opencl* ]] && ! grep "opencl:0" <<<"$("$tessel" info 2>/dev
   echo "note: no OpenCL device here; the subset runs on the CPU target only"
   targets=cpu
 fi
+# Where OpenCL runs, it runs with buffers and with textures (--storage texture).
+if [[ "$targets" == *opencl* && "$targets" != *opencl-texture* ]]; then
+  targets="$targets,opencl-texture"
+fi
 subset="$("$zoo_python" -c 'import sys; sys.path.insert(0, "tests/zoo"); import zoo; print(",".join(zoo.CI_SUBSET))')"
 "$zoo_python" tests/zoo/export.py build/zoo/models --only "$subset" || exit 1
 exec "$zoo_python" tests/zoo/run_zoo.py "$tessel" build/zoo/models --only "$subset" \

@@ -45,9 +45,17 @@ def onnx_summary(model_path):
             "mib": os.path.getsize(model_path) / 2**20}
 
 
+def target_args(target):
+    """A zoo target name as tessel options: opencl-texture is the OpenCL
+    target with activations and weights in 2D images (--storage texture)."""
+    if target == "opencl-texture":
+        return ["--target", "opencl", "--storage", "texture"]
+    return ["--target", target]
+
+
 def check(tessel, model_dir, target, threads, rtol, atol):
-    cmd = [tessel, "check", model_dir, "--target", target, "--json", "--threads", str(threads),
-           "--rtol", str(rtol), "--atol", str(atol)]
+    cmd = [tessel, "check", model_dir] + target_args(target) + [
+        "--json", "--threads", str(threads), "--rtol", str(rtol), "--atol", str(atol)]
     t0 = time.time()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)

@@ -132,6 +132,10 @@ void AddTargetOptions(CLI::App& app, TargetOptions& opts, bool profile) {
   app.add_option("--winograd", opts.winograd,
                  "Winograd convolutions on cpu: auto (default), 4x3, off")
       ->check(CLI::IsMember({"auto", "4x3", "off"}));
+  app.add_option("--storage", opts.storage,
+                 "Where OpenCL keeps activations and weights: buffer (default), or texture (2D "
+                 "images where image kernels run, converted at the borders)")
+      ->check(CLI::IsMember({"buffer", "texture"}));
   app.add_option("--threads", opts.threads,
                  "Threads the cpu kernels use (default: one per physical core)")
       ->check(CLI::Range(1, 1024));
@@ -170,6 +174,12 @@ StatusOr<targets::TargetSpec> RequestedSpec(const TargetOptions& opts) {
     spec.options["device"] = opts.device;
   }
   TESSEL_RETURN_IF_ERROR(CheckTuningOptions(opts, spec.name));
+  if (!opts.storage.empty()) {
+    if (spec.name != "opencl") {
+      return InvalidArgument("--storage is an option of --target opencl, not " + spec.name);
+    }
+    spec.options["storage"] = opts.storage;
+  }
   if (spec.name != "cpu") {
     if (!opts.isa.empty() || !opts.winograd.empty()) {
       return InvalidArgument(std::string(!opts.isa.empty() ? "--isa" : "--winograd") +
@@ -215,6 +225,10 @@ StatusOr<LoadedModel> LoadModel(const std::string& path, const TargetOptions& op
   }
   if (!opts.winograd.empty() && opts.winograd != spec.Option("winograd")) {
     return InvalidArgument(where + "; it cannot run with --winograd " + opts.winograd +
+                           " (compile it so)");
+  }
+  if (!opts.storage.empty() && opts.storage != spec.Option("storage", "buffer")) {
+    return InvalidArgument(where + "; it cannot run with --storage " + opts.storage +
                            " (compile it so)");
   }
   if (!opts.device.empty()) {

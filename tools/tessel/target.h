@@ -1,4 +1,4 @@
-// --target, --device, --isa, --winograd, --threads and --profile: which
+// --target, --device, --isa, --winograd, --storage, --threads and --profile: which
 // target compiles and runs a model, filled in here and only here (with the
 // environment variables users know, ApplyEnvironment).
 //
@@ -29,6 +29,7 @@ struct TargetOptions {
   std::string device;    // OpenCL device spec
   std::string isa;       // empty: auto (cpu)
   std::string winograd;  // empty: auto (cpu)
+  std::string storage;   // empty: buffer (opencl)
   int threads = 0;       // 0: one per physical core
   bool profile = false;  // where the time goes (per node on cpu, OpenCL events)
   // OpenCL work-group tuning (AddTuningOptions).

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "ir/texture.h"
 #include "ops/fused_activation.h"
 #include "ops/op_registry.h"
 #include "snippets/c_emitter.h"
@@ -82,10 +83,13 @@ EmittedProgram EmitProgram(const LaunchPlan& plan) {
   out.snippet_hashes.resize(plan.snippets.size());
   for (size_t i = 0; i < plan.snippets.size(); ++i) {
     if (!plan.snippets[i]) continue;
-    out.snippet_source +=
-        snippets::EmitOpenClKernel(*plan.snippets[i], SnippetKernelName(i)) + "\n";
-    out.snippet_hashes[i] = tuning::HashHex(
-        snippets::EmitOpenClKernel(*plan.snippets[i], kSnippetKernel) + ProgramOptions());
+    const std::vector<bool>& images = plan.snippet_image_args[i];
+    const auto emit = [&](const std::string& name) {
+      return images.empty() ? snippets::EmitOpenClKernel(*plan.snippets[i], name)
+                            : snippets::EmitOpenClImageKernel(*plan.snippets[i], name, images);
+    };
+    out.snippet_source += emit(SnippetKernelName(i)) + "\n";
+    out.snippet_hashes[i] = tuning::HashHex(emit(kSnippetKernel) + ProgramOptions());
   }
   return out;
 }
@@ -114,6 +118,14 @@ StatusOr<Programs> BuildPrograms(Runtime& runtime, const EmittedProgram& emitted
 Status OpenClExecutor::AllocateBuffers(const LaunchPlan& plan) {
   Impl& impl = *impl_;
   for (const PlannedBuffer& b : plan.buffers) {
+    if (b.image) {
+      TESSEL_ASSIGN_OR_RETURN(cl_mem m, runtime_.AllocateImage(b.width, b.height));
+      impl.buffers.push_back(m);
+      // Texture pools and scratch textures are workspace too (texels of
+      // four floats).
+      if (!b.read_only) workspace_bytes_ += b.width * b.height * 16;
+      continue;
+    }
     TESSEL_ASSIGN_OR_RETURN(cl_mem m, runtime_.Allocate(b.size_bytes));
     impl.buffers.push_back(m);
     if (b.pool >= 0 && !b.read_only) workspace_bytes_ += b.size_bytes;
@@ -123,6 +135,19 @@ Status OpenClExecutor::AllocateBuffers(const LaunchPlan& plan) {
     const int64_t size = static_cast<int64_t>(v->size_bytes());
     if (!v->is_constant() || size == 0) continue;
     const TensorRef& ref = impl.values[static_cast<size_t>(v->id)];
+    if (plan.buffers[static_cast<size_t>(ref.buffer)].image) {
+      // A texture:weight constant, packed into texels of its layout.
+      const ir::Layout layout = plan.placements[static_cast<size_t>(v->id)].layout;
+      const std::vector<float> texels = ir::PackTexels(v->constant, layout);
+      const std::optional<ir::TextureExtent> e = ir::TextureExtentOf(v->shape, layout);
+      const size_t origin[3] = {static_cast<size_t>(ref.x), static_cast<size_t>(ref.y), 0};
+      const size_t region[3] = {static_cast<size_t>(e->width), static_cast<size_t>(e->height), 1};
+      TESSEL_CL_RETURN_IF_ERROR(
+          clEnqueueWriteImage(runtime_.queue(), impl.mem(ref), CL_TRUE, origin, region, 0, 0,
+                              texels.data(), 0, nullptr, nullptr),
+          "clEnqueueWriteImage (constant '" + v->name + "')");
+      continue;
+    }
     const size_t elem = std::max<size_t>(DTypeSize(v->dtype), 1);
     TESSEL_CL_RETURN_IF_ERROR(
         clEnqueueWriteBuffer(runtime_.queue(), impl.mem(ref), CL_TRUE,
@@ -209,7 +234,7 @@ Status OpenClExecutor::BindLaunches(std::vector<PendingLaunch> pending,
         .driver = dev.driver_version,
         .kernel = is_snippet ? kSnippetKernel : p.kernel_name,
         .source_hash = is_snippet ? snippet_hashes[static_cast<size_t>(l.node)] : ops_hash,
-        .storage = "buffer",
+        .storage = p.args.has_images() ? "texture" : "buffer",
         .args_hash = tuning::HashHex(p.args.shape_bytes()),
         .dims = l.geometry.dims,
         .global = l.geometry.global};
@@ -230,9 +255,11 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
                                                                  const ir::MemoryLayout& layout,
                                                                  Runtime& runtime,
                                                                  const ExecutorOptions& options) {
+  const StorageDecisions storage = CollectStorageInfo(graph, options.storage);
   TESSEL_ASSIGN_OR_RETURN(
       LaunchPlan plan,
-      PlanLaunches(graph, layout, {.compute_units = runtime.device().compute_units}));
+      PlanLaunches(graph, layout,
+                   {.compute_units = runtime.device().compute_units, .storage = &storage}));
   const EmittedProgram emitted = EmitProgram(plan);
   std::unique_ptr<OpenClExecutor> exec(new OpenClExecutor(graph, runtime));
   exec->queue_window_ = std::max(options.queue_window, 0);

@@ -39,6 +39,7 @@
 #include "targets/opencl/launch_plan.h"
 #include "targets/opencl/op_launches.h"
 #include "targets/opencl/runtime.h"
+#include "targets/opencl/storage.h"
 #include "targets/opencl/work_size.h"
 #include "tuning/cache.h"
 #include "tuning/space.h"
@@ -86,6 +87,9 @@ struct ExecutorOptions {
   // MACE's queue window: Run waits for the device after every this many
   // launches, so that a UI sharing the GPU stays responsive; 0: never.
   int queue_window = 0;
+  // Where values live (storage.h): the graph's values must carry the
+  // decisions CollectStorageInfo takes for it (SelectKernels recorded them).
+  Storage storage = Storage::kBuffer;
 };
 
 class OpenClExecutor {

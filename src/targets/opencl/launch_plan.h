@@ -27,6 +27,7 @@
 #include "ir/memory_layout.h"
 #include "snippets/kernel_ir.h"
 #include "targets/opencl/op_launches.h"
+#include "targets/opencl/storage.h"
 
 namespace tessel::opencl {
 
@@ -50,9 +51,16 @@ struct LaunchPlan {
   // The pools first (in the layout's order), then one per unpooled value.
   std::vector<PlannedBuffer> buffers;
   std::vector<TensorRef> values;  // by value id
+  // By value id: its layout and scope (storage.h; all plain and global
+  // without storage decisions).
+  std::vector<targets::ValuePlacement> placements;
   // By node index: the lowered snippet kernel (Subgraph nodes, and
   // elementwise nodes run as a one-op snippet), else empty.
   std::vector<std::optional<snippets::KernelIR>> snippets;
+  // By node index: for a snippet that runs on images (an image node), which
+  // of its arguments are images (snippets::EmitOpenClImageKernel); else
+  // empty.
+  std::vector<std::vector<bool>> snippet_image_args;
   // In schedule order; PendingLaunch::node names the node.
   std::vector<PendingLaunch> launches;
 };
@@ -61,13 +69,27 @@ struct PlanOptions {
   // The device's compute units, which the GEMM tile fills; without a
   // device, 1.
   int64_t compute_units = 1;
+  // Where values live and which nodes run image kernels (storage.h); null:
+  // every value in a buffer.
+  const StorageDecisions* storage = nullptr;
 };
 
 // The name of node `index`'s snippet kernel ("f32_snippet_<index>__opencl").
 std::string SnippetKernelName(size_t index);
 
+// The snippet kernel of `node`, lowered, when it runs as one (a Subgraph, or
+// an elementwise op as a one-op snippet, whose inputs go to `inputs` when
+// they are not the node's: scalar constants become immediates); nullopt
+// when it does not. Unsupported, naming the node, when the lowering refuses
+// an elementwise op.
+StatusOr<std::optional<snippets::KernelIR>> LowerNodeSnippet(const ir::Node& node, int opset,
+                                                             std::vector<ir::Value*>* inputs);
+
 // Decides the plan. `graph` is typed and final; `layout` is its memory plan,
-// or empty (every value in a buffer of its own). Unsupported, in one line
+// or empty (every value in a buffer, or a texture value in an image, of its
+// own). An image node's activations in buffers are converted around its
+// image kernel, through scratch textures that every node shares (one per
+// operand position, as large as the largest use). Unsupported, in one line
 // naming the node and why, when the OpenCL target cannot run a node or
 // index a tensor (at most 2^31 - 1 elements, and offsets).
 StatusOr<LaunchPlan> PlanLaunches(const ir::Graph& graph, const ir::MemoryLayout& layout,

@@ -46,6 +46,7 @@ class KernelArgs {
   // tensor's region in it, as two int arguments: (image, x, y).
   KernelArgs& Image(const TensorRef& t) {
     if (t.buffer >= 0) tensors_.emplace_back(args_.size(), t.buffer);
+    images_ = true;
     const cl_mem unbound = nullptr;
     Add(&unbound, sizeof(cl_mem), /*shape=*/false);
     const cl_int x = t.x, y = t.y;
@@ -86,6 +87,8 @@ class KernelArgs {
   }
   // (argument index, plan buffer) of every bound Tensor, in order.
   const std::vector<std::pair<size_t, int32_t>>& tensors() const { return tensors_; }
+  // Whether an argument is an image (the tuning key's storage).
+  bool has_images() const { return images_; }
   // Binds argument `index` (a Tensor's or a Table's) to `mem`.
   void SetBuffer(size_t index, cl_mem mem) { std::memcpy(args_[index].data(), &mem, sizeof mem); }
 
@@ -101,6 +104,7 @@ class KernelArgs {
   std::string shape_bytes_;
   std::vector<std::pair<size_t, std::vector<unsigned char>>> tables_;
   std::vector<std::pair<size_t, int32_t>> tensors_;
+  bool images_ = false;
 };
 
 // Which program holds a launch's kernel: the op library (kernels.cl.inc) or

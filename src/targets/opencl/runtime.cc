@@ -294,14 +294,15 @@ StatusOr<cl_mem> Runtime::Allocate(int64_t size_bytes, cl_mem_flags flags) {
 
 StatusOr<cl_mem> Runtime::AllocateImage(int64_t width, int64_t height, cl_mem_flags flags) {
   if (!device_.image_support) {
-    return Unsupported(device_.name + " has no image support: texture storage needs images (use "
+    return Unsupported(device_.name +
+                       " has no image support: texture storage needs images (use "
                        "--storage buffer)");
   }
   if (width < 1 || height < 1 || width > device_.image2d_max_width ||
       height > device_.image2d_max_height) {
-    return ResourceExhausted("an image of " + std::to_string(width) + "x" +
-                             std::to_string(height) + " texels does not fit " + device_.name +
-                             " (at most " + std::to_string(device_.image2d_max_width) + "x" +
+    return ResourceExhausted("an image of " + std::to_string(width) + "x" + std::to_string(height) +
+                             " texels does not fit " + device_.name + " (at most " +
+                             std::to_string(device_.image2d_max_width) + "x" +
                              std::to_string(device_.image2d_max_height) + ")");
   }
   const cl_image_format format{CL_RGBA, CL_FLOAT};

@@ -235,17 +235,24 @@ StatusOr<std::unique_ptr<OpenClTarget>> OpenClTarget::Create(const targets::Targ
                                                              const targets::HostOptions& host,
                                                              const OpenClHostOptions& opencl) {
   for (const auto& [key, value] : spec.options) {
-    if (key != "device") {
-      return InvalidArgument("opencl target: unknown option '" + key + "' (options: device)");
+    if (key != "device" && key != "storage") {
+      return InvalidArgument("opencl target: unknown option '" + key +
+                             "' (options: device, storage)");
     }
   }
+  TESSEL_ASSIGN_OR_RETURN(const Storage storage, ParseStorage(spec.Option("storage", "buffer")));
   RuntimeOptions options;
   options.profiling = host.profile || opencl.tune_online;  // tuning times launches by events
   options.cache_dir = host.cache_dir;
   targets::TargetSpec resolved{"opencl", {}};
   if (!spec.Option("device").empty()) resolved.options["device"] = spec.Option("device");
+  // What the kernels decide with is what a model records; buffers, the
+  // default, are not written, so that models compiled before storage
+  // existed keep their spec.
+  if (storage != Storage::kBuffer) resolved.options["storage"] = StorageName(storage);
   std::unique_ptr<OpenClTarget> target(
       new OpenClTarget(std::move(resolved), options, host, opencl));
+  target->storage_ = storage;
   if (!host.compile_only) TESSEL_RETURN_IF_ERROR(target->runtime().status());
   return target;
 }
@@ -263,12 +270,19 @@ StatusOr<std::shared_ptr<Runtime>> OpenClTarget::runtime() const {
 StatusOr<targets::KernelDecisions> OpenClTarget::SelectKernels(const ir::Graph& graph) const {
   // The decision the executor takes again at prepare time, with the plan
   // and the device, which only place tensors and size launches.
-  TESSEL_ASSIGN_OR_RETURN(LaunchPlan plan, PlanLaunches(graph, ir::MemoryLayout{}, PlanOptions{}));
+  const StorageDecisions storage = CollectStorageInfo(graph, storage_);
+  if (host_.note) {
+    for (const std::string& line : storage.notes) host_.note(line);
+  }
+  TESSEL_ASSIGN_OR_RETURN(LaunchPlan plan,
+                          PlanLaunches(graph, ir::MemoryLayout{}, {.storage = &storage}));
   targets::KernelDecisions decisions;
   decisions.nodes.resize(graph.nodes().size());
   for (size_t i = 0; i < decisions.nodes.size(); ++i) {
     decisions.nodes[i].kernel = {.family = ir::KernelFamily::kOpenCl,
-                                 .implementation = plan.snippets[i] ? "snippet" : "op"};
+                                 .implementation = storage.image_node[i] ? "image"
+                                                   : plan.snippets[i]    ? "snippet"
+                                                                         : "op"};
   }
   for (const PendingLaunch& l : plan.launches) {
     std::string& detail = decisions.nodes[static_cast<size_t>(l.node)].kernel.detail;
@@ -276,7 +290,7 @@ StatusOr<targets::KernelDecisions> OpenClTarget::SelectKernels(const ir::Graph& 
       detail += (detail.empty() ? "" : "+") + l.kernel_name;
     }
   }
-  decisions.values.resize(graph.values().size());
+  decisions.values = storage.values;
   return decisions;
 }
 
@@ -292,7 +306,8 @@ StatusOr<std::unique_ptr<targets::Executable>> OpenClTarget::Prepare(CompiledMod
   if (host_.note) {
     for (const std::string& line : notes) host_.note(line);
   }
-  ExecutorOptions eopts{.tuning_cache = &cache, .queue_window = opencl_.queue_window};
+  ExecutorOptions eopts{
+      .tuning_cache = &cache, .queue_window = opencl_.queue_window, .storage = storage_};
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<OpenClExecutor> exec,
                           OpenClExecutor::Create(*model.graph, model.memory, *runtime, eopts));
   auto executable = std::make_unique<OpenClExecutable>(

@@ -2,6 +2,9 @@
 //
 //   TargetSpec{"opencl", {{"device", "opencl:1"}}}   // or a name substring;
 //                                                   // empty: the first GPU
+//   TargetSpec{"opencl", {{"storage", "texture"}}}   // activations and weights
+//                                                   // in 2D images where image
+//                                                   // kernels run (storage.h)
 //
 // Create opens the device (NotFound naming the spec when there is none),
 // unless HostOptions::compile_only: then the first Prepare does.
@@ -21,6 +24,7 @@
 #include "model/target.h"
 #include "targets/opencl/host_options.h"
 #include "targets/opencl/runtime.h"
+#include "targets/opencl/storage.h"
 
 namespace tessel::opencl {
 
@@ -39,8 +43,9 @@ class OpenClTarget : public targets::Target {
   // with: Unsupported, naming the node and why, when one has no kernel here.
   // A node's kernel is a snippet (its own emitted program) or the op
   // program's; the kernel names of its launches are the detail, since a
-  // device's compute units pick among variants (the GEMM tile). Every
-  // value is plain, in global memory (buffers).
+  // device's compute units pick among variants (the GEMM tile). With
+  // storage=texture, nodes with image kernels run them ("image") and values
+  // between them live in textures (CollectStorageInfo, storage.h).
   StatusOr<targets::KernelDecisions> SelectKernels(const ir::Graph& graph) const override;
   StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model) const override;
 
@@ -58,6 +63,7 @@ class OpenClTarget : public targets::Target {
   RuntimeOptions options_;
   targets::HostOptions host_;
   OpenClHostOptions opencl_;
+  Storage storage_ = Storage::kBuffer;
   mutable std::mutex mu_;
   mutable std::shared_ptr<Runtime> runtime_;
 };
