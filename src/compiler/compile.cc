@@ -118,6 +118,7 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   // value is stored.
   TESSEL_ASSIGN_OR_RETURN(targets::KernelDecisions decisions, target.SelectKernels(*model.graph));
   RecordDecisions(decisions, *model.graph);
+  if (decisions.resolved_spec) model.target = *decisions.resolved_spec;
   model.built_kernels = std::move(decisions.built);
   const std::vector<targets::NodeKernel>& kernels = decisions.nodes;
   TESSEL_RETURN_IF_ERROR(finish_stage("select-kernels", true));

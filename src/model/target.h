@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,10 @@ struct KernelDecisions {
   std::vector<NodeKernel> nodes;        // by node index
   std::vector<ValuePlacement> values;   // by value id
   std::shared_ptr<BuiltKernels> built;  // may be null
+  // The spec these decisions were taken under, when an option of the
+  // target's resolves per graph (OpenCL's storage=auto becomes buffer or
+  // texture): what the compiled model records. Empty: the target's spec.
+  std::optional<TargetSpec> resolved_spec;
 };
 
 // What `tessel tune` asks of a prepared model: search the launch sizes its

@@ -133,9 +133,10 @@ void AddTargetOptions(CLI::App& app, TargetOptions& opts, bool profile) {
                  "Winograd convolutions on cpu: auto (default), 4x3, off")
       ->check(CLI::IsMember({"auto", "4x3", "off"}));
   app.add_option("--storage", opts.storage,
-                 "Where OpenCL keeps activations and weights: buffer (default), or texture (2D "
-                 "images where image kernels run, converted at the borders)")
-      ->check(CLI::IsMember({"buffer", "texture"}));
+                 "Where OpenCL keeps activations and weights: buffer (default), texture (2D "
+                 "images where image kernels run, converted at the borders), or auto (the faster "
+                 "of the two for this model on this device, measured once and cached)")
+      ->check(CLI::IsMember({"buffer", "texture", "auto"}));
   app.add_option("--threads", opts.threads,
                  "Threads the cpu kernels use (default: one per physical core)")
       ->check(CLI::Range(1, 1024));
@@ -227,7 +228,8 @@ StatusOr<LoadedModel> LoadModel(const std::string& path, const TargetOptions& op
     return InvalidArgument(where + "; it cannot run with --winograd " + opts.winograd +
                            " (compile it so)");
   }
-  if (!opts.storage.empty() && opts.storage != spec.Option("storage", "buffer")) {
+  if (!opts.storage.empty() && opts.storage != "auto" &&
+      opts.storage != spec.Option("storage", "buffer")) {
     return InvalidArgument(where + "; it cannot run with --storage " + opts.storage +
                            " (compile it so)");
   }

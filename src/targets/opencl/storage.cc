@@ -4,6 +4,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "core/check.h"
 #include "ir/texture.h"
 #include "snippets/c_emitter.h"
 #include "targets/opencl/launch_plan.h"
@@ -14,10 +15,21 @@ namespace tessel::opencl {
 StatusOr<Storage> ParseStorage(const std::string& text) {
   if (text == "buffer") return Storage::kBuffer;
   if (text == "texture") return Storage::kTexture;
-  return InvalidArgument("opencl target: unknown storage '" + text + "' (buffer, texture)");
+  if (text == "auto") return Storage::kAuto;
+  return InvalidArgument("opencl target: unknown storage '" + text + "' (buffer, texture, auto)");
 }
 
-const char* StorageName(Storage s) { return s == Storage::kTexture ? "texture" : "buffer"; }
+const char* StorageName(Storage s) {
+  switch (s) {
+    case Storage::kBuffer:
+      return "buffer";
+    case Storage::kTexture:
+      return "texture";
+    case Storage::kAuto:
+      return "auto";
+  }
+  return "?";
+}
 
 bool IsSnippetImageArg(const ir::Value& v) {
   return !v.is_constant() && v.dtype == DType::kFloat32 && v.shape.size() == 4;
@@ -71,6 +83,7 @@ StorageDecisions CollectStorageInfo(const ir::Graph& graph, Storage storage) {
   StorageDecisions d;
   d.image_node.assign(nodes.size(), false);
   d.values.resize(graph.values().size());
+  TESSEL_CHECK(storage != Storage::kAuto);
   if (storage == Storage::kBuffer) return d;
 
   // Which nodes have an image kernel, and how they read their inputs.

@@ -32,8 +32,11 @@
 
 namespace tessel::opencl {
 
-enum class Storage { kBuffer, kTexture };
-// "buffer" or "texture"; InvalidArgument naming the choices otherwise.
+// kAuto is the target's option only: it resolves per graph and device to
+// one of the others (storage_calibration.h) before anything is decided.
+enum class Storage { kBuffer, kTexture, kAuto };
+// "buffer", "texture" or "auto"; InvalidArgument naming the choices
+// otherwise.
 StatusOr<Storage> ParseStorage(const std::string& text);
 const char* StorageName(Storage s);
 

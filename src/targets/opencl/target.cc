@@ -7,6 +7,7 @@
 #include "model/compiled_model.h"
 #include "targets/opencl/executor.h"
 #include "targets/opencl/launch_plan.h"
+#include "targets/opencl/storage_calibration.h"
 #include "targets/opencl/tune.h"
 #include "targets/reference/planned_memory.h"
 #include "tuning/tuner.h"
@@ -267,10 +268,35 @@ StatusOr<std::shared_ptr<Runtime>> OpenClTarget::runtime() const {
   return runtime_;
 }
 
+StatusOr<Storage> OpenClTarget::ResolveStorage(const ir::Graph& graph) const {
+  if (storage_ != Storage::kAuto) return storage_;
+  StatusOr<std::shared_ptr<Runtime>> runtime = this->runtime();
+  if (!runtime.ok()) {
+    if (host_.note) {
+      host_.note("--storage auto: no OpenCL device to measure on (" + runtime.status().message() +
+                 "): buffer");
+    }
+    return Storage::kBuffer;
+  }
+  const std::filesystem::path cache =
+      host_.cache_dir.empty() ? std::filesystem::path() : host_.cache_dir / "storage.json";
+  TESSEL_ASSIGN_OR_RETURN(const StorageCalibration c,
+                          CalibrateStorage(graph, **runtime, cache, host_.note));
+  if (host_.note) {
+    char line[200];
+    std::snprintf(line, sizeof line, "--storage auto on %s: buffer %.3f ms, texture %.3f ms%s: %s",
+                  (*runtime)->device().name.c_str(), c.buffer_ms, c.texture_ms,
+                  c.cached ? " (cached)" : "", StorageName(c.storage));
+    host_.note(line);
+  }
+  return c.storage;
+}
+
 StatusOr<targets::KernelDecisions> OpenClTarget::SelectKernels(const ir::Graph& graph) const {
   // The decision the executor takes again at prepare time, with the plan
   // and the device, which only place tensors and size launches.
-  const StorageDecisions storage = CollectStorageInfo(graph, storage_);
+  TESSEL_ASSIGN_OR_RETURN(const Storage resolved, ResolveStorage(graph));
+  const StorageDecisions storage = CollectStorageInfo(graph, resolved);
   if (host_.note) {
     for (const std::string& line : storage.notes) host_.note(line);
   }
@@ -291,6 +317,14 @@ StatusOr<targets::KernelDecisions> OpenClTarget::SelectKernels(const ir::Graph& 
     }
   }
   decisions.values = storage.values;
+  if (storage_ == Storage::kAuto) {
+    decisions.resolved_spec = spec_;
+    if (resolved == Storage::kBuffer) {
+      decisions.resolved_spec->options.erase("storage");
+    } else {
+      decisions.resolved_spec->options["storage"] = StorageName(resolved);
+    }
+  }
   return decisions;
 }
 
@@ -306,8 +340,14 @@ StatusOr<std::unique_ptr<targets::Executable>> OpenClTarget::Prepare(CompiledMod
   if (host_.note) {
     for (const std::string& line : notes) host_.note(line);
   }
+  // What the model was compiled with (storage=auto resolved then).
+  TESSEL_ASSIGN_OR_RETURN(const Storage storage,
+                          ParseStorage(model.target.Option("storage", "buffer")));
+  if (storage == Storage::kAuto) {
+    return InvalidArgument("'" + model.source + "' records storage=auto, which compiling resolves");
+  }
   ExecutorOptions eopts{
-      .tuning_cache = &cache, .queue_window = opencl_.queue_window, .storage = storage_};
+      .tuning_cache = &cache, .queue_window = opencl_.queue_window, .storage = storage};
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<OpenClExecutor> exec,
                           OpenClExecutor::Create(*model.graph, model.memory, *runtime, eopts));
   auto executable = std::make_unique<OpenClExecutable>(

@@ -49,6 +49,11 @@ class OpenClTarget : public targets::Target {
   StatusOr<targets::KernelDecisions> SelectKernels(const ir::Graph& graph) const override;
   StatusOr<std::unique_ptr<targets::Executable>> Prepare(CompiledModel& model) const override;
 
+  // The storage this graph runs with: the spec's, or with storage=auto the
+  // faster on this device (measured once and cached; buffer, with a note,
+  // without a device).
+  StatusOr<Storage> ResolveStorage(const ir::Graph& graph) const;
+
   // The device's runtime, opened on first use.
   StatusOr<std::shared_ptr<Runtime>> runtime() const;
 

@@ -1,0 +1,39 @@
+// storage=auto: the storage (storage.h) that runs a graph faster on this
+// device, measured rather than guessed from a vendor list, once per graph,
+// device and driver, and cached.
+//
+//   TESSEL_ASSIGN_OR_RETURN(StorageCalibration c,
+//                           CalibrateStorage(graph, runtime, cache_dir / "storage.json"));
+//
+// Both storages are prepared without a memory plan (every value in its own
+// buffer or image) and timed on zero inputs, interleaved over rounds, the
+// best run of each kept; texture wins only when it is faster. The cache is
+// JSON, one entry per (platform, device, driver, graph), the graph known by
+// a hash of its printed form (ops, shapes, attributes; not the weights,
+// which do not change the time). A cache that cannot be read is rebuilt,
+// with a note; it is written atomically.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "core/status.h"
+#include "ir/graph.h"
+#include "targets/opencl/runtime.h"
+#include "targets/opencl/storage.h"
+
+namespace tessel::opencl {
+
+struct StorageCalibration {
+  Storage storage = Storage::kBuffer;
+  double buffer_ms = 0, texture_ms = 0;  // best run of each
+  bool cached = false;                   // taken from the cache file
+};
+
+// `note`: where one-line notes go (a cache ignored); may be null.
+StatusOr<StorageCalibration> CalibrateStorage(const ir::Graph& graph, Runtime& runtime,
+                                              const std::filesystem::path& cache_file,
+                                              const std::function<void(const std::string&)>& note);
+
+}  // namespace tessel::opencl
