@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Texture against buffer on one GPU, side by side, with PyTorch as the anchor.
+
+Runs on the GPU machine (PyTorch, torchvision and onnx there; tessel a lean
+build beside it):
+
+  storage_bench.py --tessel BIN [--baseline BIN] --work DIR [--rounds 5]
+                   [--repeat 200] [--only NAME,...] [--json OUT] [--markdown OUT]
+
+For every model (torchvision CNNs with random weights, and single
+convolutions at MobileNet and ResNet shapes), exported to ONNX once into
+DIR:
+  - PyTorch on the same GPU, batch 1, fp32 with TF32 off: eager, and
+    replaying a CUDA graph (the anchor);
+  - `tessel bench --target opencl --storage buffer|texture|auto`, and the
+    baseline binary (--baseline: an earlier tessel, with buffers), each a
+    process per round, the rounds interleaving the engines; each engine
+    keeps its best median;
+  - one `--profile` run per storage: the three slowest kernels (why).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+CNNS = ["mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x1_0", "resnet18", "efficientnet_b0",
+        "densenet121", "mobilenet_v3_small", "mobilenet_v3_large", "resnet50", "regnet_y_800mf"]
+# name: (in channels, out channels, kernel, stride, groups, size)
+CONVS = {
+    "conv3x3_64_56": (64, 64, 3, 1, 1, 56),        # ResNet-18 layer1
+    "conv3x3_128_28": (128, 128, 3, 1, 1, 28),     # ResNet-18 layer2
+    "conv3x3_256_14": (256, 256, 3, 1, 1, 14),     # ResNet-18 layer3
+    "conv3x3_512_7": (512, 512, 3, 1, 1, 7),       # ResNet-18 layer4
+    "conv1x1_24_144_56": (24, 144, 1, 1, 1, 56),   # MobileNetV2 expand
+    "conv1x1_144_24_56": (144, 24, 1, 1, 1, 56),   # MobileNetV2 project
+    "conv1x1_320_1280_7": (320, 1280, 1, 1, 1, 7),  # MobileNetV2 head
+    "dw3x3_144_56": (144, 144, 3, 1, 144, 56),     # MobileNetV2 depthwise
+    "dw3x3_s2_96_112": (96, 96, 3, 2, 96, 112),
+    "dw3x3_960_7": (960, 960, 3, 1, 960, 7),
+}
+
+
+def export(name, path):
+    import torch
+    import torchvision
+    torch.manual_seed(0)
+    if name in CONVS:
+        cin, cout, k, s, g, size = CONVS[name]
+        model = torch.nn.Sequential(torch.nn.Conv2d(cin, cout, k, s, k // 2, groups=g),
+                                    torch.nn.ReLU())
+        x = torch.randn(1, cin, size, size)
+    else:
+        model = getattr(torchvision.models, name)(weights=None)
+        x = torch.randn(1, 3, 224, 224)
+    model.eval()
+    torch.onnx.export(model, (x,), path, opset_version=17, dynamo=False,
+                      input_names=["input"], output_names=["output"])
+    return model, x
+
+
+def torch_times(model, x, rounds, repeat):
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    model = model.cuda().eval()
+    x = x.cuda()
+    with torch.no_grad():
+        for _ in range(10):
+            model(x)
+        torch.cuda.synchronize()
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                model(x)
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            model(x)
+        eager, replay = [], []
+        for _ in range(rounds):
+            for fn, out in ((lambda: model(x), eager), (graph.replay, replay)):
+                times = []
+                for _ in range(repeat):
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    fn()
+                    torch.cuda.synchronize()
+                    times.append((time.perf_counter() - t0) * 1e3)
+                times.sort()
+                out.append(times[len(times) // 2])
+    return min(eager), min(replay)
+
+
+def tessel_bench(binary, model, storage, repeat):
+    cmd = [binary, "bench", model, "--target", "opencl", "--json", "--warmup", "20",
+           "--repeat", str(repeat)]
+    if storage:
+        cmd += ["--storage", storage]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+    return json.loads(p.stdout)["latency_ms"]["median"], p.stderr.strip()
+
+
+def tessel_profile(binary, model, storage):
+    p = subprocess.run([binary, "run", model, "--target", "opencl", "--storage", storage,
+                        "--profile", "--repeat", "20"], capture_output=True, text=True)
+    text = p.stdout + p.stderr
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith("kernel") and "GFLOP/s" in line:
+            return [ln.strip() for ln in lines[i + 1:i + 4]]
+    return []
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tessel", required=True)
+    ap.add_argument("--baseline")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=200)
+    ap.add_argument("--only")
+    ap.add_argument("--json")
+    ap.add_argument("--markdown")
+    a = ap.parse_args()
+    names = list(CONVS) + CNNS
+    if a.only:
+        names = [n for n in names if n in a.only.split(",")]
+    os.makedirs(a.work, exist_ok=True)
+    results = []
+    for name in names:
+        path = os.path.join(a.work, name + ".onnx")
+        model, x = export(name, path)
+        row = {"model": name}
+        row["eager_ms"], row["cuda_graph_ms"] = torch_times(model, x, a.rounds, 50)
+        engines = [("buffer", a.tessel, "buffer"), ("texture", a.tessel, "texture"),
+                   ("auto", a.tessel, "auto")]
+        if a.baseline:
+            engines.append(("baseline", a.baseline, None))
+        best = {}
+        for _ in range(a.rounds):
+            for key, binary, storage in engines:
+                ms, err = tessel_bench(binary, path, storage, a.repeat)
+                if ms is None:
+                    row[key + "_error"] = err
+                    continue
+                if "auto" == key and "auto on" in err:
+                    row["auto_note"] = err.splitlines()[-1]
+                best[key] = min(best.get(key, 1e300), ms)
+        row.update({k + "_ms": v for k, v in best.items()})
+        for storage in ("buffer", "texture"):
+            row[storage + "_profile"] = tessel_profile(a.tessel, path, storage)
+        print(json.dumps(row), flush=True)
+        results.append(row)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(markdown(results))
+    print(markdown(results))
+
+
+def markdown(results):
+    def fmt(v):
+        return "-" if v is None else "%.3f" % v
+    out = ["| model | eager | CUDA graph | baseline | buffer | texture | auto | texture/buffer |"
+           " best/CUDA graph |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        b, t = r.get("buffer_ms"), r.get("texture_ms")
+        best = min(v for v in (b, t) if v is not None) if (b or t) else None
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["model"], fmt(r.get("eager_ms")), fmt(r.get("cuda_graph_ms")),
+            fmt(r.get("baseline_ms")), fmt(b), fmt(t), fmt(r.get("auto_ms")),
+            fmt(t / b) if b and t else "-",
+            fmt(best / r["cuda_graph_ms"]) if best else "-"))
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
