@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -46,5 +47,10 @@ std::optional<TextureExtent> TextureExtentOf(const Shape& shape, Layout layout);
 inline std::optional<TextureExtent> TextureExtentOf(const Value& v) {
   return TextureExtentOf(v.shape, v.layout);
 }
+
+// A tensor of `layout`'s logical (plain) shape, as texels: width * height
+// * 4 floats, row by row, padded lanes zero. The tensor must be float32
+// and have a texel extent in `layout`.
+std::vector<float> PackTexels(const Tensor& t, Layout layout);
 
 }  // namespace tessel::ir
