@@ -16,6 +16,7 @@ namespace {
 
 constexpr char kOpKernelSource[] =
 #include "targets/opencl/kernels.cl.inc"
+#include "targets/opencl/texture_kernels.cl.inc"
     ;
 
 // The device time of a finished, profiled command, in ms.
