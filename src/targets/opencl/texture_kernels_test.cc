@@ -420,6 +420,12 @@ TEST_F(TextureConvTest, general_convolutions_match_the_reference) {
       // Enough items for the 8-channel tile on one compute unit.
       {.x = {1, 16, 28, 28}, .out_channels = 28, .pads = {1, 1, 1, 1}, .residual = true},
       {.x = {1, 2, 3, 3}, .out_channels = 1, .kernel = {3, 3}},
+      // Split-K over 32 slices, one of them two texels deep.
+      {.x = {1, 132, 5, 6},
+       .out_channels = 11,
+       .pads = {1, 1, 1, 1},
+       .residual = true,
+       .act = ops::DefaultActivation(ActivationKind::kHardSwish)},
   };
   for (const ConvCase& k : cases) {
     Check(k, /*compute_units=*/1);
@@ -427,6 +433,7 @@ TEST_F(TextureConvTest, general_convolutions_match_the_reference) {
   }
   EXPECT_TRUE(Used("f32_conv2d_nchw4c_4w8o"));
   EXPECT_TRUE(Used("f32_conv2d_nchw4c_4w4o"));
+  EXPECT_TRUE(Used("f32_conv2d_nchw4c_4w4o_splitk"));
 }
 
 TEST_F(TextureConvTest, pointwise_convolutions_match_the_reference) {
@@ -439,6 +446,15 @@ TEST_F(TextureConvTest, pointwise_convolutions_match_the_reference) {
       {.x = {2, 17, 5, 11}, .out_channels = 21, .kernel = {1, 1}, .bias = false, .residual = true},
       {.x = {1, 64, 4, 4}, .out_channels = 64, .kernel = {1, 1}, .fused = false},
       {.x = {1, 32, 32, 30}, .out_channels = 36, .kernel = {1, 1}},
+      // One input texel: no split.
+      {.x = {1, 4, 6, 6}, .out_channels = 8, .kernel = {1, 1}},
+      // Split-K over 64 slices (the most), the first two texels deep, and
+      // two images of the batch.
+      {.x = {2, 260, 3, 5},
+       .out_channels = 18,
+       .kernel = {1, 1},
+       .residual = true,
+       .act = {.kind = ActivationKind::kClip, .alpha = -0.3f, .beta = 0.6f}},
   };
   for (const ConvCase& k : cases) {
     Check(k, 1);
@@ -446,6 +462,44 @@ TEST_F(TextureConvTest, pointwise_convolutions_match_the_reference) {
   }
   EXPECT_TRUE(Used("f32_conv2d_1x1_nchw4c_4w8o"));
   EXPECT_TRUE(Used("f32_conv2d_1x1_nchw4c_4w4o"));
+  EXPECT_TRUE(Used("f32_conv2d_1x1_nchw4c_4w4o_splitk"));
+}
+
+// Launch sizes need no device: a split fills the compute units it is told
+// of, and the work-group of 64 items is slices by tiles.
+TEST(TextureConvLaunch, splits_input_channels_when_the_tiles_cannot_fill_the_device) {
+  struct Row {
+    Shape x;
+    int64_t out_channels;
+    int64_t compute_units;
+    std::string kernel;
+    std::array<size_t, 3> global, local;
+  };
+  const Row rows[] = {
+      // MobileNetV2's 7x7 projection: 2 * 7 * 40 tiles, 240 texels deep.
+      {{1, 960, 7, 7}, 160, 132, "f32_conv2d_1x1_nchw4c_4w4o_splitk", {64, 560, 1}, {64, 1, 1}},
+      // Its 7x7 expansion: 40 texels deep, 32 slices fill 132 units.
+      {{1, 160, 7, 7}, 960, 132, "f32_conv2d_1x1_nchw4c_4w4o_splitk", {32, 3360, 1}, {32, 2, 1}},
+      // Enough tiles for one compute unit: no split.
+      {{1, 160, 7, 7}, 960, 1, "f32_conv2d_1x1_nchw4c_4w8o", {2, 7, 120}, {0, 0, 0}},
+      {{1, 32, 112, 112}, 64, 1, "f32_conv2d_1x1_nchw4c_4w8o", {28, 112, 8}, {0, 0, 0}},
+  };
+  for (const Row& r : rows) {
+    SCOPED_TRACE(ShapeToString(r.x) + " to " + std::to_string(r.out_channels));
+    ir::Graph g;
+    ir::Value* x = g.AddValue("x", DType::kFloat32, r.x, true);
+    ir::Value* w = g.AddConstant("w", Tensor(DType::kFloat32, {r.out_channels, r.x[1], 1, 1}));
+    ir::Node* node = g.AddNode("Conv", "c", {x, w}, {g.AddValue("y")});
+    ASSERT_TRUE(ops::InferNode(*node, kOpset).ok());
+    NodeContext ctx{*node, kOpset, [](const ir::Value*) { return TensorRef{}; }};
+    ctx.compute_units = r.compute_units;
+    std::vector<PendingLaunch> launches;
+    ASSERT_TRUE(BuildTextureNodeLaunches(ctx, &launches).ok());
+    ASSERT_EQ(launches.size(), 1u);
+    EXPECT_EQ(launches[0].kernel_name, r.kernel);
+    EXPECT_EQ(launches[0].geometry.global, r.global);
+    EXPECT_EQ(launches[0].geometry.local, r.local);
+  }
 }
 
 TEST_F(TextureConvTest, depthwise_convolutions_match_the_reference) {
