@@ -38,6 +38,9 @@ namespace tessel::memory {
 using TokenIndex = int32_t;
 using ImageIndex = int32_t;
 
+// A texel is four float32 lanes (RGBA): what an image's area costs in bytes.
+inline constexpr int64_t kTexelBytes = 16;
+
 // What tokens of one kind have in common; images are named after it
 // ("texture0", "weight3").
 struct TextureKind {

@@ -2,13 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "memory/planner.h"
+#include "memory/report.h"
 #include "memory/testing/texture_instance.h"
 
 namespace tessel::memory {
 namespace {
 
-TexturePlan Plan(const TextureProblem& problem, TextureStrategy strategy,
-                 int32_t climb_steps = TexturePlannerOptions{}.climb_steps) {
+TexturePlan PlanOf(const TextureProblem& problem, TextureStrategy strategy,
+                   int32_t climb_steps = TexturePlannerOptions{}.climb_steps) {
   StatusOr<TexturePlan> plan =
       PlanTextures(problem, {.strategy = strategy, .climb_steps = climb_steps});
   EXPECT_TRUE(plan.ok()) << plan.status().message();
@@ -41,13 +43,13 @@ TEST(PlanTextures, Hand_made_instance_gets_its_known_optimum) {
 
   // The RFC: a and b get an image each; c and d grow them to 4x4 (growing
   // by 8 costs no more than a new 2x4 image); each weight is alone.
-  const TexturePlan rfc = Plan(p, TextureStrategy::kRfc);
+  const TexturePlan rfc = PlanOf(p, TextureStrategy::kRfc);
   EXPECT_EQ(rfc.algorithm, "rfc");
   EXPECT_EQ(rfc.total_area(), 16 + 16 + 3 + 3);
 
   // Regions: one 4x4 image holds a over b, then c beside d; the weights
   // share one image. The bound, so optimal.
-  const TexturePlan best = Plan(p, TextureStrategy::kBest);
+  const TexturePlan best = PlanOf(p, TextureStrategy::kBest);
   EXPECT_EQ(best.total_area(), 22);
   ASSERT_EQ(best.images.size(), 2u);
   EXPECT_EQ(best.images[0].name, "texture0");
@@ -65,8 +67,8 @@ TEST(PlanTextures, A_wide_then_a_tall_token_are_best_apart_and_the_bound_says_ha
   p.tokens = {{.name = "wide", .width = 1000, .height = 1, .live = {0, 1}},
               {.name = "tall", .width = 1, .height = 1000, .live = {1, 2}}};
   EXPECT_EQ(TextureLowerBound(p), 1000);
-  EXPECT_EQ(Plan(p, TextureStrategy::kRfc).total_area(), 2000);
-  EXPECT_EQ(Plan(p, TextureStrategy::kBest).total_area(), 2000);
+  EXPECT_EQ(PlanOf(p, TextureStrategy::kRfc).total_area(), 2000);
+  EXPECT_EQ(PlanOf(p, TextureStrategy::kBest).total_area(), 2000);
 }
 
 TEST(PlanTextures, Tokens_in_sequence_reuse_one_image) {
@@ -77,7 +79,7 @@ TEST(PlanTextures, Tokens_in_sequence_reuse_one_image) {
         {.name = "t" + std::to_string(i), .width = 8, .height = 8, .live = {i, i + 1}});
   }
   for (TextureStrategy s : {TextureStrategy::kRfc, TextureStrategy::kBest}) {
-    const TexturePlan plan = Plan(p, s);
+    const TexturePlan plan = PlanOf(p, s);
     ASSERT_EQ(plan.images.size(), 1u);
     EXPECT_EQ(plan.total_area(), 64);
   }
@@ -88,7 +90,7 @@ TEST(PlanTextures, Kinds_never_share_an_image) {
   p.kinds = {{.name = "texture"}, {.name = "weight", .read_only = true}};
   p.tokens = {{.name = "a", .width = 8, .height = 8, .live = {0, 1}, .kind = 0},
               {.name = "w", .width = 8, .height = 8, .live = {1, 2}, .kind = 1}};
-  const TexturePlan plan = Plan(p, TextureStrategy::kBest);
+  const TexturePlan plan = PlanOf(p, TextureStrategy::kBest);
   ASSERT_EQ(plan.images.size(), 2u);
   EXPECT_EQ(plan.total_area(), 128);
   EXPECT_EQ(TextureLowerBound(p), 128);
@@ -103,7 +105,7 @@ TEST(PlanTextures, Images_stay_within_the_limits) {
   for (int i = 0; i < 4; ++i) {
     p.tokens.push_back({.name = "t" + std::to_string(i), .width = 8, .height = 8, .live = {0, 1}});
   }
-  const TexturePlan plan = Plan(p, TextureStrategy::kBest);
+  const TexturePlan plan = PlanOf(p, TextureStrategy::kBest);
   ASSERT_EQ(plan.images.size(), 2u);
   for (const TextureImage& image : plan.images) {
     EXPECT_EQ(image.width, 8);
@@ -125,8 +127,8 @@ TEST(PlanTextures, Random_plans_pass_the_verifier_and_lie_between_the_bound_and_
           SCOPED_TRACE("n=" + std::to_string(n) + " aspect=" + std::to_string(aspect) +
                        " kinds=" + std::to_string(kinds) + " seed=" + std::to_string(seed));
           // A small search budget: this is about validity, not quality.
-          const TexturePlan rfc = Plan(p, TextureStrategy::kRfc);
-          const TexturePlan best = Plan(p, TextureStrategy::kBest, 20);
+          const TexturePlan rfc = PlanOf(p, TextureStrategy::kRfc);
+          const TexturePlan best = PlanOf(p, TextureStrategy::kBest, 20);
           const TexturePlan unshared = PlaceTexturesUnshared(p);
           ASSERT_TRUE(VerifyTexturePlan(p, unshared).ok());
           const int64_t bound = TextureLowerBound(p);
@@ -134,7 +136,7 @@ TEST(PlanTextures, Random_plans_pass_the_verifier_and_lie_between_the_bound_and_
           EXPECT_LE(best.total_area(), rfc.total_area());
           EXPECT_LE(rfc.total_area(), unshared.total_area());
           // The same problem, the same plan.
-          const TexturePlan again = Plan(p, TextureStrategy::kBest, 20);
+          const TexturePlan again = PlanOf(p, TextureStrategy::kBest, 20);
           EXPECT_EQ(again.algorithm, best.algorithm);
           ASSERT_EQ(again.positions.size(), best.positions.size());
           for (size_t t = 0; t < best.positions.size(); ++t) {
@@ -159,7 +161,7 @@ TEST(PlanTextures, Tiled_instances_have_the_known_optimum_as_bound) {
     ASSERT_TRUE(witness.ok()) << witness.message();
     EXPECT_EQ(TextureLowerBound(inst.problem), 64 * 64);
     EXPECT_EQ(inst.witness.total_area(), 64 * 64);
-    EXPECT_GE(Plan(inst.problem, TextureStrategy::kBest).total_area(), 64 * 64);
+    EXPECT_GE(PlanOf(inst.problem, TextureStrategy::kBest).total_area(), 64 * 64);
   }
 }
 
@@ -171,9 +173,9 @@ TEST(PlanTextures, Cnn_activations_and_weights_meet_the_bound) {
       const TextureProblem p = CnnTextureProblem({.seed = seed, .stages = stages});
       SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(stages) + " stages");
       const int64_t bound = TextureLowerBound(p);
-      const TexturePlan rfc = Plan(p, TextureStrategy::kRfc);
-      const TexturePlan unswapped = Plan(p, TextureStrategy::kBest, 0);
-      const TexturePlan best = Plan(p, TextureStrategy::kBest);
+      const TexturePlan rfc = PlanOf(p, TextureStrategy::kRfc);
+      const TexturePlan unswapped = PlanOf(p, TextureStrategy::kBest, 0);
+      const TexturePlan best = PlanOf(p, TextureStrategy::kBest);
       EXPECT_GT(rfc.total_area(), bound);
       EXPECT_LE(static_cast<double>(unswapped.total_area()), 1.12 * static_cast<double>(bound));
       EXPECT_EQ(best.total_area(), bound) << best.algorithm;
@@ -192,7 +194,7 @@ TEST(PlanTextures, Weights_stack_by_width_within_the_height_limit) {
     p.tokens.push_back(
         {.name = "w" + std::to_string(i), .width = widths[i], .height = 4, .live = {0, 3}});
   }
-  const TexturePlan plan = Plan(p, TextureStrategy::kBest);
+  const TexturePlan plan = PlanOf(p, TextureStrategy::kBest);
   EXPECT_EQ(plan.total_area(), TextureLowerBound(p));
   // 36 wide: 8 + 4 high; 16 wide: 8; 9 wide: 4.
   ASSERT_EQ(plan.images.size(), 4u);
@@ -201,7 +203,7 @@ TEST(PlanTextures, Weights_stack_by_width_within_the_height_limit) {
   EXPECT_EQ(plan.images[1].width, 36);
   EXPECT_EQ(plan.images[1].height, 4);
   EXPECT_EQ(plan.images[3].width, 9);
-  EXPECT_EQ(Plan(p, TextureStrategy::kRfc).images.size(), 6u);
+  EXPECT_EQ(PlanOf(p, TextureStrategy::kRfc).images.size(), 6u);
 }
 
 TEST(ValidateTextureProblem, rejects_bad_tokens_naming_them) {
@@ -298,6 +300,41 @@ TEST(VerifyTexturePlan, rejects_an_image_over_the_limits) {
   EXPECT_NE(s.message().find("image 'texture0' is 8x1, over the limits 4x16777216"),
             std::string::npos)
       << s.message();
+}
+
+TEST(Report, Texture_table_and_svg_describe_the_images) {
+  const TextureProblem p = FourActivationsTwoWeights();
+  const TexturePlan best = PlanOf(p, TextureStrategy::kBest);
+  const TexturePlan rfc = PlanOf(p, TextureStrategy::kRfc);
+  const std::string table = FormatTextureTable(p, {best, rfc});
+  EXPECT_NE(table.find("texture0  texture  4 x 4           16             256 B"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("weight0   weight"), std::string::npos) << table;
+  EXPECT_NE(table.find(best.algorithm + "  2       22             352 B  22           1.0000"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("rfc"), std::string::npos) << table;
+  EXPECT_NE(table.find("38             608 B  22           1.7273"), std::string::npos) << table;
+  EXPECT_EQ(FormatTextureTable(TextureProblem{}, {}), "");
+
+  Problem bytes;
+  bytes.pools.push_back({.name = "workspace"});
+  bytes.buffers.push_back({.name = "t", .size_bytes = 64, .live = {0, 1}, .pool_candidates = {0}});
+  StatusOr<memory::Plan> plan = MakePlan(bytes, "greedy_by_size");
+  ASSERT_TRUE(plan.ok());
+  const std::string svg = PlanSvg(bytes, *plan, p, best, "demo");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("pool 'workspace'"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">texture0 4x4<title>texture0: 4 x 4 texels, 256 B</title>"),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("<title>a: 4 x 2 texels at (0, 0), live [0, 2)</title>"), std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("<title>w2: 3 x 1 texels"), std::string::npos) << svg;
+  // Without textures, the drawing of the pools alone.
+  EXPECT_EQ(PlanSvg(bytes, *plan, TextureProblem{}, TexturePlan{}, "demo"),
+            PlanSvg(bytes, *plan, "demo"));
 }
 
 }  // namespace
