@@ -166,8 +166,8 @@ TEST(PlanTextures, Tiled_instances_have_the_known_optimum_as_bound) {
 }
 
 TEST(PlanTextures, Cnn_activations_and_weights_meet_the_bound) {
-  // The RFC's images come 10-44% over the bound on these (bench/planner);
-  // the best region packing 0-11% (without swaps); the swaps close the gap.
+  // The RFC's plans come 16-44% over the bound on these (planner_bench),
+  // the region packings without swaps 2-7%; the swaps close the gap.
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     for (int32_t stages : {4, 5}) {
       const TextureProblem p = CnnTextureProblem({.seed = seed, .stages = stages});
