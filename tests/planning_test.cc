@@ -19,6 +19,7 @@
 #include "memory/perfect/perfect_planner.h"
 #endif
 #include "memory/verifier.h"
+#include "model/model_file.h"
 #include "onnx/model_builder.h"
 #include "onnx/tensor_io.h"
 #include "onnx/test_data.h"
@@ -346,6 +347,72 @@ TEST_F(PlanCli, Plans_a_model_with_every_algorithm_and_compiles_runs_with_a_pool
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_NE(a.out.find("planned workspace"), std::string::npos) << a.out;
   EXPECT_EQ(ReadAll(path("a/output_0.pb")), ReadAll(path("b/output_0.pb")));
+}
+
+// Until the OpenCL target's select-kernels puts values in textures, a
+// compiled model whose values were put there by hand: a = Conv(x, w),
+// b = Relu(a), c = Relu(b), d = Add(a, c) in scope texture (NCHW4c,
+// 16x32 texels each; three live at once), w in texture:weight (72x2).
+TEST_F(PlanCli, Reports_texture_images_against_the_2d_bound) {
+  onnx_io::ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {1, 8, 16, 16});
+  b.Initializer("w", Tensor(DType::kFloat32, {8, 8, 3, 3}));
+  onnx_io::ModelBuilder::SetAttr(b.Node("Conv", {"x", "w"}, {"a"}), "pads",
+                                 std::vector<int64_t>{1, 1, 1, 1});
+  b.Node("Relu", {"a"}, {"b"});
+  b.Node("Relu", {"b"}, {"c"});
+  b.Node("Add", {"a", "c"}, {"d"});
+  b.Node("Relu", {"d"}, {"y"});
+  b.Output("y");
+  ASSERT_TRUE(b.Save(path("t.onnx")).ok());
+  CompilerOptions o;
+  o.fusion = false;
+  StatusOr<CompiledModel> m = Compile(path("t.onnx"), targets::testing::Reference(), o);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  for (const auto& v : m->graph->values()) {
+    if (v->name == "w") {
+      v->scope = ir::StorageScope::kTextureWeight;
+      v->layout = ir::Layout::kOIHW4o;
+    } else if (v->name.size() == 1 && v->name != "x" && v->name != "y") {
+      v->scope = ir::StorageScope::kTexture;
+      v->layout = ir::Layout::kNCHW4c;
+    }
+  }
+  StatusOr<ir::MemoryLayout> layout =
+      PlanMemory(*m->graph, targets::ReferenceKernels(*m->graph), MemoryOptions{});
+  ASSERT_TRUE(layout.ok()) << layout.status().message();
+  m->memory = *layout;
+  ASSERT_TRUE(WriteCompiledModel(*m, path("t.tsl")).ok());
+
+  CliResult r = RunTessel("plan " + path("t.tsl") + " --target reference --json " + path("t.json") +
+                          " --svg " + path("t.svg"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("5 values in textures (texels of 16 bytes), planned in 2D:"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("weight0   weight   72 x 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2       1680           26.2 KiB  1680         1.0000"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("rfc"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(ReadAll(path("t.json")));
+  ASSERT_TRUE(j.contains("textures"));
+  EXPECT_EQ(j["textures"]["lower_bound_texels"], 3 * 512 + 144);
+  ASSERT_EQ(j["textures"]["plans"].size(), 2u);
+  EXPECT_EQ(j["textures"]["plans"][0]["area_texels"], 3 * 512 + 144);
+  EXPECT_EQ(j["textures"]["plans"][0]["bytes"], (3 * 512 + 144) * 16);
+  EXPECT_EQ(j["textures"]["plans"][1]["algorithm"], "rfc");
+  EXPECT_EQ(j["textures"]["tokens"].size(), 5u);
+  EXPECT_EQ(j["textures"]["plans"][0]["positions"].size(), 5u);
+  const std::string svg = ReadAll(path("t.svg"));
+  EXPECT_NE(svg.find(">weight0 72x2"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<title>d: 16 x 32 texels at ("), std::string::npos) << svg;
+
+  // Without textures, nothing about them.
+  CliResult plain =
+      RunTessel("plan " + path("t.onnx") + " --target reference --json " + path("p.json"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+  EXPECT_EQ(plain.out.find("in textures"), std::string::npos) << plain.out;
+  EXPECT_FALSE(nlohmann::json::parse(ReadAll(path("p.json"))).contains("textures"));
 }
 
 TEST_F(PlanCli, compile_rejects_a_pool_too_small_naming_pool_limit_and_need) {

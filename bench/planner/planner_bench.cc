@@ -3,10 +3,12 @@
 // markdown tables of size / lower bound and planning time (docs/benchmarks.md);
 // then `optimal` and the opt-in `perfect` (built with
 // -DTESSEL_WITH_PERFECT_PLANNER=ON) on generated guillotine instances (zero
-// slack: packed at the capacity or not), six seeds per size.
+// slack: packed at the capacity or not), six seeds per size; then the 2D
+// texture planner (memory/texture_plan.h) against its lower bound.
 //
 //   build/planner_bench [--shared DIR] [--time-limit SECONDS] [--node-limit N]
 //                       [--sizes 100,1000,...] [--guillotine 400,600,...]
+//                       [--textures-only]
 //
 // Times are wall-clock milliseconds of MakePlan (conflict graph included);
 // `optimal`, `perfect` and hill_climb stop at --time-limit (default 1 s), or
@@ -16,6 +18,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "compiler/compile.h"
+#include "ir/texture.h"
 #include "memory/conflict_graph.h"
 #include "memory/instance_csv.h"
 #include "memory/lower_bound.h"
@@ -31,7 +35,9 @@
 #include "memory/perfect/perfect_planner.h"
 #endif
 #include "memory/testing/random_instance.h"
+#include "memory/testing/texture_instance.h"
 #include "targets/reference/planned_memory.h"
+#include "targets/reference/target.h"
 #include "targets/registry.h"
 
 namespace tessel {
@@ -45,6 +51,7 @@ struct Options {
   int64_t node_limit = 0;
   std::vector<int32_t> sizes = {100, 1000, 5000, 20000};
   std::vector<int32_t> guillotine_sizes = {400, 600, 800, 1000, 2000, 4000};
+  bool textures_only = false;
 };
 
 // "1.0 s" or "20000 nodes": what stops the searches.
@@ -210,6 +217,119 @@ void Guillotine(const Options& options) {
   }
 }
 
+// One row: the RFC's plan, the best start of kBest (no swaps) and kBest,
+// each as total area / lower bound (planning ms).
+void TextureRow(const std::string& name, const memory::TextureProblem& problem) {
+  const int64_t bound = memory::TextureLowerBound(problem);
+  std::string line = "| " + name + " | " + std::to_string(problem.tokens.size()) + " | " +
+                     std::to_string(bound) + " |";
+  const memory::TexturePlannerOptions strategies[] = {
+      {.strategy = memory::TextureStrategy::kRfc},
+      {.climb_steps = 0},
+      {},
+  };
+  for (const memory::TexturePlannerOptions& o : strategies) {
+    const auto start = std::chrono::steady_clock::now();
+    StatusOr<memory::TexturePlan> plan = memory::PlanTextures(problem, o);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!plan.ok()) {
+      line += " failed: " + plan.status().message() + " |";
+      continue;
+    }
+    char cell[64];
+    std::snprintf(
+        cell, sizeof cell, " %.4f / %.1f |",
+        bound > 0 ? static_cast<double>(plan->total_area()) / static_cast<double>(bound) : 1.0, ms);
+    line += cell;
+  }
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+// `graph`'s values in textures as the OpenCL target would put them if every
+// op had an image kernel: float rank-4 activations between nodes in NCHW4c,
+// the weights of ungrouped and depthwise convolutions in OIHW4o and OHW4o,
+// each within the image extents every device offers.
+void UseTexturesEverywhere(ir::Graph& graph) {
+  std::vector<bool> boundary(graph.values().size(), false);
+  for (const ir::Value* v : graph.inputs()) boundary[static_cast<size_t>(v->id)] = true;
+  for (const ir::Value* v : graph.outputs()) boundary[static_cast<size_t>(v->id)] = true;
+  auto fits = [](const std::optional<ir::TextureExtent>& e) {
+    return e && e->width <= ir::kMinImage2dExtent && e->height <= ir::kMinImage2dExtent;
+  };
+  for (const auto& node : graph.nodes()) {
+    for (ir::Value* v : node->outputs) {
+      if (!v || boundary[static_cast<size_t>(v->id)] || v->dtype != DType::kFloat32 ||
+          !fits(ir::TextureExtentOf(v->shape, ir::Layout::kNCHW4c))) {
+        continue;
+      }
+      v->scope = ir::StorageScope::kTexture;
+      v->layout = ir::Layout::kNCHW4c;
+    }
+    ir::Value* w = node->input(1);
+    if ((node->op_type != "Conv" && node->op_type != "FusedConv") || !w || !w->is_constant() ||
+        w->shape.size() != 4) {
+      continue;
+    }
+    const int64_t group = node->attrs.Int("group", 1);
+    const ir::Layout layout = group == 1                                 ? ir::Layout::kOIHW4o
+                              : group == w->shape[0] && w->shape[1] == 1 ? ir::Layout::kOHW4o
+                                                                         : ir::Layout::kPlain;
+    if (layout == ir::Layout::kPlain || !fits(ir::TextureExtentOf(w->shape, layout))) continue;
+    w->scope = ir::StorageScope::kTextureWeight;
+    w->layout = layout;
+  }
+}
+
+void Textures(const Options& options) {
+  std::printf(
+      "\n### Textures (2D): total area / 2D lower bound / planning ms\n\n"
+      "| problem | tokens | lower bound (texels) | rfc | regions, no swaps | default (%d swaps) "
+      "|\n|---|---:|---:|---:|---:|---:|\n",
+      memory::TexturePlannerOptions{}.climb_steps);
+  std::vector<fs::path> models;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(options.shared / "models", ec)) {
+    if (fs::exists(e.path() / "model.onnx")) models.push_back(e.path() / "model.onnx");
+  }
+  std::sort(models.begin(), models.end());
+  StatusOr<std::unique_ptr<targets::Target>> reference = targets::MakeTarget({"reference", {}});
+  for (const fs::path& path : models) {
+    if (!reference.ok()) break;
+    CompilerOptions copts;
+    copts.memory.algorithm = "none";
+    StatusOr<CompiledModel> model = Compile(path, **reference, copts);
+    if (!model.ok()) continue;
+    UseTexturesEverywhere(*model->graph);
+    StatusOr<GraphMemoryProblem> buffers = BuildMemoryProblem(
+        *model->graph, targets::ReferenceKernels(*model->graph), MemoryOptions{});
+    if (!buffers.ok() || buffers->textures.tokens.empty()) continue;
+    TextureRow(path.parent_path().filename().string() + " (every rank-4 activation)",
+               buffers->textures);
+  }
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    for (int32_t stages : {4, 5}) {
+      TextureRow("CNN-shaped, " + std::to_string(stages) + " stages, seed " + std::to_string(seed),
+                 memory::CnnTextureProblem({.seed = seed, .stages = stages}));
+    }
+  }
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    TextureRow(
+        "tiled (optimum = bound), seed " + std::to_string(seed),
+        memory::TiledTextureProblem({.seed = seed, .phases = 4, .tiles_per_phase = 10}).problem);
+  }
+  for (int32_t n : {100, 400}) {
+    for (double aspect : {1.0, 8.0}) {
+      memory::RandomTextureOptions o{.num_tokens = n, .seed = 3};
+      o.max_aspect = aspect;
+      char name[64];
+      std::snprintf(name, sizeof name, "random n=%d, aspect up to %.0f", n, aspect);
+      TextureRow(name, memory::RandomTextureProblem(o));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessel
 
@@ -227,6 +347,8 @@ int main(int argc, char** argv) {
       options.time_limit_s = std::atof(argv[++i]);
     } else if (arg == "--node-limit" && has_value) {
       options.node_limit = std::atoll(argv[++i]);
+    } else if (arg == "--textures-only") {
+      options.textures_only = true;
     } else if ((arg == "--sizes" || arg == "--guillotine") && has_value) {
       std::vector<int32_t>& sizes = arg == "--sizes" ? options.sizes : options.guillotine_sizes;
       sizes.clear();
@@ -237,7 +359,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: planner_bench [--shared DIR] [--time-limit SECONDS] "
-                   "[--node-limit N] [--sizes N,N,...] [--guillotine N,N,...]\n");
+                   "[--node-limit N] [--sizes N,N,...] [--guillotine N,N,...] [--textures-only]\n");
       return 2;
     }
   }
@@ -248,10 +370,15 @@ int main(int argc, char** argv) {
              ", hill_climb to its attempts")
                 .c_str()
           : ("optimal, perfect and hill_climb limited to " + tessel::Limit(options)).c_str());
+  if (options.textures_only) {
+    tessel::Textures(options);
+    return 0;
+  }
   // Random instances first: the peak RSS column then measures planning alone.
   tessel::Random(options);
   tessel::Models(options);
   tessel::Instances(options);
   tessel::Guillotine(options);
+  tessel::Textures(options);
   return 0;
 }

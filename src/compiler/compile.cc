@@ -5,6 +5,7 @@
 #endif
 
 #include "ir/verifier.h"
+#include "memory/texture_plan.h"
 #include "model/model_file.h"
 #include "model/prepare.h"
 #include "passes/decompose_activations.h"
@@ -124,7 +125,8 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   TESSEL_RETURN_IF_ERROR(finish_stage("select-kernels", true));
 
   // 10. Every buffer (tensors between and inside nodes, the kernels'
-  // scratch, constants) gets a pool and an offset, from the schedule above.
+  // scratch, constants) gets a pool and an offset, and every value in a
+  // texture an image and a corner, from the schedule above.
   MemoryOptions memory = options.memory;
   memory.planner.verify = memory.planner.verify || options.verify_each_stage;
   TESSEL_ASSIGN_OR_RETURN(model.memory, PlanMemory(*model.graph, kernels, memory));
@@ -134,6 +136,11 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   for (const ir::MemoryPool& pool : model.memory.pools) {
     total += pool.size_bytes;
     pools += (pools.empty() ? "" : ", ") + pool.name + " " + FormatByteSize(pool.size_bytes);
+  }
+  for (const ir::TexturePool& image : model.memory.textures) {
+    const int64_t bytes = image.width * image.height * memory::kTexelBytes;
+    total += bytes;
+    pools += (pools.empty() ? "" : ", ") + image.name + " " + FormatByteSize(bytes);
   }
   const int64_t limit = options.limits.max_memory_bytes > 0 ? options.limits.max_memory_bytes
                                                             : target.memory_limit_bytes();

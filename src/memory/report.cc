@@ -47,6 +47,28 @@ std::string Fmt(const char* format, double v) {
   return buf;
 }
 
+// Columns as wide as their widest cell, two spaces apart.
+std::string FormatRows(const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size());
+  for (size_t c = 0; c < header.size(); ++c) {
+    width[c] = header[c].size();
+    for (const auto& r : rows) width[c] = std::max(width[c], r[c].size());
+  }
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string l;
+    for (size_t c = 0; c < cells.size(); ++c) l += Pad(cells[c], width[c] + 2);
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  };
+  line(header);
+  for (const auto& r : rows) line(r);
+  return out;
+}
+
+std::string Hue(size_t i) { return std::to_string((i * 2654435761u) % 360); }
+
 }  // namespace
 
 std::string ShortBytes(int64_t bytes) {
@@ -86,25 +108,15 @@ std::string FormatPlanTable(const Problem& problem, const std::vector<Plan>& pla
       }
     }
   }
-  std::vector<size_t> width(header.size());
-  for (size_t c = 0; c < header.size(); ++c) {
-    width[c] = header[c].size();
-    for (const auto& r : rows) width[c] = std::max(width[c], r[c].size());
-  }
-  std::string out;
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string l;
-    for (size_t c = 0; c < cells.size(); ++c) l += Pad(cells[c], width[c] + 2);
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    out += l + "\n";
-  };
-  line(header);
-  for (const auto& r : rows) line(r);
-  return out;
+  return FormatRows(header, rows);
 }
 
-std::string PlanSvg(const Problem& problem, const Plan& plan, const std::string& title) {
-  constexpr double kWidth = 1000, kBand = 360, kMargin = 60, kGap = 40;
+namespace {
+
+constexpr double kWidth = 1000, kBand = 360, kMargin = 60, kGap = 40;
+
+// The pools' bands from `top` down, moving `top` past them.
+std::string PoolBands(const Problem& problem, const Plan& plan, double& top) {
   int64_t t0 = INT64_MAX, t1 = INT64_MIN;
   for (const BufferInfo& b : problem.buffers) {
     if (b.live.empty()) continue;
@@ -116,19 +128,10 @@ std::string PlanSvg(const Problem& problem, const Plan& plan, const std::string&
     t1 = 1;
   }
   const double x_scale = kWidth / static_cast<double>(t1 - t0);
-  std::vector<size_t> pools;
+  std::string svg;
   for (size_t p = 0; p < problem.pools.size(); ++p) {
-    if (plan.pool_used_bytes[p] > 0) pools.push_back(p);
-  }
-  const double height = kMargin + static_cast<double>(pools.size()) * (kBand + kGap);
-  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-                    Fmt("%.0f", kWidth + 2 * kMargin) + "\" height=\"" + Fmt("%.0f", height) +
-                    "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  svg += "<text x=\"" + Fmt("%.0f", kMargin) + "\" y=\"24\" font-size=\"16\">" + EscapeXml(title) +
-         "</text>\n";
-  double top = kMargin;
-  for (size_t p : pools) {
     const int64_t used = plan.pool_used_bytes[p];
+    if (used <= 0) continue;
     const double y_scale = kBand / static_cast<double>(used);
     svg += "<text x=\"" + Fmt("%.0f", kMargin) + "\" y=\"" + Fmt("%.0f", top - 6) + "\">pool '" +
            EscapeXml(problem.pools[p].name) + "': " + ShortBytes(used) +
@@ -146,18 +149,119 @@ std::string PlanSvg(const Problem& problem, const Plan& plan, const std::string&
       const double w = std::max(0.5, static_cast<double>(last - first) * x_scale);
       const double y = top + static_cast<double>(pl.offset_bytes) * y_scale;
       const double h = std::max(0.5, static_cast<double>(b.size_bytes) * y_scale);
-      const unsigned hue = static_cast<unsigned>((i * 2654435761u) % 360);
       svg += "<rect x=\"" + Fmt("%.2f", x) + "\" y=\"" + Fmt("%.2f", y) + "\" width=\"" +
-             Fmt("%.2f", w) + "\" height=\"" + Fmt("%.2f", h) + "\" fill=\"hsl(" +
-             std::to_string(hue) + ",60%,65%)\" stroke=\"#333\" stroke-width=\"0.3\"><title>" +
-             EscapeXml(b.name) + ": " + std::to_string(b.size_bytes) + " bytes at offset " +
-             std::to_string(pl.offset_bytes) + ", live [" + std::to_string(first) + ", " +
-             std::to_string(last) + ")</title></rect>\n";
+             Fmt("%.2f", w) + "\" height=\"" + Fmt("%.2f", h) + "\" fill=\"hsl(" + Hue(i) +
+             ",60%,65%)\" stroke=\"#333\" stroke-width=\"0.3\"><title>" + EscapeXml(b.name) + ": " +
+             std::to_string(b.size_bytes) + " bytes at offset " + std::to_string(pl.offset_bytes) +
+             ", live [" + std::to_string(first) + ", " + std::to_string(last) +
+             ")</title></rect>\n";
     }
     top += kBand + kGap;
   }
-  svg += "</svg>\n";
   return svg;
+}
+
+// Each image from `top` down, in rows of panels, moving `top` past them. An
+// image is scaled to fit a square panel; a side that would be thinner than
+// kMinSide is stretched to it (the label says so).
+std::string TexturePanels(const TextureProblem& textures, const TexturePlan& plan, double& top) {
+  constexpr double kPanel = 240, kMinSide = 24, kMinAdvance = 160;
+  std::string svg;
+  double x = kMargin, row_height = 0;
+  for (size_t i = 0; i < plan.images.size(); ++i) {
+    const TextureImage& image = plan.images[i];
+    const auto width = static_cast<double>(image.width);
+    const auto height = static_cast<double>(image.height);
+    const double scale = std::min(kPanel / width, kPanel / height);
+    const double pw = std::max(width * scale, kMinSide), ph = std::max(height * scale, kMinSide);
+    const double advance = std::max(pw, kMinAdvance) + kGap;
+    if (x > kMargin && x + advance > kMargin + kWidth) {
+      x = kMargin;
+      top += row_height + kGap;
+      row_height = 0;
+    }
+    const bool stretched = width * scale < kMinSide || height * scale < kMinSide;
+    svg += "<text x=\"" + Fmt("%.1f", x) + "\" y=\"" + Fmt("%.1f", top - 6) + "\">" +
+           EscapeXml(image.name) + " " + std::to_string(image.width) + "x" +
+           std::to_string(image.height) + (stretched ? " (stretched)" : "") + "<title>" +
+           EscapeXml(image.name) + ": " + std::to_string(image.width) + " x " +
+           std::to_string(image.height) + " texels, " + ShortBytes(image.area() * kTexelBytes) +
+           "</title></text>\n";
+    svg += "<rect x=\"" + Fmt("%.1f", x) + "\" y=\"" + Fmt("%.1f", top) + "\" width=\"" +
+           Fmt("%.1f", pw) + "\" height=\"" + Fmt("%.1f", ph) +
+           "\" fill=\"#f4f4f4\" stroke=\"#888\"/>\n";
+    const double sx = pw / width, sy = ph / height;
+    for (size_t t = 0; t < textures.tokens.size(); ++t) {
+      const TexturePosition& p = plan.positions[t];
+      if (static_cast<size_t>(p.image) != i) continue;
+      const TextureToken& token = textures.tokens[t];
+      svg += "<rect x=\"" + Fmt("%.2f", x + static_cast<double>(p.x) * sx) + "\" y=\"" +
+             Fmt("%.2f", top + static_cast<double>(p.y) * sy) + "\" width=\"" +
+             Fmt("%.2f", static_cast<double>(token.width) * sx) + "\" height=\"" +
+             Fmt("%.2f", static_cast<double>(token.height) * sy) + "\" fill=\"hsl(" + Hue(t) +
+             ",60%,65%)\" fill-opacity=\"0.35\" stroke=\"#333\" stroke-width=\"0.5\"><title>" +
+             EscapeXml(token.name) + ": " + std::to_string(token.width) + " x " +
+             std::to_string(token.height) + " texels at (" + std::to_string(p.x) + ", " +
+             std::to_string(p.y) + "), live [" + std::to_string(token.live.first_use) + ", " +
+             std::to_string(token.live.last_use) + ")</title></rect>\n";
+    }
+    x += advance;
+    row_height = std::max(row_height, ph);
+  }
+  top += row_height + kGap;
+  return svg;
+}
+
+std::string Svg(const std::string& title, const std::string& body, double height) {
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", kWidth + 2 * kMargin) +
+         "\" height=\"" + Fmt("%.0f", height) +
+         "\" font-family=\"sans-serif\" font-size=\"12\">\n<text x=\"" + Fmt("%.0f", kMargin) +
+         "\" y=\"24\" font-size=\"16\">" + EscapeXml(title) + "</text>\n" + body + "</svg>\n";
+}
+
+}  // namespace
+
+std::string PlanSvg(const Problem& problem, const Plan& plan, const std::string& title) {
+  double top = kMargin;
+  const std::string bands = PoolBands(problem, plan, top);
+  return Svg(title, bands, top);
+}
+
+std::string PlanSvg(const Problem& problem, const Plan& plan, const TextureProblem& textures,
+                    const TexturePlan& texture_plan, const std::string& title) {
+  double top = kMargin;
+  std::string body = PoolBands(problem, plan, top);
+  if (!texture_plan.images.empty()) {
+    body += "<text x=\"" + Fmt("%.0f", kMargin) + "\" y=\"" + Fmt("%.0f", top - 6) +
+            "\">textures, " + EscapeXml(texture_plan.algorithm) +
+            " (x across, y down; regions of tokens live at different times overlap)</text>\n";
+    top += 24;
+    body += TexturePanels(textures, texture_plan, top);
+  }
+  return Svg(title, body, top);
+}
+
+std::string FormatTextureTable(const TextureProblem& problem,
+                               const std::vector<TexturePlan>& plans) {
+  if (problem.tokens.empty() || plans.empty()) return "";
+  std::vector<std::vector<std::string>> images;
+  for (const TextureImage& image : plans.front().images) {
+    images.push_back({image.name, problem.kinds[static_cast<size_t>(image.kind)].name,
+                      std::to_string(image.width) + " x " + std::to_string(image.height),
+                      std::to_string(image.area()), ShortBytes(image.area() * kTexelBytes)});
+  }
+  const int64_t bound = TextureLowerBound(problem);
+  std::vector<std::vector<std::string>> totals;
+  for (const TexturePlan& plan : plans) {
+    const int64_t area = plan.total_area();
+    totals.push_back(
+        {plan.algorithm, std::to_string(plan.images.size()), std::to_string(area),
+         ShortBytes(area * kTexelBytes), std::to_string(bound),
+         bound > 0 ? Fmt("%.4f", static_cast<double>(area) / static_cast<double>(bound)) : "-"});
+  }
+  return FormatRows({"image", "kind", "width x height", "area (texels)", "bytes"}, images) + "\n" +
+         FormatRows({"strategy", "images", "area (texels)", "bytes", "lower bound", "ratio"},
+                    totals);
 }
 
 }  // namespace tessel::memory

@@ -11,12 +11,28 @@
 //
 // The SVG draws each pool as a band: time runs across, addresses run down,
 // and every buffer is one rectangle (hover for its name, size and offset).
+//
+// Texture plans (texture_plan.h) get a table of the images of the plan in
+// use, then one row per plan against the 2D lower bound (bytes: 16 a texel):
+//
+//   image     kind     width x height  area (texels)  bytes
+//   texture0  texture  48 x 32         1536           24.0 KiB
+//   weight0   weight   72 x 2          144            2.2 KiB
+//
+//   strategy                               images  area (texels)  bytes     lower bound  ratio
+//   texture: regions, schedule order; ...  2       1680           26.2 KiB  1680         1.0000
+//   rfc                                    4       1680           26.2 KiB  1680         1.0000
+//
+// and the SVG draws each image below the pools, x across and y down, with
+// every token's region outlined (regions of tokens live at different times
+// overlap; hover for the token's extent, corner and lifespan).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "memory/problem.h"
+#include "memory/texture_plan.h"
 
 namespace tessel::memory {
 
@@ -27,6 +43,14 @@ namespace tessel::memory {
 std::string FormatPlanTable(const Problem& problem, const std::vector<Plan>& plans);
 
 std::string PlanSvg(const Problem& problem, const Plan& plan, const std::string& title);
+// The same, and the texture plan's images below the pools.
+std::string PlanSvg(const Problem& problem, const Plan& plan, const TextureProblem& textures,
+                    const TexturePlan& texture_plan, const std::string& title);
+
+// The images of plans.front() (the plan in use), then a row per plan; empty
+// when the problem has no token.
+std::string FormatTextureTable(const TextureProblem& problem,
+                               const std::vector<TexturePlan>& plans);
 
 // "1.2 MiB", "512 B": short sizes for tables.
 std::string ShortBytes(int64_t bytes);

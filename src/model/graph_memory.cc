@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/resources.h"
+#include "ir/texture.h"
 #include "memory/verifier.h"
 #include "ops/subgraph.h"
 
@@ -42,6 +43,65 @@ bool MayRunInPlace(const ir::Node& node) {
   const ops::OpSchema* schema = ops::OpRegistry::Global().Find(node.op_type, node.domain);
   return schema && (schema->op_class == ops::OpClass::kElementwise ||
                     schema->op_class == ops::OpClass::kBroadcast);
+}
+
+bool IsTexture(const ir::Value& v) { return v.scope != ir::StorageScope::kGlobal; }
+
+// The values of `graph` in a texture scope as a 2D problem (graph_memory.h),
+// each with the lifespan its buffer would have; `value_texture` by value id.
+Status AddTextureValues(const ir::Graph& graph, const ir::Liveness& liveness,
+                        memory::TextureProblem& textures, std::vector<int32_t>& value_texture) {
+  textures.kinds.resize(2);
+  textures.kinds[kTextureKind] = {.name = "texture"};
+  textures.kinds[kWeightKind] = {.name = "weight", .read_only = true};
+  textures.max_width = textures.max_height = ir::kMinImage2dExtent;
+  value_texture.assign(graph.values().size(), -1);
+  std::vector<bool> boundary(graph.values().size(), false);
+  for (const ir::Value* v : graph.inputs()) boundary[static_cast<size_t>(v->id)] = true;
+  for (const ir::Value* v : graph.outputs()) boundary[static_cast<size_t>(v->id)] = true;
+  const int64_t num_steps = liveness.num_steps;
+  std::vector<int64_t> produced_at(graph.values().size(), -1);
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    for (const ir::Value* v : graph.nodes()[i]->outputs) {
+      if (v) produced_at[static_cast<size_t>(v->id)] = static_cast<int64_t>(i);
+    }
+  }
+  auto add = [&](const ir::Value& v, memory::Lifespan live) -> Status {
+    const auto id = static_cast<size_t>(v.id);
+    const std::string who = "value '" + v.name + "' in scope " + ir::StorageScopeName(v.scope);
+    const bool weight = v.scope == ir::StorageScope::kTextureWeight;
+    if (boundary[id]) {
+      return InvalidArgument(who + " is a graph input or output; those are buffers");
+    }
+    if (weight != v.is_constant()) {
+      return InvalidArgument(who + (weight ? " is not a constant" : " is a constant") +
+                             "; constants take texture:weight, activations texture");
+    }
+    const std::optional<ir::TextureExtent> e = ir::TextureExtentOf(v);
+    if (!e) {
+      return InvalidArgument(who + " has layout " + ir::LayoutName(v.layout) +
+                             ", which has no 2D extent for its shape");
+    }
+    value_texture[id] = static_cast<int32_t>(textures.tokens.size());
+    textures.tokens.push_back({.name = v.name,
+                               .width = e->width,
+                               .height = e->height,
+                               .live = live,
+                               .kind = weight ? kWeightKind : kTextureKind});
+    return Status::Ok();
+  };
+  for (const auto& v : graph.values()) {
+    const auto id = static_cast<size_t>(v->id);
+    if (!IsTexture(*v)) continue;
+    if (v->is_constant() || produced_at[id] < 0) {
+      if (!liveness.read[id]) continue;  // an unused constant, as for buffers
+      TESSEL_RETURN_IF_ERROR(add(*v, {0, std::max<int64_t>(num_steps, 1)}));
+      continue;
+    }
+    const int64_t step = produced_at[id];
+    TESSEL_RETURN_IF_ERROR(add(*v, {step, std::max(liveness.last_read[id], step + 1)}));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -111,9 +171,10 @@ StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
     return static_cast<int32_t>(problem.buffers.size() - 1);
   };
 
+  TESSEL_RETURN_IF_ERROR(AddTextureValues(graph, liveness, out.textures, out.value_texture));
   // Constants live for the whole run; they never share memory.
   for (const auto& v : graph.values()) {
-    if (!v->is_constant() || !used[static_cast<size_t>(v->id)]) continue;
+    if (!v->is_constant() || !used[static_cast<size_t>(v->id)] || IsTexture(*v)) continue;
     out.value_buffer[static_cast<size_t>(v->id)] =
         add_buffer(v->name, static_cast<int64_t>(v->size_bytes()), 0,
                    std::max<int64_t>(num_steps, 1), constants, {.value_id = v->id});
@@ -147,7 +208,7 @@ StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
       const ir::Value* v = node.outputs[k];
       if (!v) continue;
       const auto id = static_cast<size_t>(v->id);
-      if (is_output[id] && !options.plan_io) continue;  // the caller's
+      if ((is_output[id] && !options.plan_io) || IsTexture(*v)) continue;  // the caller's, or 2D
       const int64_t last = std::max(last_use[id], step + 1);
       if (k == 0 && options.in_place && MayRunInPlace(node)) {
         for (size_t j = 0; j < node.inputs.size(); ++j) {
@@ -170,7 +231,8 @@ StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
   return out;
 }
 
-ir::MemoryLayout MakeMemoryLayout(const GraphMemoryProblem& buffers, const memory::Plan& plan) {
+ir::MemoryLayout MakeMemoryLayout(const GraphMemoryProblem& buffers, const memory::Plan& plan,
+                                  const memory::TexturePlan& textures) {
   ir::MemoryLayout layout;
   layout.algorithm = plan.algorithm;
   for (size_t p = 0; p < buffers.problem.pools.size(); ++p) {
@@ -188,6 +250,21 @@ ir::MemoryLayout MakeMemoryLayout(const GraphMemoryProblem& buffers, const memor
     for (int32_t b : node_scratch) layout.scratch.back().push_back(placement(b));
   }
   layout.in_place = buffers.in_place;
+  if (buffers.textures.tokens.empty()) return layout;
+  for (const memory::TextureImage& image : textures.images) {
+    layout.textures.push_back(
+        {.name = image.name,
+         .width = image.width,
+         .height = image.height,
+         .read_only = buffers.textures.kinds[static_cast<size_t>(image.kind)].read_only});
+  }
+  layout.texture_values.resize(buffers.value_texture.size());
+  for (size_t id = 0; id < buffers.value_texture.size(); ++id) {
+    const int32_t t = buffers.value_texture[id];
+    if (t < 0) continue;
+    const memory::TexturePosition& p = textures.positions[static_cast<size_t>(t)];
+    layout.texture_values[id] = {.pool = p.image, .x = p.x, .y = p.y};
+  }
   return layout;
 }
 
@@ -208,8 +285,81 @@ memory::Plan PlaceUnshared(const memory::Problem& problem) {
 StatusOr<ir::MemoryLayout> UnsharedLayout(const ir::Graph& graph,
                                           const std::vector<targets::NodeKernel>& kernels) {
   TESSEL_ASSIGN_OR_RETURN(GraphMemoryProblem buffers, BuildMemoryProblem(graph, kernels, {}));
-  return MakeMemoryLayout(buffers, PlaceUnshared(buffers.problem));
+  return MakeMemoryLayout(buffers, PlaceUnshared(buffers.problem),
+                          memory::PlaceTexturesUnshared(buffers.textures));
 }
+
+namespace {
+
+// CheckMemoryLayout's texture part (graph_memory.h).
+Status CheckTextureLayout(const ir::Graph& graph, const ir::MemoryLayout& layout) {
+  const bool any = std::any_of(graph.values().begin(), graph.values().end(),
+                               [](const auto& v) { return IsTexture(*v); });
+  if (!any && layout.textures.empty() && layout.texture_values.empty()) return Status::Ok();
+  if (layout.texture_values.size() != graph.values().size()) {
+    return InvalidArgument("its texture placements do not match the graph (" +
+                           std::to_string(layout.texture_values.size()) + " for " +
+                           std::to_string(graph.values().size()) + " values)");
+  }
+  for (const ir::TexturePool& pool : layout.textures) {
+    if (pool.width < 1 || pool.height < 1 || pool.width > ir::kMinImage2dExtent ||
+        pool.height > ir::kMinImage2dExtent) {
+      return InvalidArgument("texture pool '" + pool.name + "' is " + std::to_string(pool.width) +
+                             "x" + std::to_string(pool.height) + " texels; images are 1x1 to " +
+                             std::to_string(ir::kMinImage2dExtent) + "x" +
+                             std::to_string(ir::kMinImage2dExtent));
+    }
+  }
+  memory::TextureProblem problem;
+  std::vector<int32_t> value_texture;
+  TESSEL_RETURN_IF_ERROR(
+      AddTextureValues(graph, ir::ComputeLiveness(graph), problem, value_texture));
+  memory::TexturePlan plan;
+  plan.algorithm = layout.algorithm;
+  for (const ir::TexturePool& pool : layout.textures) {
+    plan.images.push_back({.name = pool.name,
+                           .width = pool.width,
+                           .height = pool.height,
+                           .kind = pool.read_only ? kWeightKind : kTextureKind});
+  }
+  plan.positions.resize(problem.tokens.size());
+  for (const auto& v : graph.values()) {
+    const auto id = static_cast<size_t>(v->id);
+    const ir::TexturePlacement& p = layout.texture_values[id];
+    const int32_t t = value_texture[id];
+    if (t < 0) {
+      if (p.planned() || p.pool < -1) {
+        return InvalidArgument("value '" + v->name + "' in scope " +
+                               ir::StorageScopeName(v->scope) + " has a place in a texture pool");
+      }
+      continue;
+    }
+    const memory::TextureToken& token = problem.tokens[static_cast<size_t>(t)];
+    const std::string who = "value '" + v->name + "' (" + std::to_string(token.width) + "x" +
+                            std::to_string(token.height) + " texels, scope " +
+                            ir::StorageScopeName(v->scope) + ")";
+    if (p.pool < 0 || static_cast<size_t>(p.pool) >= layout.textures.size()) {
+      return InvalidArgument(who + " has no texture pool");
+    }
+    const ir::TexturePool& pool = layout.textures[static_cast<size_t>(p.pool)];
+    if (pool.read_only != (token.kind == kWeightKind)) {
+      return InvalidArgument(who + " lies in " + (pool.read_only ? "read-only" : "read-write") +
+                             " texture pool '" + pool.name + "'");
+    }
+    if (p.x < 0 || p.y < 0 || p.x > pool.width - token.width || p.y > pool.height - token.height) {
+      return InvalidArgument(who + " at (" + std::to_string(p.x) + ", " + std::to_string(p.y) +
+                             ") does not fit texture pool '" + pool.name + "' (" +
+                             std::to_string(pool.width) + "x" + std::to_string(pool.height) + ")");
+    }
+    plan.positions[static_cast<size_t>(t)] = {.image = p.pool, .x = p.x, .y = p.y};
+  }
+  if (Status s = memory::VerifyTexturePlan(problem, plan); !s.ok()) {
+    return InvalidArgument("its textures do not hold: " + s.message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout) {
   constexpr int64_t kMaxPoolBytes = int64_t{1} << 40;
@@ -243,6 +393,13 @@ Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout)
     const ir::BufferPlacement& p = layout.values[static_cast<size_t>(v->id)];
     if (p.pool < -1)
       return InvalidArgument("value '" + v->name + "' has pool " + std::to_string(p.pool));
+    if (IsTexture(*v)) {
+      if (p.planned()) {
+        return InvalidArgument("value '" + v->name + "' in scope " +
+                               ir::StorageScopeName(v->scope) + " has a place in a byte pool");
+      }
+      continue;
+    }
     if (p.planned() && !inside(p, static_cast<int64_t>(v->size_bytes()), v->is_constant())) {
       return InvalidArgument("value '" + v->name + "' does not fit where it is placed");
     }
@@ -250,13 +407,15 @@ Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout)
       return InvalidArgument("value '" + v->name + "' has no place");
     }
   }
+  TESSEL_RETURN_IF_ERROR(CheckTextureLayout(graph, layout));
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& node = *nodes[i];
     const int32_t j = layout.in_place[i];
     if (j == -1) continue;
     const ir::Value* in = j >= 0 ? node.input(static_cast<size_t>(j)) : nullptr;
     const ir::Value* out = node.output(0);
-    if (!in || !out || !MayRunInPlace(node) || !MayShare(node, *in, *out) ||
+    if (!in || !out || IsTexture(*in) || IsTexture(*out) || !MayRunInPlace(node) ||
+        !MayShare(node, *in, *out) ||
         layout.values[static_cast<size_t>(in->id)].pool !=
             layout.values[static_cast<size_t>(out->id)].pool ||
         layout.values[static_cast<size_t>(in->id)].offset_bytes !=

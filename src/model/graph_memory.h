@@ -11,6 +11,11 @@
 //     memory with tensors of other steps and with other nodes' scratch;
 //   - a graph input, when inputs are planned: [0, last read + 1);
 //   - a constant: the whole run, in a read-only pool.
+// Values in a texture scope (ir::Value::scope) lie in 2D images instead
+// (memory/texture_plan.h), with the same lifespans: activations (scope
+// texture) are kind "texture", constants (texture:weight) kind "weight",
+// read-only; images are at most ir::kMinImage2dExtent on a side, what every
+// device with images offers. They never run in place.
 // An elementwise or broadcast op, or a fused Subgraph, whose input dies at it
 // with the output's dtype and shape, writes its output over that input: the
 // two values are one buffer (in place). Precondition: the graph is typed,
@@ -26,6 +31,7 @@
 #include "ir/liveness.h"
 #include "ir/memory_layout.h"
 #include "memory/planner.h"
+#include "memory/texture_plan.h"
 #include "model/target.h"
 #include "ops/op_registry.h"
 
@@ -45,7 +51,11 @@ struct MemoryOptions {
   bool plan_io = false;
   // Let elementwise ops write over an input that dies at them.
   bool in_place = true;
+  // The byte pools' planner; `verify` covers the texture plan too.
   memory::PlannerOptions planner;
+  // The texture planner (ignored with algorithm "none": every texture then
+  // has an image of its own).
+  memory::TexturePlannerOptions textures;
 };
 
 // The graph's buffers as a planning problem, and what each buffer is.
@@ -60,7 +70,15 @@ struct GraphMemoryProblem {
   std::vector<int32_t> value_buffer;                 // by value id; -1: not planned
   std::vector<std::vector<int32_t>> scratch_buffer;  // by node, one per need
   std::vector<int32_t> in_place;                     // by node: the input output 0 reuses, or -1
+  // The values in a texture scope, one token each (kinds: kTextureKind,
+  // kWeightKind); no token when no value is a texture.
+  memory::TextureProblem textures;
+  std::vector<int32_t> value_texture;  // by value id: its token in `textures`, or -1
 };
+
+// The kinds of GraphMemoryProblem::textures.
+inline constexpr int32_t kTextureKind = 0;  // scope texture: images "texture0", ...
+inline constexpr int32_t kWeightKind = 1;   // scope texture:weight: images "weight0", ...
 
 // `kernels`: the target's choice for every node (their scratch is planned);
 // `liveness`: the graph's (a compiled model holds it), computed when not given.
@@ -72,7 +90,9 @@ StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
                                                 const std::vector<targets::NodeKernel>& kernels,
                                                 const MemoryOptions& options);
 
-ir::MemoryLayout MakeMemoryLayout(const GraphMemoryProblem& buffers, const memory::Plan& plan);
+// `textures` places the tokens of buffers.textures.
+ir::MemoryLayout MakeMemoryLayout(const GraphMemoryProblem& buffers, const memory::Plan& plan,
+                                  const memory::TexturePlan& textures);
 
 // Algorithm "none": every buffer after the previous one in its first
 // candidate pool, so no two share a byte (no pool limit is enforced: it is
@@ -87,7 +107,11 @@ StatusOr<ir::MemoryLayout> UnsharedLayout(const ir::Graph& graph,
 // reaches outside its arena: counts match, every placement lies inside its
 // pool, constants sit in read-only pools and everything else in read-write
 // ones, every value a node produces has a place unless it is a graph output,
-// and in-place outputs share their input's place. Names the value or node.
+// and in-place outputs share their input's place. Values in a texture scope
+// have a region of their extent inside a texture pool of their kind (and no
+// byte placement), pools are within ir::kMinImage2dExtent, and the texture
+// plan passes memory::VerifyTexturePlan (no two values live at once share a
+// texel). Names the value, node or pool.
 Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout);
 
 // CheckMemoryLayout, and then that the layout holds the scratch of

@@ -7,6 +7,7 @@
 #include "core/file_io.h"
 #include "core/hash.h"
 #include "core/messages.h"
+#include "ir/texture.h"
 #include "ir/verifier.h"
 #include "model/graph_memory.h"
 #include "ops/op_registry.h"
@@ -358,6 +359,37 @@ Status ReadLayout(Reader& r, const ir::Graph& graph, ir::MemoryLayout* layout) {
     layout->scratch[i].resize(num_scratch);
     for (ir::BufferPlacement& p : layout->scratch[i]) TESSEL_RETURN_IF_ERROR(ReadPlacement(r, &p));
   }
+  // Every texture pool holds at least one value.
+  uint32_t num_textures = 0, num_texture_values = 0;
+  TESSEL_RETURN_IF_ERROR(r.Pod(&num_textures));
+  if (num_textures > graph.values().size()) return Reader::Corrupt("texture pool count");
+  layout->textures.resize(num_textures);
+  for (ir::TexturePool& pool : layout->textures) {
+    uint8_t read_only = 0;
+    TESSEL_RETURN_IF_ERROR(r.Str(&pool.name));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&pool.width));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&pool.height));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&read_only));
+    if (pool.width < 1 || pool.height < 1 || pool.width > ir::kMinImage2dExtent ||
+        pool.height > ir::kMinImage2dExtent) {
+      return Reader::Corrupt("texture pool extent");
+    }
+    if (read_only > 1) return Reader::Corrupt("texture pool access");
+    pool.read_only = read_only != 0;
+  }
+  TESSEL_RETURN_IF_ERROR(r.Pod(&num_texture_values));
+  if (num_texture_values != 0 && num_texture_values != graph.values().size()) {
+    return Reader::Corrupt("texture placement count");
+  }
+  layout->texture_values.resize(num_texture_values);
+  for (ir::TexturePlacement& p : layout->texture_values) {
+    TESSEL_RETURN_IF_ERROR(r.Pod(&p.pool));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&p.x));
+    TESSEL_RETURN_IF_ERROR(r.Pod(&p.y));
+    if (p.pool < -1 || p.pool >= static_cast<int32_t>(num_textures)) {
+      return Reader::Corrupt("texture placement pool");
+    }
+  }
   return Status::Ok();
 }
 
@@ -382,6 +414,19 @@ void WriteLayout(Writer& w, const ir::MemoryLayout& layout) {
     w.Pod<int32_t>(layout.in_place[i]);
     w.Pod<uint32_t>(static_cast<uint32_t>(layout.scratch[i].size()));
     for (const ir::BufferPlacement& p : layout.scratch[i]) placement(p);
+  }
+  w.Pod<uint32_t>(static_cast<uint32_t>(layout.textures.size()));
+  for (const ir::TexturePool& pool : layout.textures) {
+    w.Str(pool.name);
+    w.Pod<int64_t>(pool.width);
+    w.Pod<int64_t>(pool.height);
+    w.Pod<uint8_t>(pool.read_only ? 1 : 0);
+  }
+  w.Pod<uint32_t>(static_cast<uint32_t>(layout.texture_values.size()));
+  for (const ir::TexturePlacement& p : layout.texture_values) {
+    w.Pod<int32_t>(p.pool);
+    w.Pod<int64_t>(p.x);
+    w.Pod<int64_t>(p.y);
   }
 }
 

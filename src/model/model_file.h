@@ -12,7 +12,10 @@
 //                 and, for Subgraph nodes, their body graph in the same
 //                 encoding, inputs, outputs) in node (= schedule) order,
 //                 then the memory layout (a flag; pools; a placement per
-//                 value; per node, the in-place input and scratch placements)
+//                 value; per node, the in-place input and scratch placements;
+//                 texture pools (name, width, height, read-only) and a
+//                 texture placement (pool, x, y) per value, or none when no
+//                 value is a texture)
 //
 // A file of another version, a wrong checksum or a truncated payload is
 // rejected with a message saying which; nothing is half-loaded.
@@ -26,7 +29,7 @@
 
 namespace tessel {
 
-inline constexpr uint32_t kModelFormatVersion = 5;
+inline constexpr uint32_t kModelFormatVersion = 6;
 
 // Writes atomically (temporary file, then rename).
 Status WriteCompiledModel(const CompiledModel& model, const std::filesystem::path& path);

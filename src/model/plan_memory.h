@@ -1,7 +1,8 @@
 // PlanMemory: the plan-memory stage. The graph's buffers (every tensor
 // between and inside nodes, the kernels' scratch, constants; see
 // model/graph_memory.h for their lifespans) go to a planner of src/memory
-// as one problem; its plan becomes the model's ir::MemoryLayout.
+// as one problem, and its values in a texture scope to the 2D planner
+// (memory/texture_plan.h); both plans become the model's ir::MemoryLayout.
 // Precondition: the graph is typed, verified and final (no pass runs after
 // this one: value ids and node order are the layout's keys).
 #pragma once

@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "ir/printer.h"
+#include "memory/texture_plan.h"
 #include "memory_options.h"
 #include "model/model_file.h"
 #include "onnx/test_data.h"
@@ -144,6 +145,12 @@ Status RunCompile(const CompileArgs& args) {
   for (const ir::MemoryPool& pool : model.memory.pools) {
     std::printf("pool %s '%s': %s (planner %s)\n", pool.read_only ? "ro" : "rw", pool.name.c_str(),
                 FormatBytes(pool.size_bytes).c_str(), model.memory.algorithm.c_str());
+  }
+  for (const ir::TexturePool& image : model.memory.textures) {
+    std::printf("texture %s '%s': %lld x %lld texels, %s\n", image.read_only ? "ro" : "rw",
+                image.name.c_str(), static_cast<long long>(image.width),
+                static_cast<long long>(image.height),
+                FormatBytes(image.width * image.height * memory::kTexelBytes).c_str());
   }
   if (target->emits_sources()) TESSEL_RETURN_IF_ERROR(EmitSources(args, *target, copts, model));
   if (args.dump_snippets || args.dump_kernels) {

@@ -1,5 +1,7 @@
 // tessel plan MODEL | --instance FILE.csv: plans memory with one or every
-// algorithm and reports pool sizes against the lower bound.
+// algorithm and reports pool sizes against the lower bound; a model's values
+// in a texture scope (--target opencl --storage texture) get their images
+// against the 2D lower bound, with the RFC's plan beside the one in use.
 //
 //   tessel plan model.onnx --algo all --pool name=sram,size=256KiB --svg plan.svg
 //   tessel plan --instance guillotine_00_40.1048576.csv --out plan.csv
@@ -13,6 +15,7 @@
 #include "memory/instance_csv.h"
 #include "memory/lower_bound.h"
 #include "memory/report.h"
+#include "memory/texture_plan.h"
 #include "memory/verifier.h"
 #include "memory_options.h"
 #include "model/plan_memory.h"
@@ -101,16 +104,79 @@ nlohmann::json PlanJson(const memory::Problem& problem, const memory::Plan& plan
   return j;
 }
 
+// The plan in use, then the RFC's, each verified.
+StatusOr<std::vector<memory::TexturePlan>> PlanTextureStrategies(
+    const memory::TextureProblem& problem, const memory::TexturePlannerOptions& base) {
+  std::vector<memory::TexturePlan> plans;
+  for (memory::TextureStrategy strategy : {base.strategy, memory::TextureStrategy::kRfc}) {
+    memory::TexturePlannerOptions options = base;
+    options.strategy = strategy;
+    TESSEL_ASSIGN_OR_RETURN(memory::TexturePlan plan, memory::PlanTextures(problem, options));
+    if (Status s = memory::VerifyTexturePlan(problem, plan); !s.ok()) return Internal(s.message());
+    plans.push_back(std::move(plan));
+    if (strategy == memory::TextureStrategy::kRfc) break;
+  }
+  return plans;
+}
+
+nlohmann::json TexturesJson(const memory::TextureProblem& problem,
+                            const std::vector<memory::TexturePlan>& plans) {
+  const int64_t bound = memory::TextureLowerBound(problem);
+  nlohmann::json j;
+  j["lower_bound_texels"] = bound;
+  j["tokens"] = nlohmann::json::array();
+  for (const memory::TextureToken& t : problem.tokens) {
+    j["tokens"].push_back({{"name", t.name},
+                           {"kind", problem.kinds[static_cast<size_t>(t.kind)].name},
+                           {"width", t.width},
+                           {"height", t.height},
+                           {"first_use", t.live.first_use},
+                           {"last_use", t.live.last_use}});
+  }
+  for (const memory::TexturePlan& plan : plans) {
+    nlohmann::json p;
+    p["algorithm"] = plan.algorithm;
+    p["area_texels"] = plan.total_area();
+    p["bytes"] = plan.total_area() * memory::kTexelBytes;
+    p["ratio"] =
+        bound > 0 ? static_cast<double>(plan.total_area()) / static_cast<double>(bound) : 1.0;
+    p["images"] = nlohmann::json::array();
+    for (const memory::TextureImage& image : plan.images) {
+      p["images"].push_back({{"name", image.name},
+                             {"kind", problem.kinds[static_cast<size_t>(image.kind)].name},
+                             {"width", image.width},
+                             {"height", image.height},
+                             {"area_texels", image.area()},
+                             {"bytes", image.area() * memory::kTexelBytes}});
+    }
+    p["positions"] = nlohmann::json::array();  // by token
+    for (const memory::TexturePosition& pos : plan.positions) {
+      p["positions"].push_back({{"image", plan.images[static_cast<size_t>(pos.image)].name},
+                                {"x", pos.x},
+                                {"y", pos.y}});
+    }
+    j["plans"].push_back(std::move(p));
+  }
+  return j;
+}
+
+// `texture_plans` (the one in use first) only when `textures` has tokens.
 Status WriteReports(const memory::Problem& problem, const std::vector<memory::Plan>& plans,
-                    const PlanArgs& args, const std::string& title, nlohmann::json json) {
+                    const memory::TextureProblem& textures,
+                    const std::vector<memory::TexturePlan>& texture_plans, const PlanArgs& args,
+                    const std::string& title, nlohmann::json json) {
   if (!args.json.empty()) {
     for (const memory::Plan& p : plans) json["plans"].push_back(PlanJson(problem, p));
+    if (!texture_plans.empty()) json["textures"] = TexturesJson(textures, texture_plans);
     TESSEL_RETURN_IF_ERROR(WriteText(args.json, json.dump(2) + "\n"));
   }
   if (!args.svg.empty()) {
     const memory::Plan& best = Best(plans);
-    TESSEL_RETURN_IF_ERROR(
-        WriteText(args.svg, memory::PlanSvg(problem, best, title + ", " + best.algorithm)));
+    const std::string heading = title + ", " + best.algorithm;
+    TESSEL_RETURN_IF_ERROR(WriteText(
+        args.svg, texture_plans.empty()
+                      ? memory::PlanSvg(problem, best, heading)
+                      : memory::PlanSvg(problem, best, textures, texture_plans.front(), heading)));
   }
   return Status::Ok();
 }
@@ -151,7 +217,7 @@ StatusOr<int> PlanInstance(const PlanArgs& args) {
   nlohmann::json json;
   json["instance"] = args.instance;
   if (capacity) json["capacity_bytes"] = *capacity;
-  TESSEL_RETURN_IF_ERROR(WriteReports(inst.problem, plans, args, name, json));
+  TESSEL_RETURN_IF_ERROR(WriteReports(inst.problem, plans, {}, {}, args, name, json));
   return capacity && fitting == 0 ? 1 : 0;
 }
 
@@ -168,6 +234,11 @@ StatusOr<int> PlanModel(const PlanArgs& args) {
                           BuildMemoryProblem(*model.graph, decisions.nodes, memory));
   TESSEL_ASSIGN_OR_RETURN(std::vector<memory::Plan> plans,
                           PlanAll(buffers.problem, args, memory.planner));
+  std::vector<memory::TexturePlan> texture_plans;
+  if (!buffers.textures.tokens.empty()) {
+    TESSEL_ASSIGN_OR_RETURN(texture_plans,
+                            PlanTextureStrategies(buffers.textures, memory.textures));
+  }
   int64_t tensors = 0, scratch = 0, constants = 0;
   for (const GraphMemoryProblem::Origin& o : buffers.origins) {
     if (o.node >= 0) {
@@ -185,10 +256,15 @@ StatusOr<int> PlanModel(const PlanArgs& args) {
   std::printf("reference executor peak (sum of live tensors): %s\n",
               memory::DescribeBytes(reference).c_str());
   std::cout << memory::FormatPlanTable(buffers.problem, plans);
+  if (!texture_plans.empty()) {
+    std::printf("\n%zu values in textures (texels of %lld bytes), planned in 2D:\n",
+                buffers.textures.tokens.size(), static_cast<long long>(memory::kTexelBytes));
+    std::cout << memory::FormatTextureTable(buffers.textures, texture_plans);
+  }
   nlohmann::json json;
   json["model"] = args.model;
   json["reference_peak_activation_bytes"] = reference;
-  TESSEL_RETURN_IF_ERROR(WriteReports(buffers.problem, plans, args,
+  TESSEL_RETURN_IF_ERROR(WriteReports(buffers.problem, plans, buffers.textures, texture_plans, args,
                                       std::filesystem::path(args.model).filename().string(), json));
   return 0;
 }
@@ -210,7 +286,8 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", args->out_csv, "With --instance: write the best plan as CSV");
   cmd->add_option("--json", args->json, "Write every plan as JSON");
-  cmd->add_option("--svg", args->svg, "Draw the best plan: time across, address down");
+  cmd->add_option("--svg", args->svg,
+                  "Draw the best plan: time across, address down; and any texture images");
   AddMemoryOptions(*cmd, args->memory, /*time_limit=*/true);
   AddModelOptions(*cmd, args->model_options);
   AddTargetOptions(*cmd, args->target, /*profile=*/false);
