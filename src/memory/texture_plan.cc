@@ -52,6 +52,13 @@ bool Busy(const TextureProblem& problem, const OpenImage& image, const TextureTo
   });
 }
 
+// Whether `image` holds a token that must lie apart from `t`.
+bool HoldsApart(const OpenImage& image, const TextureToken& t) {
+  return std::any_of(t.apart.begin(), t.apart.end(), [&](TokenIndex j) {
+    return std::find(image.tokens.begin(), image.tokens.end(), j) != image.tokens.end();
+  });
+}
+
 void Put(Packing& packing, TokenIndex t, const TextureToken& token, ImageIndex image, int64_t x,
          int64_t y) {
   if (image < 0) {
@@ -75,7 +82,7 @@ void PackWholeImages(const TextureProblem& problem, const std::vector<TokenIndex
     int64_t best_added = 0, best_waste = 0;
     for (size_t i = 0; i < packing.images.size(); ++i) {
       const OpenImage& img = packing.images[i];
-      if (img.kind != token.kind || Busy(problem, img, token)) continue;
+      if (img.kind != token.kind || Busy(problem, img, token) || HoldsApart(img, token)) continue;
       const int64_t grown = std::max(img.width, token.width) * std::max(img.height, token.height);
       const int64_t added = grown - img.width * img.height;
       const int64_t waste = grown - token.area();
@@ -105,7 +112,10 @@ void PackStacks(const TextureProblem& problem, std::vector<TokenIndex> order, Pa
     const TextureToken& token = problem.tokens[static_cast<size_t>(t)];
     if (image >= 0) {
       const OpenImage& img = packing.images[static_cast<size_t>(image)];
-      if (img.width != token.width || img.height + token.height > problem.max_height) image = -1;
+      if (img.width != token.width || img.height + token.height > problem.max_height ||
+          HoldsApart(img, token)) {
+        image = -1;
+      }
     }
     const int64_t y = image < 0 ? 0 : packing.images[static_cast<size_t>(image)].height;
     Put(packing, t, token, image, 0, y);
@@ -143,7 +153,7 @@ void PackRegions(const TextureProblem& problem, const std::vector<TokenIndex>& o
     Corner best_corner{.added = one_image ? INT64_MAX : token.area(), .y = 0, .x = 0};
     for (size_t i = 0; i < packing.images.size(); ++i) {
       const OpenImage& img = packing.images[i];
-      if (img.kind != token.kind) continue;
+      if (img.kind != token.kind || HoldsApart(img, token)) continue;
       obstacles.clear();
       xs.assign(1, 0);
       ys.assign(1, 0);
@@ -352,6 +362,20 @@ Status ValidateTextureProblem(const TextureProblem& problem) {
                              std::to_string(problem.max_height));
     }
   }
+  for (size_t t = 0; t < problem.tokens.size(); ++t) {
+    for (TokenIndex j : problem.tokens[t].apart) {
+      const bool in_range =
+          j >= 0 && static_cast<size_t>(j) < problem.tokens.size() && static_cast<size_t>(j) != t;
+      const auto& back =
+          in_range ? problem.tokens[static_cast<size_t>(j)].apart : std::vector<TokenIndex>{};
+      if (!in_range ||
+          std::find(back.begin(), back.end(), static_cast<TokenIndex>(t)) == back.end()) {
+        return InvalidArgument("texture '" + problem.tokens[t].name + "' must lie apart from " +
+                               std::to_string(j) +
+                               ", which is not another texture listing it back");
+      }
+    }
+  }
   return Status::Ok();
 }
 
@@ -443,6 +467,14 @@ Status VerifyTexturePlan(const TextureProblem& problem, const TexturePlan& plan)
         p.y + token.height > image.height) {
       return Internal(who + " reaches outside image '" + image.name + "' (" +
                       std::to_string(image.width) + "x" + std::to_string(image.height) + ")");
+    }
+    for (TokenIndex j : token.apart) {
+      if (j >= 0 && static_cast<size_t>(j) < plan.positions.size() &&
+          plan.positions[static_cast<size_t>(j)].image == p.image) {
+        return Internal(who + " shares image '" + image.name + "' with texture " +
+                        Describe(problem, plan, static_cast<size_t>(j)) +
+                        ", which must lie apart (one kernel reads one and writes the other)");
+      }
     }
     need_width[static_cast<size_t>(p.image)] =
         std::max(need_width[static_cast<size_t>(p.image)], p.x + token.width);

@@ -56,6 +56,11 @@ struct TextureToken {
   // An empty lifespan conflicts with nothing (as in problem.h).
   Lifespan live;
   int32_t kind = 0;  // index in TextureProblem::kinds
+  // Tokens that may not lie in the same image as this one, wherever and
+  // whenever: one kernel reads one and writes the other, and OpenCL 1.2
+  // leaves an image read-only and write-only in one kernel undefined.
+  // Symmetric: each side lists the other.
+  std::vector<TokenIndex> apart;
 
   int64_t area() const { return width * height; }
 };

@@ -71,6 +71,34 @@ TEST(PlanTextures, A_wide_then_a_tall_token_are_best_apart_and_the_bound_says_ha
   EXPECT_EQ(PlanOf(p, TextureStrategy::kBest).total_area(), 2000);
 }
 
+TEST(PlanTextures, A_kernels_input_and_output_lie_in_different_images) {
+  // x and y are live at once: region packing would stack them in one
+  // 4x4 image; a kernel reads x and writes y, so they must lie apart.
+  TextureProblem p;
+  p.kinds = {{.name = "texture"}};
+  p.tokens = {{.name = "x", .width = 4, .height = 2, .live = {0, 2}, .apart = {1}},
+              {.name = "y", .width = 4, .height = 2, .live = {1, 3}, .apart = {0}},
+              {.name = "z", .width = 4, .height = 2, .live = {1, 3}}};
+  for (TextureStrategy s : {TextureStrategy::kRfc, TextureStrategy::kBest}) {
+    const TexturePlan plan = PlanOf(p, s);
+    EXPECT_NE(plan.positions[0].image, plan.positions[1].image);
+  }
+  // Without the constraint they share one (the check above can fail).
+  TextureProblem free = p;
+  free.tokens[0].apart.clear();
+  free.tokens[1].apart.clear();
+  const TexturePlan together = PlanOf(free, TextureStrategy::kBest);
+  EXPECT_EQ(together.images.size(), 1u);
+  // The verifier refuses a plan that puts them together.
+  const Status s = VerifyTexturePlan(p, together);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("must lie apart"), std::string::npos) << s.message();
+  // A one-sided or out-of-range pair is bad input.
+  TextureProblem one_sided = p;
+  one_sided.tokens[1].apart.clear();
+  EXPECT_FALSE(ValidateTextureProblem(one_sided).ok());
+}
+
 TEST(PlanTextures, Tokens_in_sequence_reuse_one_image) {
   TextureProblem p;
   p.kinds = {{.name = "texture"}};

@@ -101,6 +101,22 @@ Status AddTextureValues(const ir::Graph& graph, const ir::Liveness& liveness,
     const int64_t step = produced_at[id];
     TESSEL_RETURN_IF_ERROR(add(*v, {step, std::max(liveness.last_read[id], step + 1)}));
   }
+  // A node's texture inputs and its texture outputs lie in different images:
+  // its kernel reads the ones and writes the others.
+  for (const auto& node : graph.nodes()) {
+    for (const ir::Value* out : node->outputs) {
+      const int32_t o = out ? value_texture[static_cast<size_t>(out->id)] : -1;
+      if (o < 0) continue;
+      for (const ir::Value* in : node->inputs) {
+        const int32_t i = in ? value_texture[static_cast<size_t>(in->id)] : -1;
+        if (i < 0 || i == o) continue;
+        auto& a = textures.tokens[static_cast<size_t>(o)].apart;
+        if (std::find(a.begin(), a.end(), i) != a.end()) continue;
+        a.push_back(i);
+        textures.tokens[static_cast<size_t>(i)].apart.push_back(o);
+      }
+    }
+  }
   return Status::Ok();
 }
 

@@ -131,18 +131,26 @@ TEST_F(TextureMemory, Plans_textures_at_the_bound_and_checks_them) {
   UseTextures();
   StatusOr<ir::MemoryLayout> l = Plan();
   ASSERT_TRUE(l.ok()) << l.status().message();
-  // Three of a, b, c, d live at once (512 texels each); w alone.
-  ASSERT_EQ(l->textures.size(), 2u);
+  // Three of a, b, c, d live at once (512 texels each); w alone. A kernel
+  // never reads and writes one image: b (read from a, read by c) and d
+  // (read from a and c) lie apart from a and c, so a and c share one image
+  // at two corners, b and d take turns in another.
+  ASSERT_EQ(l->textures.size(), 3u);
   EXPECT_EQ(l->textures[0].name, "texture0");
+  EXPECT_EQ(l->textures[1].name, "texture1");
   EXPECT_FALSE(l->textures[0].read_only);
-  EXPECT_EQ(l->textures[0].width * l->textures[0].height, 3 * 512);
-  EXPECT_EQ(l->textures[1].name, "weight0");
-  EXPECT_TRUE(l->textures[1].read_only);
-  EXPECT_EQ(l->textures[1].width, 72);
-  EXPECT_EQ(l->textures[1].height, 2);
-  EXPECT_EQ(at(*l, "w").pool, 1);
+  EXPECT_EQ(
+      l->textures[0].width * l->textures[0].height + l->textures[1].width * l->textures[1].height,
+      3 * 512);
+  EXPECT_EQ(l->textures[2].name, "weight0");
+  EXPECT_TRUE(l->textures[2].read_only);
+  EXPECT_EQ(l->textures[2].width, 72);
+  EXPECT_EQ(l->textures[2].height, 2);
+  EXPECT_EQ(at(*l, "w").pool, 2);
   EXPECT_EQ(at(*l, "x").pool, -1);
-  for (const char* name : {"a", "b", "c", "d"}) EXPECT_EQ(at(*l, name).pool, 0) << name;
+  EXPECT_EQ(at(*l, "a").pool, at(*l, "c").pool);
+  EXPECT_EQ(at(*l, "b").pool, at(*l, "d").pool);
+  EXPECT_NE(at(*l, "a").pool, at(*l, "b").pool);
   EXPECT_FALSE(l->values[static_cast<size_t>(value("a")->id)].planned());
   const Status checked = CheckLayoutFitsKernels(graph(), *l, targets::ReferenceKernels(graph()));
   EXPECT_TRUE(checked.ok()) << checked.message();
@@ -164,7 +172,7 @@ TEST_F(TextureMemory, CheckMemoryLayout_rejects_bad_texture_placements) {
     const char* message;
     std::function<void(ir::MemoryLayout&)> corrupt;
   } cases[] = {
-      {"its textures do not hold: texture plan 'auto': textures 'a'",
+      {"its textures do not hold: texture plan 'auto': texture 'a'",
        [&](ir::MemoryLayout& l) { l.texture_values[id("b")] = l.texture_values[id("a")]; }},
       {"value 'c' (16x32 texels, scope texture) at (0, 9999) does not fit texture pool "
        "'texture0'",
@@ -188,10 +196,10 @@ TEST_F(TextureMemory, CheckMemoryLayout_rejects_bad_texture_placements) {
       {"its texture placements do not match the graph (0 for",
        [&](ir::MemoryLayout& l) { l.texture_values.clear(); }},
       {"texture pool 'weight0' is 72x20000 texels; images are 1x1 to 16384x16384",
-       [&](ir::MemoryLayout& l) { l.textures[1].height = 20000; }},
+       [&](ir::MemoryLayout& l) { l.textures[2].height = 20000; }},
       {"its textures do not hold: texture plan 'auto': image 'weight0' is 80x2; its textures "
        "need 72x2",
-       [&](ir::MemoryLayout& l) { l.textures[1].width = 80; }},
+       [&](ir::MemoryLayout& l) { l.textures[2].width = 80; }},
   };
   for (const Case& k : cases) {
     ir::MemoryLayout bad = *good;
@@ -278,13 +286,13 @@ TEST_F(TextureMemory, A_corrupt_texture_section_is_refused_in_one_line) {
   model_.memory = *l;
   // The payload ends with the texture section: the pools' count, the pools
   // (a name's length and characters, width, height, read-only flag:
-  // "texture0" then "weight0"), then a count and one placement (pool, x, y)
-  // per value.
+  // "texture0", "texture1" then "weight0"), then a count and one placement
+  // (pool, x, y) per value.
   const std::string file = SerializeCompiledModel(model_);
   const std::string payload = file.substr(28);
   const size_t num_values = graph().values().size();
   const size_t placements = payload.size() - num_values * (4 + 8 + 8);
-  const size_t pools = placements - 4 - (8 + 8 + 8 + 8 + 1) - (8 + 7 + 8 + 8 + 1);
+  const size_t pools = placements - 4 - 2 * (8 + 8 + 8 + 8 + 1) - (8 + 7 + 8 + 8 + 1);
   const size_t count = pools - 4;
   auto put32 = [](std::string& s, size_t at, int32_t v) { std::memcpy(&s[at], &v, 4); };
   auto put64 = [](std::string& s, size_t at, int64_t v) { std::memcpy(&s[at], &v, 8); };
@@ -297,7 +305,7 @@ TEST_F(TextureMemory, A_corrupt_texture_section_is_refused_in_one_line) {
       {"texture pool extent", [&](std::string& s) { put64(s, pools + 24, 1 << 20); }},
       {"texture pool access", [&](std::string& s) { s[pools + 32] = 2; }},
       {"texture placement count", [&](std::string& s) { put32(s, placements - 4, 3); }},
-      {"texture placement pool", [&](std::string& s) { put32(s, placements, 2); }},
+      {"texture placement pool", [&](std::string& s) { put32(s, placements, 3); }},
   };
   ASSERT_TRUE(DeserializeCompiledModelPayload(payload, "good.tsl").ok());
   for (const Case& k : cases) {
