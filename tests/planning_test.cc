@@ -391,7 +391,7 @@ TEST_F(PlanCli, Reports_texture_images_against_the_2d_bound) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("weight0   weight   72 x 2"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("2       1680           26.2 KiB  1680         1.0000"), std::string::npos)
+  EXPECT_NE(r.out.find("3       1680           26.2 KiB  1680         1.0000"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("rfc"), std::string::npos) << r.out;
   const nlohmann::json j = nlohmann::json::parse(ReadAll(path("t.json")));
