@@ -13,10 +13,16 @@ import types
 import onnx
 import torch
 
+# export.py imports onnxruntime; a stand-in lets it, and leaves again so that
+# no other library takes it for the real one.
+_had_ort = "onnxruntime" in sys.modules
 sys.modules.setdefault("onnxruntime", types.ModuleType("onnxruntime"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "tests", "zoo"))
 import export  # noqa: E402
+
+if not _had_ort:
+    del sys.modules["onnxruntime"]
 
 captured = {}
 _calibrate = export.calibrate_batch_norm
