@@ -181,6 +181,25 @@ TEST_F(OpenClTexture, An_activation_wider_than_every_device_allows_stays_a_buffe
   }
 }
 
+TEST_F(OpenClTexture, A_snippet_whose_operand_cannot_be_an_image_runs_on_buffers) {
+  // c = Conv(s) is small, but Mul broadcasts it against a [1,4,20000,2]
+  // buffer, too tall for an image: the Mul has no image kernel, so c stays
+  // a buffer and the model compiles.
+  ModelBuilder b(13);
+  b.Input("s", DType::kFloat32, {1, 3, 1, 1});
+  b.Input("xb", DType::kFloat32, {1, 4, 20000, 2});
+  b.Initializer("w", Random({4, 3, 1, 1}, 7));
+  b.Node("Conv", {"s", "w"}, {"c"}, "conv");
+  b.Node("Mul", {"xb", "c"}, {"m"}, "mul");
+  b.Node("Relu", {"m"}, {"y"}, "relu");
+  b.Output("y");
+  ASSERT_TRUE(b.Save(path("tall.onnx")).ok());
+  StatusOr<CompiledModel> m = CompileFor(path("tall.onnx"), "texture");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(ValueNamed(*m->graph, "c").scope, ir::StorageScope::kGlobal);
+  for (const auto& n : m->graph->nodes()) EXPECT_NE(n->kernel.implementation, "image");
+}
+
 TEST_F(OpenClTexture, Runs_like_the_reference_with_textures) {
   const std::string skip = OpenClSkipReason();
   if (!skip.empty()) GTEST_SKIP() << "skipped: " << skip;
@@ -264,6 +283,14 @@ TEST_F(OpenClTexture, Auto_measures_once_caches_and_records_what_it_chose) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("is unreadable: measured again"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("(cached)"), std::string::npos) << r.err;
+  // Compiling and running in one process resolves auto once: Prepare takes
+  // what compiling took, whatever a second measurement would say.
+  fs::remove_all(path("cache"));
+  r = RunTessel("run " + path("cnn.onnx") + " --target opencl --storage auto", env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t first = r.err.find("--storage auto on ");
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("--storage auto on ", first + 1), std::string::npos) << r.err;
 }
 
 }  // namespace

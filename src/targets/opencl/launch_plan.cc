@@ -105,21 +105,40 @@ Status LowerSnippet(const ir::Graph& graph, size_t i, LaunchPlan& plan,
   return Status::Ok();
 }
 
-// The scratch textures image nodes convert through: one per operand
-// position, shared by every node (launches run in order on one queue), each
-// as large as its largest use.
+// The scratch textures image nodes convert through, shared by every node
+// (launches run in order on one queue). Each use takes, among the images
+// the node has not taken yet, the one that grows least in area (the RFC's
+// rule), or a new image when every one would grow by more than the use's
+// own area.
 struct ScratchTextures {
-  std::vector<int32_t> buffers;  // by position: the plan's buffer
+  std::vector<int32_t> buffers;  // the plan's buffers
+  std::vector<bool> taken;       // by image: by the current node
 
-  TensorRef Use(size_t position, const ir::TextureExtent& e, LaunchPlan& plan) {
-    while (buffers.size() <= position) {
+  void NextNode() { taken.assign(buffers.size(), false); }
+  TensorRef Use(const ir::TextureExtent& e, LaunchPlan& plan) {
+    int best = -1;
+    int64_t best_added = e.area();
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      if (taken[i]) continue;
+      const PlannedBuffer& b = plan.buffers[static_cast<size_t>(buffers[i])];
+      const int64_t added =
+          std::max(b.width, e.width) * std::max(b.height, e.height) - b.width * b.height;
+      if (best < 0 ? added <= best_added : added < best_added) {
+        best = static_cast<int>(i);
+        best_added = added;
+      }
+    }
+    if (best < 0) {
+      best = static_cast<int>(buffers.size());
       buffers.push_back(static_cast<int32_t>(plan.buffers.size()));
+      taken.push_back(false);
       plan.buffers.push_back({.image = true, .width = 1, .height = 1});
     }
-    PlannedBuffer& b = plan.buffers[static_cast<size_t>(buffers[position])];
+    taken[static_cast<size_t>(best)] = true;
+    PlannedBuffer& b = plan.buffers[static_cast<size_t>(buffers[static_cast<size_t>(best)])];
     b.width = std::max(b.width, e.width);
     b.height = std::max(b.height, e.height);
-    return {.buffer = buffers[position]};
+    return {.buffer = buffers[static_cast<size_t>(best)]};
   }
 };
 
@@ -171,13 +190,13 @@ Status PlanImageNode(const ir::Graph& graph, size_t i, const StorageDecisions& s
     return storage.values[static_cast<size_t>(v->id)].scope != ir::StorageScope::kGlobal;
   };
   std::unordered_map<const ir::Value*, TensorRef> converted;
-  size_t position = 0;
+  scratch.NextNode();
   auto staged = [&](const ir::Value* v) {
     const std::optional<ir::TextureExtent> e = ir::TextureExtentOf(v->shape, ir::Layout::kNCHW4c);
     if (!e || e->width > ir::kMinImage2dExtent || e->height > ir::kMinImage2dExtent) {
       return Unsupported(node.Describe() + ": value '" + v->name + "' does not fit an image");
     }
-    converted[v] = scratch.Use(position++, *e, plan);
+    converted[v] = scratch.Use(*e, plan);
     return Status::Ok();
   };
   for (int k : ops->image_inputs) {

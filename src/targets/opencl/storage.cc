@@ -31,6 +31,14 @@ const char* StorageName(Storage s) {
   return "?";
 }
 
+namespace {
+
+bool Fits(const std::optional<ir::TextureExtent>& e) {
+  return e && e->width <= ir::kMinImage2dExtent && e->height <= ir::kMinImage2dExtent;
+}
+
+}  // namespace
+
 bool IsSnippetImageArg(const ir::Value& v) {
   return !v.is_constant() && v.dtype == DType::kFloat32 && v.shape.size() == 4;
 }
@@ -41,9 +49,16 @@ std::optional<TextureOperands> ImageKernelOperands(const ir::Node& node, int ops
   if (!ir.ok()) return std::nullopt;
   if (!*ir) return TextureKernelOperands(node, opset);
   if (!snippets::ImageSnippetShapes(**ir) || node.outputs.size() != 1) return std::nullopt;
+  // Every image it would read or write must fit one (a small value
+  // broadcast against a tall buffer would make that buffer an image).
+  const auto fits = [](const ir::Value& v) {
+    return Fits(ir::TextureExtentOf(v.shape, ir::Layout::kNCHW4c));
+  };
+  if (!node.outputs[0] || !fits(*node.outputs[0])) return std::nullopt;
   TextureOperands ops;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i] && IsSnippetImageArg(*node.inputs[i])) {
+      if (!fits(*node.inputs[i])) return std::nullopt;
       ops.image_inputs.push_back(static_cast<int>(i));
     }
   }
@@ -70,10 +85,6 @@ Use UseOf(const ir::Node& n, const TextureOperands& ops, const ir::Value* v) {
     use = here;
   }
   return use;
-}
-
-bool Fits(const std::optional<ir::TextureExtent>& e) {
-  return e && e->width <= ir::kMinImage2dExtent && e->height <= ir::kMinImage2dExtent;
 }
 
 }  // namespace

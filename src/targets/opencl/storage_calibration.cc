@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "core/file_io.h"
-#include "ir/printer.h"
+#include "ir/attribute.h"
 #include "targets/opencl/executor.h"
 #include "tuning/cache.h"
 
@@ -20,11 +20,43 @@ constexpr int kFormat = 1;
 constexpr int kRounds = 5;
 constexpr int kRunsPerRound = 3;
 
-std::string GraphHash(const ir::Graph& graph) {
+// The graph's ops, attributes and value types, nested bodies included; not
+// the weights, names or any decision taken on it, so that a graph hashes
+// alike before select-kernels and after.
+void Describe(const ir::Graph& graph, std::ostringstream& os) {
+  const auto type = [&os](const ir::Value* v) {
+    if (!v) {
+      os << "_ ";
+      return;
+    }
+    os << DTypeName(v->dtype) << ShapeToString(v->shape) << (v->is_constant() ? "c " : " ");
+  };
+  for (const auto& n : graph.nodes()) {
+    os << n->domain << "." << n->op_type << "(";
+    for (const ir::Value* v : n->inputs) type(v);
+    os << ")->";
+    for (const ir::Value* v : n->outputs) type(v);
+    for (const auto& [name, value] : n->attrs.all()) {
+      os << name << "=" << AttrValueToString(value) << " ";
+    }
+    if (n->body) {
+      os << "{";
+      Describe(*n->body, os);
+      os << "}";
+    }
+    os << "\n";
+  }
+}
+
+}  // namespace
+
+std::string StorageGraphHash(const ir::Graph& graph) {
   std::ostringstream os;
-  ir::PrintGraph(graph, os);
+  Describe(graph, os);
   return tuning::HashHex(os.str());
 }
+
+namespace {
 
 // The cache's entries; empty (with a note) when the file is unreadable.
 json ReadCache(const std::filesystem::path& file,
@@ -67,7 +99,7 @@ StatusOr<StorageCalibration> CalibrateStorage(const ir::Graph& graph, Runtime& r
                                               const std::filesystem::path& cache_file,
                                               const std::function<void(const std::string&)>& note) {
   const DeviceInfo& dev = runtime.device();
-  const std::string hash = GraphHash(graph);
+  const std::string hash = StorageGraphHash(graph);
   json entries = ReadCache(cache_file, note);
   for (const json& e : entries) {
     if (!Matches(e, dev, hash)) continue;
@@ -88,13 +120,19 @@ StatusOr<StorageCalibration> CalibrateStorage(const ir::Graph& graph, Runtime& r
     TESSEL_ASSIGN_OR_RETURN(
         std::unique_ptr<OpenClExecutor> buffer,
         OpenClExecutor::Create(graph, ir::MemoryLayout{}, runtime, {.storage = Storage::kBuffer}));
-    TESSEL_ASSIGN_OR_RETURN(
-        std::unique_ptr<OpenClExecutor> texture,
-        OpenClExecutor::Create(graph, ir::MemoryLayout{}, runtime, {.storage = Storage::kTexture}));
+    StatusOr<std::unique_ptr<OpenClExecutor>> made =
+        OpenClExecutor::Create(graph, ir::MemoryLayout{}, runtime, {.storage = Storage::kTexture});
+    // Textures this device cannot hold (or run) leave buffers, said once.
+    Status texture_ok = made.status();
+    if (texture_ok.ok()) texture_ok = BestMs(**made, inputs, 1).status();  // warm up
+    if (!texture_ok.ok()) {
+      if (note) note("--storage auto: textures do not run here (" + texture_ok.message() + ")");
+      return StorageCalibration{.storage = Storage::kBuffer};
+    }
+    std::unique_ptr<OpenClExecutor> texture = std::move(*made);
     buffer->set_record_timings(false);
     texture->set_record_timings(false);
     TESSEL_RETURN_IF_ERROR(BestMs(*buffer, inputs, 1).status());  // warm up
-    TESSEL_RETURN_IF_ERROR(BestMs(*texture, inputs, 1).status());
     c.buffer_ms = c.texture_ms = 1e300;
     for (int round = 0; round < kRounds; ++round) {
       TESSEL_ASSIGN_OR_RETURN(const double b, BestMs(*buffer, inputs, kRunsPerRound));

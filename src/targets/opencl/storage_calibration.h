@@ -1,6 +1,7 @@
 // storage=auto: the storage (storage.h) that runs a graph faster on this
 // device, measured rather than guessed from a vendor list, once per graph,
-// device and driver, and cached.
+// device and driver, and cached. Textures that cannot be made or run on the
+// device resolve to buffers, with a note.
 //
 //   TESSEL_ASSIGN_OR_RETURN(StorageCalibration c,
 //                           CalibrateStorage(graph, runtime, cache_dir / "storage.json"));
@@ -30,6 +31,10 @@ struct StorageCalibration {
   double buffer_ms = 0, texture_ms = 0;  // best run of each
   bool cached = false;                   // taken from the cache file
 };
+
+// The key a graph's calibration is cached under: a hash of its ops,
+// attributes and value types (not its weights, names or decisions).
+std::string StorageGraphHash(const ir::Graph& graph);
 
 // `note`: where one-line notes go (a cache ignored); may be null.
 StatusOr<StorageCalibration> CalibrateStorage(const ir::Graph& graph, Runtime& runtime,

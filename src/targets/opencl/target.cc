@@ -270,6 +270,14 @@ StatusOr<std::shared_ptr<Runtime>> OpenClTarget::runtime() const {
 
 StatusOr<Storage> OpenClTarget::ResolveStorage(const ir::Graph& graph) const {
   if (storage_ != Storage::kAuto) return storage_;
+  // Resolved once per graph by this target: Prepare decides again on the
+  // compiled graph, and must take what compiling took.
+  const std::string hash = StorageGraphHash(graph);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = resolved_.find(hash);
+    if (it != resolved_.end()) return it->second;
+  }
   StatusOr<std::shared_ptr<Runtime>> runtime = this->runtime();
   if (!runtime.ok()) {
     if (host_.note) {
@@ -289,6 +297,8 @@ StatusOr<Storage> OpenClTarget::ResolveStorage(const ir::Graph& graph) const {
                   c.cached ? " (cached)" : "", StorageName(c.storage));
     host_.note(line);
   }
+  std::lock_guard<std::mutex> lock(mu_);
+  resolved_[hash] = c.storage;
   return c.storage;
 }
 

@@ -18,6 +18,7 @@
 // launch with the strategy asked for and saves that same cache.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -71,6 +72,8 @@ class OpenClTarget : public targets::Target {
   Storage storage_ = Storage::kBuffer;
   mutable std::mutex mu_;
   mutable std::shared_ptr<Runtime> runtime_;
+  // storage=auto: what each graph resolved to (StorageGraphHash).
+  mutable std::map<std::string, Storage> resolved_;
 };
 
 }  // namespace tessel::opencl
