@@ -275,8 +275,8 @@ StatusOr<Storage> OpenClTarget::ResolveStorage(const ir::Graph& graph) const {
   const std::string hash = StorageGraphHash(graph);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = resolved_.find(hash);
-    if (it != resolved_.end()) return it->second;
+    auto it = resolved_texture_.find(hash);
+    if (it != resolved_texture_.end()) return it->second ? Storage::kTexture : Storage::kBuffer;
   }
   StatusOr<std::shared_ptr<Runtime>> runtime = this->runtime();
   if (!runtime.ok()) {
@@ -298,7 +298,7 @@ StatusOr<Storage> OpenClTarget::ResolveStorage(const ir::Graph& graph) const {
     host_.note(line);
   }
   std::lock_guard<std::mutex> lock(mu_);
-  resolved_[hash] = c.storage;
+  resolved_texture_[hash] = c.storage == Storage::kTexture;
   return c.storage;
 }
 

@@ -72,8 +72,10 @@ class OpenClTarget : public targets::Target {
   Storage storage_ = Storage::kBuffer;
   mutable std::mutex mu_;
   mutable std::shared_ptr<Runtime> runtime_;
-  // storage=auto: what each graph resolved to (StorageGraphHash).
-  mutable std::map<std::string, Storage> resolved_;
+  // storage=auto: whether each graph (StorageGraphHash) resolved to
+  // textures. (Of std types only: a std template instantiated on a tessel
+  // type would be exported from libtessel.so.)
+  mutable std::map<std::string, bool> resolved_texture_;
 };
 
 }  // namespace tessel::opencl
