@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "cli_runner.h"
@@ -179,6 +181,24 @@ TEST_F(OpenClTexture, An_activation_wider_than_every_device_allows_stays_a_buffe
               width <= 16384 ? ir::StorageScope::kTexture : ir::StorageScope::kGlobal)
         << width;
   }
+  // The CLI counts such values; --verbose names each.
+  const std::string compile = "compile " + path("wide20000.onnx") +
+                              " --target opencl --storage texture -o " + path("wide.tsl");
+  CliResult r = RunTessel(compile);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("1 activation(s) stay in buffers"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("value 'c'"), std::string::npos) << r.err;
+  r = RunTessel(compile + " --verbose");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(
+      r.err.find(
+          "value 'c' stays in a buffer: its NCHW4c image would be 20000x1 texels, over 16384"),
+      std::string::npos)
+      << r.err;
+  r = RunTessel("compile " + path("wide16000.onnx") + " --target opencl --storage texture -o " +
+                path("narrow.tsl") + " -v");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("stay"), std::string::npos) << r.err;
 }
 
 TEST_F(OpenClTexture, A_snippet_whose_operand_cannot_be_an_image_runs_on_buffers) {
@@ -291,6 +311,66 @@ TEST_F(OpenClTexture, Auto_measures_once_caches_and_records_what_it_chose) {
   const size_t first = r.err.find("--storage auto on ");
   ASSERT_NE(first, std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("--storage auto on ", first + 1), std::string::npos) << r.err;
+}
+
+TEST_F(OpenClTexture, Auto_without_a_device_takes_a_recorded_calibration_or_buffer) {
+  // No OpenCL platform at all: the ICD loader reads its vendors from an
+  // empty folder.
+  fs::create_directories(path("no-vendors"));
+  const std::string env = "TESSEL_CACHE_DIR=" + path("cache") + " ";
+  const std::string no_device = env + "OCL_ICD_VENDORS=" + path("no-vendors") + " ";
+  const std::string compile =
+      "compile " + path("cnn.onnx") + " --target opencl --storage auto -o " + path("n.tsl");
+  CliResult r = RunTessel(compile, no_device);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--storage auto: no OpenCL device to measure on"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("): buffer, no calibration of this model recorded in"), std::string::npos)
+      << r.err;
+  r = RunTessel("show " + path("n.tsl"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("storage="), std::string::npos) << r.out;
+
+  // A calibration recorded on a device that is not here (the graph's key
+  // taken from a real one, when this machine has OpenCL).
+  const std::string skip = OpenClSkipReason();
+  if (!skip.empty()) GTEST_SKIP() << "skipped (recorded calibrations): " << skip;
+  r = RunTessel(compile, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string cache = path("cache") + "/opencl/storage.json";
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(cache));
+  ASSERT_EQ(doc["entries"].size(), 1u) << doc.dump();
+  nlohmann::json entry = doc["entries"][0];
+  entry["device"] = "Imaginary GPU 9000";
+  entry["storage"] = "texture";
+  doc["entries"] = nlohmann::json::array({entry});
+  std::ofstream(cache) << doc.dump();
+  r = RunTessel(compile, no_device);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("): texture, as calibrated on Imaginary GPU 9000"), std::string::npos)
+      << r.err;
+  r = RunTessel("show " + path("n.tsl"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("opencl storage=texture"), std::string::npos) << r.out;
+  // --device names another GPU: nothing recorded for it.
+  r = RunTessel(compile + " --device 'Other GPU'", no_device);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("): buffer, no calibration"), std::string::npos) << r.err;
+  // Two devices that disagree: buffer, naming both; --device picks one.
+  entry["device"] = "Second GPU";
+  entry["storage"] = "buffer";
+  doc["entries"].push_back(entry);
+  std::ofstream(cache) << doc.dump();
+  r = RunTessel(compile, no_device);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("): buffer, calibrations disagree (--device picks one): Imaginary GPU 9000 "
+                       "texture, Second GPU buffer"),
+            std::string::npos)
+      << r.err;
+  r = RunTessel(compile + " --device Imaginary", no_device);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("): texture, as calibrated on Imaginary GPU 9000"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -6,17 +6,22 @@ build beside it):
 
   storage_bench.py --tessel BIN [--baseline BIN] --work DIR [--rounds 5]
                    [--repeat 200] [--only NAME,...] [--json OUT] [--markdown OUT]
+                   [--no-profile]
 
 For every model (torchvision CNNs with random weights, and single
 convolutions at MobileNet and ResNet shapes), exported to ONNX once into
 DIR:
   - PyTorch on the same GPU, batch 1, fp32 with TF32 off: eager, and
     replaying a CUDA graph (the anchor);
-  - `tessel bench --target opencl --storage buffer|texture|auto`, and the
-    baseline binary (--baseline: an earlier tessel, with buffers), each a
-    process per round, the rounds interleaving the engines; each engine
-    keeps its best median;
-  - one `--profile` run per storage: the three slowest kernels (why).
+  - `tessel compile --target opencl --storage buffer|texture|auto` once
+    each (what auto chose, and whether its .tsl is byte for byte the one
+    that storage compiles to: then it runs exactly as that one does), then
+    `tessel bench` of each .tsl and of the ONNX file on the baseline binary
+    (--baseline: an earlier tessel, with buffers), each a process per
+    round, the rounds interleaving the engines; each engine keeps its best
+    median;
+  - one `--profile` run per storage: the three slowest kernels (why),
+    unless --no-profile.
 """
 import argparse
 import json
@@ -94,11 +99,24 @@ def torch_times(model, x, rounds, repeat):
     return min(eager), min(replay)
 
 
-def tessel_bench(binary, model, storage, repeat):
-    cmd = [binary, "bench", model, "--target", "opencl", "--json", "--warmup", "20",
-           "--repeat", str(repeat)]
-    if storage:
-        cmd += ["--storage", storage]
+def tessel_compile(binary, model, storage, out):
+    p = subprocess.run([binary, "compile", model, "--target", "opencl", "--storage", storage,
+                        "-o", out], capture_output=True, text=True)
+    if p.returncode != 0:
+        return (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+    notes = [ln for ln in p.stderr.splitlines() if "auto on" in ln or "auto:" in ln]
+    return notes[-1] if notes else ""
+
+
+def same_bytes(a, b):
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        return fa.read() == fb.read()
+
+
+def tessel_bench(binary, model, repeat):
+    cmd = [binary, "bench", model, "--json", "--warmup", "20", "--repeat", str(repeat)]
+    if model.endswith(".onnx"):
+        cmd += ["--target", "opencl"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         return None, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
@@ -126,6 +144,7 @@ def main():
     ap.add_argument("--only")
     ap.add_argument("--json")
     ap.add_argument("--markdown")
+    ap.add_argument("--no-profile", action="store_true")
     a = ap.parse_args()
     names = list(CONVS) + CNNS
     if a.only:
@@ -137,22 +156,32 @@ def main():
         model, x = export(name, path)
         row = {"model": name}
         row["eager_ms"], row["cuda_graph_ms"] = torch_times(model, x, a.rounds, 50)
-        engines = [("buffer", a.tessel, "buffer"), ("texture", a.tessel, "texture"),
-                   ("auto", a.tessel, "auto")]
+        engines = []
+        for storage in ("buffer", "texture", "auto"):
+            tsl = os.path.join(a.work, "%s.%s.tsl" % (name, storage))
+            note = tessel_compile(a.tessel, path, storage, tsl)
+            if not os.path.exists(tsl):
+                row[storage + "_error"] = note
+                continue
+            if storage == "auto":
+                row["auto_note"] = note
+                for other in ("buffer", "texture"):
+                    o = os.path.join(a.work, "%s.%s.tsl" % (name, other))
+                    if os.path.exists(o) and same_bytes(tsl, o):
+                        row["auto_same_as"] = other
+            engines.append((storage, a.tessel, tsl))
         if a.baseline:
-            engines.append(("baseline", a.baseline, None))
+            engines.append(("baseline", a.baseline, path))
         best = {}
         for _ in range(a.rounds):
-            for key, binary, storage in engines:
-                ms, err = tessel_bench(binary, path, storage, a.repeat)
+            for key, binary, model_file in engines:
+                ms, err = tessel_bench(binary, model_file, a.repeat)
                 if ms is None:
                     row[key + "_error"] = err
                     continue
-                if "auto" == key and "auto on" in err:
-                    row["auto_note"] = err.splitlines()[-1]
                 best[key] = min(best.get(key, 1e300), ms)
         row.update({k + "_ms": v for k, v in best.items()})
-        for storage in ("buffer", "texture"):
+        for storage in ("buffer", "texture") if not a.no_profile else ():
             row[storage + "_profile"] = tessel_profile(a.tessel, path, storage)
         print(json.dumps(row), flush=True)
         results.append(row)
@@ -168,14 +197,18 @@ def main():
 def markdown(results):
     def fmt(v):
         return "-" if v is None else "%.3f" % v
-    out = ["| model | eager | CUDA graph | baseline | buffer | texture | auto | texture/buffer |"
-           " best/CUDA graph |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| model | eager | CUDA graph | baseline | buffer | texture | auto (its .tsl) |"
+           " auto's storage / faster | texture/buffer | best/CUDA graph |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         b, t = r.get("buffer_ms"), r.get("texture_ms")
         best = min(v for v in (b, t) if v is not None) if (b or t) else None
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        same = r.get("auto_same_as")
+        chosen = r.get(same + "_ms") if same else None
+        out.append("| %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s |" % (
             r["model"], fmt(r.get("eager_ms")), fmt(r.get("cuda_graph_ms")),
             fmt(r.get("baseline_ms")), fmt(b), fmt(t), fmt(r.get("auto_ms")),
+            "= " + same if same else "differs", fmt(chosen / best) if chosen and best else "-",
             fmt(t / b) if b and t else "-",
             fmt(best / r["cuda_graph_ms"]) if best else "-"))
     return "\n".join(out) + "\n"

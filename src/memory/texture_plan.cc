@@ -320,6 +320,163 @@ KindPacking PlanKind(const TextureProblem& problem, const std::vector<TokenIndex
   return best;
 }
 
+// What an image holding `members` (tokens of one kind) takes at least:
+// its widest token's width times its tallest token's height; the area of
+// its tokens live at one moment; and for two tokens live at once, which
+// lie side by side (the image as wide as both) or one above the other (as
+// tall as both), since two disjoint rectangles are apart along x or y.
+int64_t ImageAreaBound(const TextureProblem& problem, const std::vector<TokenIndex>& members) {
+  int64_t w = 0, h = 0;
+  for (TokenIndex t : members) {
+    w = std::max(w, problem.tokens[static_cast<size_t>(t)].width);
+    h = std::max(h, problem.tokens[static_cast<size_t>(t)].height);
+  }
+  int64_t bound = w * h;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const TextureToken& a = problem.tokens[static_cast<size_t>(members[i])];
+    if (a.live.empty()) continue;
+    int64_t live = 0;  // at a's first moment
+    for (size_t j = 0; j < members.size(); ++j) {
+      const TextureToken& b = problem.tokens[static_cast<size_t>(members[j])];
+      if (!b.live.empty() && b.live.first_use <= a.live.first_use &&
+          a.live.first_use < b.live.last_use) {
+        live += b.area();
+      }
+      if (j > i && a.live.Overlaps(b.live)) {
+        const int64_t beside = std::max(w, a.width + b.width) * h;
+        const int64_t above = w * std::max(h, a.height + b.height);
+        bound = std::max(bound, std::min(beside, above));
+      }
+    }
+    bound = std::max(bound, live);
+  }
+  return bound;
+}
+
+// The least, over every way to split `tokens` into images (tokens that
+// must lie apart in different ones), of the images' ImageAreaBound: what
+// any plan's images holding these tokens take at least. Branch and bound,
+// largest tokens first; `tokens` is a handful.
+int64_t SubsetAreaBound(const TextureProblem& problem, std::vector<TokenIndex> tokens) {
+  std::sort(tokens.begin(), tokens.end(), [&](TokenIndex a, TokenIndex b) {
+    return problem.tokens[static_cast<size_t>(a)].area() >
+           problem.tokens[static_cast<size_t>(b)].area();
+  });
+  // Each alone: a split that is always allowed.
+  int64_t best = 0;
+  for (TokenIndex t : tokens) best += problem.tokens[static_cast<size_t>(t)].area();
+  std::vector<std::vector<TokenIndex>> groups;
+  std::vector<int64_t> group_bound;
+  auto search = [&](auto& self, size_t next, int64_t sum) -> void {
+    if (sum >= best) return;
+    if (next == tokens.size()) {
+      best = sum;
+      return;
+    }
+    const TokenIndex t = tokens[next];
+    const TextureToken& token = problem.tokens[static_cast<size_t>(t)];
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const bool apart = std::any_of(groups[g].begin(), groups[g].end(), [&](TokenIndex j) {
+        return std::find(token.apart.begin(), token.apart.end(), j) != token.apart.end();
+      });
+      if (apart) continue;
+      groups[g].push_back(t);
+      const int64_t before = group_bound[g];
+      group_bound[g] = ImageAreaBound(problem, groups[g]);
+      self(self, next + 1, sum - before + group_bound[g]);
+      group_bound[g] = before;
+      groups[g].pop_back();
+    }
+    groups.push_back({t});
+    group_bound.push_back(token.area());
+    self(self, next + 1, sum + token.area());
+    groups.pop_back();
+    group_bound.pop_back();
+  };
+  search(search, 0, 0);
+  return best;
+}
+
+// The most tokens SubsetAreaBound splits (Bell(7) = 877 splits at most).
+constexpr size_t kBoundSubset = 7;
+
+// The kind's SubsetAreaBound over subsets of a few tokens around each
+// moment some tokens start (the largest of them when more than
+// kBoundSubset are live at once):
+//   - the tokens live then and at the next moments, while they are at most
+//     kBoundSubset;
+//   - the tokens live then, and the largest tokens of the kind;
+//   - the tokens live then, and the largest token of each width.
+// Any subset gives a valid bound; these are the ones where images of
+// different shapes, or a kernel's input and output, cost area.
+int64_t WindowAreaBound(const TextureProblem& problem, const std::vector<TokenIndex>& tokens) {
+  std::vector<int64_t> moments;
+  for (TokenIndex t : tokens) {
+    const Lifespan& live = problem.tokens[static_cast<size_t>(t)].live;
+    if (!live.empty()) moments.push_back(live.first_use);
+  }
+  std::sort(moments.begin(), moments.end());
+  moments.erase(std::unique(moments.begin(), moments.end()), moments.end());
+  auto live_at = [&](int64_t m) {
+    std::vector<TokenIndex> live;
+    for (TokenIndex t : tokens) {
+      const Lifespan& l = problem.tokens[static_cast<size_t>(t)].live;
+      if (!l.empty() && l.first_use <= m && m < l.last_use) live.push_back(t);
+    }
+    std::sort(live.begin(), live.end(), [&](TokenIndex a, TokenIndex b) {
+      return problem.tokens[static_cast<size_t>(a)].area() >
+             problem.tokens[static_cast<size_t>(b)].area();
+    });
+    return live;
+  };
+  std::vector<TokenIndex> largest = tokens;
+  std::sort(largest.begin(), largest.end(), [&](TokenIndex a, TokenIndex b) {
+    return problem.tokens[static_cast<size_t>(a)].area() >
+           problem.tokens[static_cast<size_t>(b)].area();
+  });
+  std::vector<TokenIndex> widths;  // the largest of each width, largest first
+  for (TokenIndex t : largest) {
+    const int64_t w = problem.tokens[static_cast<size_t>(t)].width;
+    if (std::none_of(widths.begin(), widths.end(), [&](TokenIndex o) {
+          return problem.tokens[static_cast<size_t>(o)].width == w;
+        })) {
+      widths.push_back(t);
+    }
+  }
+  int64_t bound = 0;
+  std::vector<std::vector<TokenIndex>> seen;
+  auto consider = [&](std::vector<TokenIndex> subset) {
+    std::sort(subset.begin(), subset.end());
+    if (subset.size() < 2 || std::find(seen.begin(), seen.end(), subset) != seen.end()) return;
+    bound = std::max(bound, SubsetAreaBound(problem, subset));
+    seen.push_back(std::move(subset));
+  };
+  auto joined = [&](std::vector<TokenIndex> subset, const std::vector<TokenIndex>& more) {
+    for (TokenIndex t : more) {
+      if (subset.size() >= kBoundSubset) break;
+      if (std::find(subset.begin(), subset.end(), t) == subset.end()) subset.push_back(t);
+    }
+    return subset;
+  };
+  for (size_t i = 0; i < moments.size(); ++i) {
+    std::vector<TokenIndex> live = live_at(moments[i]);
+    if (live.size() > kBoundSubset) live.resize(kBoundSubset);
+    std::vector<TokenIndex> window = live;
+    for (size_t j = i + 1; j < moments.size(); ++j) {
+      std::vector<TokenIndex> wider = window;
+      for (TokenIndex t : live_at(moments[j])) {
+        if (std::find(wider.begin(), wider.end(), t) == wider.end()) wider.push_back(t);
+      }
+      if (wider.size() > kBoundSubset) break;
+      window = std::move(wider);
+    }
+    consider(std::move(window));
+    consider(joined(live, largest));
+    consider(joined(live, widths));
+  }
+  return bound;
+}
+
 std::string Describe(const TextureProblem& problem, const TexturePlan& plan, size_t t) {
   const TextureToken& token = problem.tokens[t];
   const TexturePosition& p = plan.positions[t];
@@ -427,12 +584,17 @@ std::vector<int64_t> TextureLowerBounds(const TextureProblem& problem) {
     deltas[k][t.live.first_use] += t.area();
     deltas[k][t.live.last_use] -= t.area();
   }
+  std::vector<std::vector<TokenIndex>> by_kind(problem.kinds.size());
+  for (size_t t = 0; t < problem.tokens.size(); ++t) {
+    by_kind[static_cast<size_t>(problem.tokens[t].kind)].push_back(static_cast<TokenIndex>(t));
+  }
   for (size_t k = 0; k < deltas.size(); ++k) {
     int64_t live = 0;
     for (const auto& [time, delta] : deltas[k]) {
       live += delta;
       bounds[k] = std::max(bounds[k], live);
     }
+    bounds[k] = std::max(bounds[k], WindowAreaBound(problem, by_kind[k]));
   }
   return bounds;
 }

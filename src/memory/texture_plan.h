@@ -158,13 +158,25 @@ StatusOr<TexturePlan> PlanTextures(const TextureProblem& problem,
 TexturePlan PlaceTexturesUnshared(const TextureProblem& problem);
 
 // A lower bound on total_area() of every valid plan, per kind (by kind
-// index). Images are allocated for the whole run and the tokens live at a
-// moment lie in disjoint regions of their kind's images, so at every moment
-// the kind's images hold at least the area of its tokens live then: the
-// kind's bound is the largest such sum over time (and at least its largest
-// token, which needs an image even with an empty lifespan). Kinds never
-// share an image, so their bounds add up (TextureLowerBound). Weights live
-// for the whole run, so their bound is the sum of their areas.
+// index); kinds never share an image, so their bounds add up
+// (TextureLowerBound). Per kind, the largest of:
+//   - the area live at one moment: images are allocated for the whole run
+//     and the tokens live at a moment lie in disjoint regions of them (at
+//     least the largest token, which needs an image even when never live);
+//   - for a few tokens live around one moment (at most 7: those live then
+//     and at the next moments, the largest when more are), the least area
+//     of images holding them, over every split of them into images (tokens
+//     that must lie apart never in one): an image is at least as wide as
+//     its widest token and as tall as its tallest, holds its tokens live at
+//     a moment, and two tokens live at once lie side by side (the image as
+//     wide as both) or one above the other (as tall as both). Any plan's
+//     images, holding these tokens and maybe more, are at least as large.
+// The second is what the first misses on CNNs: MobileNetV2's 112x448,
+// 112x2688 and 56x1344 activations live in turn, two at a time, and no
+// arrangement of them takes less than 1.133x the most live at once (the
+// 56-wide one leaves half of a 112-wide image idle, or needs one of its
+// own). Weights live for the whole run, so their bound is the sum of their
+// areas, which stacking meets.
 std::vector<int64_t> TextureLowerBounds(const TextureProblem& problem);
 int64_t TextureLowerBound(const TextureProblem& problem);
 

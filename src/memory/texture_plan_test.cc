@@ -59,16 +59,53 @@ TEST(PlanTextures, Hand_made_instance_gets_its_known_optimum) {
   EXPECT_EQ(best.images[1].area(), 6);
 }
 
-TEST(PlanTextures, A_wide_then_a_tall_token_are_best_apart_and_the_bound_says_half) {
+TEST(PlanTextures, A_wide_then_a_tall_token_are_best_apart_and_the_bound_knows_it) {
   // Sharing an image would make it 1000x1000; apart they take 2000 texels,
-  // the optimum. Only one is live at a time: the bound is 1000.
+  // the optimum. Only one is live at a time, so the area live at once says
+  // 1000; splitting the two into images says 2000.
   TextureProblem p;
   p.kinds = {{.name = "texture"}};
   p.tokens = {{.name = "wide", .width = 1000, .height = 1, .live = {0, 1}},
               {.name = "tall", .width = 1, .height = 1000, .live = {1, 2}}};
-  EXPECT_EQ(TextureLowerBound(p), 1000);
+  EXPECT_EQ(TextureLowerBound(p), 2000);
   EXPECT_EQ(PlanOf(p, TextureStrategy::kRfc).total_area(), 2000);
   EXPECT_EQ(PlanOf(p, TextureStrategy::kBest).total_area(), 2000);
+}
+
+TEST(PlanTextures, The_bound_counts_the_images_a_kernels_input_and_output_need) {
+  // MobileNetV2's first expansion: a kernel reads `in` (112x448) and writes
+  // `expanded` (112x2688); the depthwise kernel reads it and writes `down`
+  // (56x1344). At most 376320 texels live at once, but `expanded` cannot
+  // share an image with either, and `in` with `down` would make an image
+  // 112x1344: the least is three images, 426496 texels (1.133x).
+  TextureProblem p;
+  p.kinds = {{.name = "texture"}};
+  p.tokens = {{.name = "in", .width = 112, .height = 448, .live = {0, 2}, .apart = {1}},
+              {.name = "expanded", .width = 112, .height = 2688, .live = {1, 3}, .apart = {0, 2}},
+              {.name = "down", .width = 56, .height = 1344, .live = {2, 4}, .apart = {1}}};
+  EXPECT_EQ(TextureLowerBound(p), 112 * 448 + 112 * 2688 + 56 * 1344);
+  EXPECT_EQ(PlanOf(p, TextureStrategy::kBest).total_area(), TextureLowerBound(p));
+  // Without the rule it is no less: `in` above `expanded` in one 112x3136
+  // image and `down` alone take as much, and every other split more.
+  TextureProblem free = p;
+  for (TextureToken& t : free.tokens) t.apart.clear();
+  EXPECT_EQ(TextureLowerBound(free), TextureLowerBound(p));
+  // The area live at once alone says 376320.
+  EXPECT_GT(TextureLowerBound(p), 112 * 2688 + 56 * 1344);
+}
+
+TEST(PlanTextures, Two_tokens_live_at_once_lie_beside_or_above_each_other) {
+  // a (3x1) and b (1x3) live at once, then c (3x3). One image for all is
+  // 3x3 by its largest token, but a and b do not fit 3x3 together: beside,
+  // 4 wide; above, 4 high: 12. Any other split is no smaller (a with c in
+  // 3x3 and b alone is 12, the optimum).
+  TextureProblem p;
+  p.kinds = {{.name = "texture"}};
+  p.tokens = {{.name = "a", .width = 3, .height = 1, .live = {0, 2}},
+              {.name = "b", .width = 1, .height = 3, .live = {0, 2}},
+              {.name = "c", .width = 3, .height = 3, .live = {2, 3}}};
+  EXPECT_EQ(TextureLowerBound(p), 12);
+  EXPECT_EQ(PlanOf(p, TextureStrategy::kBest).total_area(), 12);
 }
 
 TEST(PlanTextures, A_kernels_input_and_output_lie_in_different_images) {

@@ -76,6 +76,9 @@ struct HostOptions {
   // did), and a line of progress to draw over the last; null: nowhere.
   std::function<void(const std::string&)> note;
   std::function<void(const std::string&)> progress;
+  // Whether notes go into detail: one per value or node a note concerns,
+  // rather than one line that counts them.
+  bool verbose = false;
 };
 
 // What SelectKernels decides for one node.

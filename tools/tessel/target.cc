@@ -47,7 +47,8 @@ bool progress_drawn = false;
 targets::HostOptions HostOptionsOf(const TargetOptions& opts) {
   targets::HostOptions host{.profile = opts.profile,
                             .cache_dir = env_defaults.cache_dir / "opencl",
-                            .dump_dir = env_defaults.dump_dir};
+                            .dump_dir = env_defaults.dump_dir,
+                            .verbose = opts.verbose};
   host.note = [](const std::string& line) {
     if (progress_drawn) std::fprintf(stderr, "\r%100s\r", "");
     progress_drawn = false;
@@ -140,6 +141,9 @@ void AddTargetOptions(CLI::App& app, TargetOptions& opts, bool profile) {
   app.add_option("--threads", opts.threads,
                  "Threads the cpu kernels use (default: one per physical core)")
       ->check(CLI::Range(1, 1024));
+  app.add_flag("-v,--verbose", opts.verbose,
+               "Notes in detail: each value that stays in a buffer under --storage texture (its "
+               "image too large for the device), rather than a count");
   if (profile) {
     app.add_flag("--profile", opts.profile,
                  "Print where the time goes: per op and kernel on cpu, per kernel (OpenCL "

@@ -32,6 +32,7 @@ struct TargetOptions {
   std::string storage;   // empty: buffer (opencl)
   int threads = 0;       // 0: one per physical core
   bool profile = false;  // where the time goes (per node on cpu, OpenCL events)
+  bool verbose = false;  // notes in detail (HostOptions::verbose)
   // OpenCL work-group tuning (AddTuningOptions).
   std::string tune_cache;  // empty: <cache dir>/opencl/tuning.json
   std::string tune = "off";

@@ -37,6 +37,16 @@ bool Fits(const std::optional<ir::TextureExtent>& e) {
   return e && e->width <= ir::kMinImage2dExtent && e->height <= ir::kMinImage2dExtent;
 }
 
+// "value 'x' stays in a buffer: ..." when `v` in `layout` is too large for
+// an image; nullopt when it fits (or has no such layout).
+std::optional<std::string> TooLargeNote(const ir::Value& v, ir::Layout layout) {
+  const std::optional<ir::TextureExtent> e = ir::TextureExtentOf(v.shape, layout);
+  if (!e || Fits(e)) return std::nullopt;
+  return "value '" + v.name + "' stays in a buffer: its " + ir::LayoutName(layout) +
+         " image would be " + std::to_string(e->width) + "x" + std::to_string(e->height) +
+         " texels, over " + std::to_string(ir::kMinImage2dExtent);
+}
+
 }  // namespace
 
 bool IsSnippetImageArg(const ir::Value& v) {
@@ -142,9 +152,13 @@ StorageDecisions CollectStorageInfo(const ir::Graph& graph, Storage storage) {
   // an image node (image kernels read weights from images only, so a node
   // whose weight another, buffer node reads loses its image kernel, and
   // the textures around it are decided again).
+  // Activations too large for an image, whoever reads and writes them.
+  for (const auto& v : graph.values()) {
+    if (!IsSnippetImageArg(*v) || boundary[static_cast<size_t>(v->id)]) continue;
+    if (auto note = TooLargeNote(*v, ir::Layout::kNCHW4c)) d.notes.push_back(*note);
+  }
   for (bool changed = true; changed;) {
     changed = false;
-    d.notes.clear();
     for (const auto& v : graph.values()) {
       const auto id = static_cast<size_t>(v->id);
       d.values[id] = {};
@@ -158,15 +172,7 @@ StorageDecisions CollectStorageInfo(const ir::Graph& graph, Storage storage) {
         ok = ok && ops[r] && UseOf(*nodes[r], *ops[r], v.get()) == Use::kImage;
       }
       if (!ok) continue;
-      const std::optional<ir::TextureExtent> e = ir::TextureExtentOf(v->shape, ir::Layout::kNCHW4c);
-      if (!Fits(e)) {
-        if (e) {
-          d.notes.push_back("value '" + v->name + "' stays in a buffer: its image would be " +
-                            std::to_string(e->width) + "x" + std::to_string(e->height) +
-                            " texels, over " + std::to_string(ir::kMinImage2dExtent));
-        }
-        continue;
-      }
+      if (!Fits(ir::TextureExtentOf(v->shape, ir::Layout::kNCHW4c))) continue;
       d.values[id] = {.layout = ir::Layout::kNCHW4c, .scope = ir::StorageScope::kTexture};
     }
     auto in_texture = [&](const ir::Value* v) {

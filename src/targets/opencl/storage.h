@@ -43,8 +43,8 @@ const char* StorageName(Storage s);
 struct StorageDecisions {
   std::vector<bool> image_node;                 // by node index: runs its image kernel
   std::vector<targets::ValuePlacement> values;  // by value id
-  // Activations an image kernel would have read or written from a texture
-  // but that stay buffers, and why (too large for an image): for --verbose.
+  // Activations that stay buffers because their image would be too large
+  // for an OpenCL device, one line each: for --verbose.
   std::vector<std::string> notes;
 };
 

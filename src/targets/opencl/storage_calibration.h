@@ -6,9 +6,10 @@
 //   TESSEL_ASSIGN_OR_RETURN(StorageCalibration c,
 //                           CalibrateStorage(graph, runtime, cache_dir / "storage.json"));
 //
-// Both storages are prepared without a memory plan (every value in its own
-// buffer or image) and timed on zero inputs, interleaved over rounds, the
-// best run of each kept; texture wins only when it is faster. The cache is
+// Both storages are prepared on memory planned as compiling plans it (a
+// plan packs values tighter than a buffer or image each, and buffers gain
+// more from that) and timed on zero inputs, interleaved over rounds, each
+// storage's median run kept; texture wins only when it is faster. The cache is
 // JSON, one entry per (platform, device, driver, graph), the graph known by
 // a hash of its printed form (ops, shapes, attributes; not the weights,
 // which do not change the time). A cache that cannot be read is rebuilt,
@@ -28,7 +29,7 @@ namespace tessel::opencl {
 
 struct StorageCalibration {
   Storage storage = Storage::kBuffer;
-  double buffer_ms = 0, texture_ms = 0;  // best run of each
+  double buffer_ms = 0, texture_ms = 0;  // median run of each
   bool cached = false;                   // taken from the cache file
 };
 
@@ -40,5 +41,18 @@ std::string StorageGraphHash(const ir::Graph& graph);
 StatusOr<StorageCalibration> CalibrateStorage(const ir::Graph& graph, Runtime& runtime,
                                               const std::filesystem::path& cache_file,
                                               const std::function<void(const std::string&)>& note);
+
+// For compiling with no device at hand: what the cache recorded for
+// `graph`, on each device whose name contains `device` (every device when
+// it is empty or an index, "opencl:N"). An unreadable cache records
+// nothing (with a note).
+struct StorageRecord {
+  std::string device;  // the device's name, as `tessel info` shows it
+  Storage storage = Storage::kBuffer;
+};
+std::vector<StorageRecord> RecordedStorage(const ir::Graph& graph,
+                                           const std::filesystem::path& cache_file,
+                                           const std::string& device,
+                                           const std::function<void(const std::string&)>& note);
 
 }  // namespace tessel::opencl

@@ -278,16 +278,35 @@ StatusOr<Storage> OpenClTarget::ResolveStorage(const ir::Graph& graph) const {
     auto it = resolved_texture_.find(hash);
     if (it != resolved_texture_.end()) return it->second ? Storage::kTexture : Storage::kBuffer;
   }
-  StatusOr<std::shared_ptr<Runtime>> runtime = this->runtime();
-  if (!runtime.ok()) {
-    if (host_.note) {
-      host_.note("--storage auto: no OpenCL device to measure on (" + runtime.status().message() +
-                 "): buffer");
-    }
-    return Storage::kBuffer;
-  }
   const std::filesystem::path cache =
       host_.cache_dir.empty() ? std::filesystem::path() : host_.cache_dir / "storage.json";
+  StatusOr<std::shared_ptr<Runtime>> runtime = this->runtime();
+  if (!runtime.ok()) {
+    // A build machine compiling for a GPU it does not have: what that GPU
+    // measured before, when the cache holds it and every record agrees.
+    const std::vector<StorageRecord> records =
+        RecordedStorage(graph, cache, spec_.Option("device"), host_.note);
+    Storage storage = Storage::kBuffer;
+    std::string why = "no calibration of this model recorded in '" + cache.string() + "'";
+    if (!records.empty()) {
+      const bool agree = std::all_of(records.begin(), records.end(), [&](const StorageRecord& r) {
+        return r.storage == records[0].storage;
+      });
+      why = agree ? "as calibrated on " : "calibrations disagree (--device picks one): ";
+      for (size_t i = 0; i < records.size(); ++i) {
+        why += (i ? ", " : "") + records[i].device;
+        if (!agree) why += std::string(" ") + StorageName(records[i].storage);
+      }
+      if (agree) storage = records[0].storage;
+    }
+    if (host_.note) {
+      host_.note("--storage auto: no OpenCL device to measure on (" + runtime.status().message() +
+                 "): " + StorageName(storage) + ", " + why);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    resolved_texture_[hash] = storage == Storage::kTexture;
+    return storage;
+  }
   TESSEL_ASSIGN_OR_RETURN(const StorageCalibration c,
                           CalibrateStorage(graph, **runtime, cache, host_.note));
   if (host_.note) {
@@ -307,8 +326,12 @@ StatusOr<targets::KernelDecisions> OpenClTarget::SelectKernels(const ir::Graph& 
   // and the device, which only place tensors and size launches.
   TESSEL_ASSIGN_OR_RETURN(const Storage resolved, ResolveStorage(graph));
   const StorageDecisions storage = CollectStorageInfo(graph, resolved);
-  if (host_.note) {
+  if (host_.note && host_.verbose) {
     for (const std::string& line : storage.notes) host_.note(line);
+  } else if (host_.note && !storage.notes.empty()) {
+    host_.note(std::to_string(storage.notes.size()) +
+               " activation(s) stay in buffers, their images too large for an OpenCL device "
+               "(--verbose names them)");
   }
   TESSEL_ASSIGN_OR_RETURN(LaunchPlan plan,
                           PlanLaunches(graph, ir::MemoryLayout{}, {.storage = &storage}));

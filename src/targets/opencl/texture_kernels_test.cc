@@ -618,32 +618,6 @@ TEST_F(TextureKernelTest, channel_concat_matches_the_reference) {
                                  {c, RandomFloats(c->shape, 53)}});
 }
 
-TEST_F(TextureKernelTest, elementwise_ops_match_the_reference) {
-  const Shape shape = {2, 5, 3, 7};
-  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
-    SCOPED_TRACE(op);
-    ir::Graph g;
-    ir::Value* a = g.AddValue("a", DType::kFloat32, shape, true);
-    ir::Value* b = g.AddValue("b", DType::kFloat32, shape, true);
-    ir::Node* node = g.AddNode(op, "e", {a, b}, {g.AddValue("y")});
-    ExpectMatchesReference(*node, {{a, RandomFloats(shape, 61)}, {b, RandomFloats(shape, 62)}});
-  }
-  for (const char* op : {"Relu", "Sigmoid", "LeakyRelu", "HardSigmoid", "HardSwish", "Clip"}) {
-    SCOPED_TRACE(op);
-    ir::Graph g;
-    ir::Value* a = g.AddValue("a", DType::kFloat32, shape, true);
-    std::vector<ir::Value*> inputs = {a};
-    if (std::string(op) == "Clip") {
-      inputs.push_back(g.AddConstant("lo", ops::test_util::F32({0.2f}, {})));
-      inputs.push_back(g.AddConstant("hi", ops::test_util::F32({0.6f}, {})));
-    }
-    ir::Node* node = g.AddNode(op, "e", inputs, {g.AddValue("y")});
-    if (std::string(op) == "LeakyRelu") node->attrs.Set("alpha", AttrValue(0.3f));
-    ExpectMatchesReference(*node, {{a, RandomFloats(shape, 63)}});
-  }
-  EXPECT_TRUE(Used("f32_eltwise_nchw4c"));
-}
-
 // The checks need no device.
 std::string Refusal(ir::Node& node) {
   EXPECT_TRUE(ops::InferNode(node, kOpset).ok());
@@ -709,16 +683,11 @@ TEST(CheckTextureKernel, rejects_other_dtypes_and_ranks) {
             "supported: rank 4");
 }
 
-TEST(CheckTextureKernel, rejects_broadcasting_elementwise_ops) {
+TEST(CheckTextureKernel, leaves_elementwise_ops_to_snippets) {
   ir::Graph g;
   ir::Value* a = g.AddValue("a", DType::kFloat32, {1, 8, 4, 4}, true);
-  ir::Value* b = g.AddValue("b", DType::kFloat32, {1, 8, 1, 1}, true);
-  ir::Node* node = g.AddNode("Mul", "m", {a, b}, {g.AddValue("y")});
-  EXPECT_EQ(Refusal(*node),
-            "Mul 'm': no OpenCL image kernel: input 'b' has shape 1x8x1x1; supported: the "
-            "output's (no broadcasting)");
-  ir::Node* tanh = g.AddNode("Tanh", "t", {a}, {g.AddValue("t_y")});
-  EXPECT_EQ(Refusal(*tanh), "Tanh 't': no OpenCL image kernel: not an op the image kernels run");
+  ir::Node* node = g.AddNode("Mul", "m", {a, a}, {g.AddValue("y")});
+  EXPECT_EQ(Refusal(*node), "Mul 'm': no OpenCL image kernel: not an op the image kernels run");
 }
 
 TEST(CheckTextureKernel, rejects_concat_of_unaligned_channels) {

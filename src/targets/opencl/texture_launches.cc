@@ -265,107 +265,6 @@ StatusOr<TextureOperands> CheckConcat(const ir::Node& node) {
   return ops;
 }
 
-// An elementwise node as f32_eltwise_nchw4c runs it: a binary op code
-// (-1: unary) and an activation.
-struct Eltwise {
-  int op = -1;
-  ops::FusedActivation act;
-};
-
-// Constant input `i` of a Clip (opset 11+) as its bound, `fallback` when
-// absent; nullopt when not a float32 scalar constant.
-std::optional<float> ClipBound(const ir::Node& node, size_t i, float fallback) {
-  const ir::Value* v = node.input(i);
-  if (!v) return fallback;
-  if (!v->is_constant() || v->dtype != DType::kFloat32 || NumElements(v->shape) != 1) {
-    return std::nullopt;
-  }
-  return v->constant.data<float>()[0];
-}
-
-StatusOr<Eltwise> ResolveEltwise(const ir::Node& node, int opset) {
-  using ops::ActivationKind;
-  static const char* const kBinary[] = {"Add", "Sub", "Mul", "Div"};
-  Eltwise e;
-  for (int k = 0; k < 4; ++k) {
-    if (IsOnnx(node, kBinary[k])) e.op = k;
-  }
-  if (e.op >= 0) return e;
-  const AttributeMap& a = node.attrs;
-  if (IsOnnx(node, "Relu")) {
-    e.act = {.kind = ActivationKind::kRelu};
-  } else if (IsOnnx(node, "Sigmoid")) {
-    e.act = {.kind = ActivationKind::kSigmoid};
-  } else if (IsOnnx(node, "HardSwish")) {
-    e.act = {.kind = ActivationKind::kHardSwish};
-  } else if (IsOnnx(node, "LeakyRelu")) {
-    e.act = {.kind = ActivationKind::kLeakyRelu, .alpha = a.Float("alpha", 0.01f)};
-  } else if (IsOnnx(node, "HardSigmoid")) {
-    e.act = {.kind = ActivationKind::kHardSigmoid,
-             .alpha = a.Float("alpha", 0.2f),
-             .beta = a.Float("beta", 0.5f)};
-  } else if (IsOnnx(node, "Clip")) {
-    constexpr float kInf = std::numeric_limits<float>::infinity();
-    std::optional<float> lo = a.Float("min", -std::numeric_limits<float>::max());
-    std::optional<float> hi = a.Float("max", std::numeric_limits<float>::max());
-    if (opset >= 11) {
-      lo = ClipBound(node, 1, -kInf);
-      hi = ClipBound(node, 2, kInf);
-    }
-    if (!lo || !hi) return NoImageKernel(node, "its min and max are not float32 constants");
-    e.act = {.kind = ActivationKind::kClip, .alpha = *lo, .beta = *hi};
-  } else {
-    return NoImageKernel(node, "not an op the image kernels run");
-  }
-  return e;
-}
-
-StatusOr<TextureOperands> CheckEltwise(const ir::Node& node, int opset) {
-  TESSEL_ASSIGN_OR_RETURN(const Eltwise e, ResolveEltwise(node, opset));
-  const ir::Value* y = node.output(0);
-  TESSEL_RETURN_IF_ERROR(CheckFloat4d(node, y, "output"));
-  TextureOperands ops{.image_inputs = {0}};
-  if (e.op >= 0) ops.image_inputs.push_back(1);
-  for (int i : ops.image_inputs) {
-    const ir::Value* x = node.input(static_cast<size_t>(i));
-    TESSEL_RETURN_IF_ERROR(CheckFloat4d(node, x, "input"));
-    if (x->shape != y->shape) {
-      return NoImageKernel(node, "input '" + x->name + "' has shape " + ShapeToString(x->shape) +
-                                     "; supported: the output's (no broadcasting)");
-    }
-  }
-  TESSEL_RETURN_IF_ERROR(CheckFitsImage(node, y, ir::Layout::kNCHW4c));
-  return ops;
-}
-
-Status EltwiseLaunch(const NodeContext& c, std::vector<PendingLaunch>* out) {
-  TESSEL_ASSIGN_OR_RETURN(const Eltwise e, ResolveEltwise(c.node, c.opset));
-  const ir::Value* a = c.node.input(0);
-  const ir::Value* b = e.op >= 0 ? c.node.input(1) : nullptr;
-  const ir::Value* y = c.node.output(0);
-  const int64_t rows = y->shape[0] * ir::Texels(y->shape[1]) * y->shape[2];
-  PendingLaunch l;
-  l.kernel_name = "f32_eltwise_nchw4c";
-  l.args.Image(c.ref(a))
-      .Image(c.ref(b ? b : a))
-      .Image(c.ref(y))
-      .Int(y->shape[3])
-      .Int(rows)
-      .Int(y->shape[2])
-      .Int(y->shape[1])
-      .Int(b ? 1 : 0)
-      .Int(std::max(e.op, 0))
-      .Int(static_cast<int>(e.act.kind))  // a TESSEL_ACT_* code (ops::ActivationCDefines)
-      .Float(e.act.alpha)
-      .Float(e.act.beta);
-  l.geometry.dims = 2;
-  l.geometry.global = {static_cast<size_t>(y->shape[3]), static_cast<size_t>(rows), 1};
-  l.bytes = ImageBytes(y, ir::Layout::kNCHW4c) * (b ? 3 : 2);
-  l.flops = NumElements(y->shape);
-  out->push_back(std::move(l));
-  return Status::Ok();
-}
-
 Status ConvLaunch(const NodeContext& c, std::vector<PendingLaunch>* out) {
   const ir::Node& node = c.node;
   TESSEL_ASSIGN_OR_RETURN(const ConvGeometry g, ResolveConv(node));
@@ -546,7 +445,9 @@ StatusOr<TextureOperands> CheckTextureKernel(const ir::Node& node, int opset) {
     return CheckGlobalPool(node);
   }
   if (IsOnnx(node, "Concat")) return CheckConcat(node);
-  return CheckEltwise(node, opset);
+  // Elementwise ops run as snippets, which have image kernels of their own
+  // (snippets::EmitOpenClImageKernel).
+  return NoImageKernel(node, "not an op the image kernels run");
 }
 
 Status BuildTextureNodeLaunches(const NodeContext& c, std::vector<PendingLaunch>* out) {
@@ -557,8 +458,7 @@ Status BuildTextureNodeLaunches(const NodeContext& c, std::vector<PendingLaunch>
   if (IsOnnx(node, "GlobalAveragePool") || IsOnnx(node, "GlobalMaxPool")) {
     return GlobalPoolLaunch(c, out);
   }
-  if (IsOnnx(node, "Concat")) return ConcatLaunches(c, out);
-  return EltwiseLaunch(c, out);
+  return ConcatLaunches(c, out);
 }
 
 void AppendBufferToTexture(const TensorRef& src, const Shape& shape, const TensorRef& dst,
