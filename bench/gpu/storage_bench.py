@@ -30,8 +30,32 @@ import subprocess
 import sys
 import time
 
+# The shared models' architectures and every CNN of the zoo (tests/zoo/zoo.py).
 CNNS = ["mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x1_0", "resnet18", "efficientnet_b0",
-        "densenet121", "mobilenet_v3_small", "mobilenet_v3_large", "resnet50", "regnet_y_800mf"]
+        "densenet121", "mobilenet_v3_small", "mobilenet_v3_large", "resnet50", "regnet_y_800mf",
+        "resnext50_32x4d", "regnet_x_400mf", "regnet_y_400mf", "efficientnet_v2_s", "mnasnet1_0",
+        "shufflenet_v2_x0_5", "squeezenet1_0", "googlenet", "inception_v3", "convnext_tiny",
+        "lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large"]
+# Constructor arguments and input sizes where the zoo's differ from the defaults.
+KWARGS = {"googlenet": {"aux_logits": False, "init_weights": True},
+          "inception_v3": {"aux_logits": False, "init_weights": True}}
+SIZES = {"inception_v3": 299}
+
+
+class SegmentationOut(object):
+    """torchvision's segmentation models return a dict; the zoo exports its "out"."""
+
+    def __new__(cls, model):
+        import torch
+
+        class Wrapped(torch.nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, x):
+                return self.m(x)["out"]
+        return Wrapped(model)
 # name: (in channels, out channels, kernel, stride, groups, size)
 CONVS = {
     "conv3x3_64_56": (64, 64, 3, 1, 1, 56),        # ResNet-18 layer1
@@ -56,9 +80,14 @@ def export(name, path):
         model = torch.nn.Sequential(torch.nn.Conv2d(cin, cout, k, s, k // 2, groups=g),
                                     torch.nn.ReLU())
         x = torch.randn(1, cin, size, size)
-    else:
-        model = getattr(torchvision.models, name)(weights=None)
+    elif name.startswith(("lraspp", "deeplabv3")):
+        model = SegmentationOut(getattr(torchvision.models.segmentation, name)(
+            weights=None, weights_backbone=None))
         x = torch.randn(1, 3, 224, 224)
+    else:
+        model = getattr(torchvision.models, name)(weights=None, **KWARGS.get(name, {}))
+        size = SIZES.get(name, 224)
+        x = torch.randn(1, 3, size, size)
     model.eval()
     torch.onnx.export(model, (x,), path, opset_version=17, dynamo=False,
                       input_names=["input"], output_names=["output"])

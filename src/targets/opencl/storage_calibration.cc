@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <sstream>
 
 #include "core/file_io.h"
@@ -20,12 +21,18 @@ using json = nlohmann::json;
 // 2: measured on planned memory (1: every value in a buffer of its own,
 // which made buffers look slower than they run).
 constexpr int kFormat = 2;
-// Runs of each storage: a few to warm up, then rounds of a few each,
-// alternating; a storage's time is the median of its timed runs (what
-// `tessel bench` reports), which one slow or lucky run does not move.
+// Runs of each storage: alternating, to warm up until both have run a few
+// times and for a while (a GPU raises its clocks over tens of
+// milliseconds of work, and the storages would otherwise be timed at
+// different clocks), then rounds of a few each, the first of each round
+// untimed (the other storage's run has just evicted this one's data from
+// the caches, which a model run back to back does not see); a storage's
+// time is the median of its timed runs (what `tessel bench` reports),
+// which one slow or lucky run does not move.
 constexpr int kWarmupRuns = 3;
+constexpr double kWarmupMs = 250;
 constexpr int kRounds = 8;
-constexpr int kRunsPerRound = 3;
+constexpr int kRunsPerRound = 4;
 
 // The graph's ops, attributes and value types, nested bodies included; not
 // the weights, names or any decision taken on it, so that a graph hashes
@@ -177,10 +184,19 @@ StatusOr<StorageCalibration> CalibrateStorage(const ir::Graph& graph, Runtime& r
     buffer->set_record_timings(false);
     texture->set_record_timings(false);
     TESSEL_RETURN_IF_ERROR(TimeRuns(*buffer, inputs, kWarmupRuns, &buffer_times));
+    for (double warm = 0; warm < kWarmupMs;) {
+      TESSEL_RETURN_IF_ERROR(TimeRuns(*buffer, inputs, 1, &buffer_times));
+      TESSEL_RETURN_IF_ERROR(TimeRuns(*texture, inputs, 1, &texture_times));
+      warm = std::accumulate(buffer_times.begin(), buffer_times.end(), 0.0) +
+             std::accumulate(texture_times.begin(), texture_times.end(), 0.0);
+    }
     buffer_times.clear();
     texture_times.clear();
+    std::vector<double> untimed;
     for (int round = 0; round < kRounds; ++round) {
+      TESSEL_RETURN_IF_ERROR(TimeRuns(*buffer, inputs, 1, &untimed));
       TESSEL_RETURN_IF_ERROR(TimeRuns(*buffer, inputs, kRunsPerRound, &buffer_times));
+      TESSEL_RETURN_IF_ERROR(TimeRuns(*texture, inputs, 1, &untimed));
       TESSEL_RETURN_IF_ERROR(TimeRuns(*texture, inputs, kRunsPerRound, &texture_times));
     }
     c.buffer_ms = Median(buffer_times);
