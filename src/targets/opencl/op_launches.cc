@@ -277,25 +277,13 @@ Status Resize(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const int64_t OH = out->shape[r - 2], OW = out->shape[r - 1];
   const int64_t n = NumElements(out->shape);
   if (n == 0) return Status::Ok();
-  std::vector<int32_t> index;
-  std::vector<float> weight;
-  for (const ops::AxisSampling* a : {&rows, &cols}) {
-    const size_t coords = a->outside.size();
-    for (size_t x = 0; x < coords; ++x) {
-      for (int k = 0; k < a->taps; ++k) {
-        const size_t t = x * static_cast<size_t>(a->taps) + static_cast<size_t>(k);
-        index.push_back(a->outside[x] ? -1 : static_cast<int32_t>(a->index[t]));
-        weight.push_back(static_cast<float>(a->weight[t]));
-      }
-    }
-  }
-  auto bytes = [](const auto& v) {
-    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
-    return std::vector<unsigned char>(p, p + v.size() * sizeof(v[0]));
-  };
+  ResizeTables tables = MakeResizeTables(rows, cols);
   PendingLaunch l;
   l.kernel_name = "f32_resize2d";
-  l.args.Tensor(c.ref(in)).Tensor(c.ref(out)).Table(bytes(index)).Table(bytes(weight));
+  l.args.Tensor(c.ref(in))
+      .Tensor(c.ref(out))
+      .Table(std::move(tables.index))
+      .Table(std::move(tables.weight));
   l.args.Int(Product(in->shape, 0, r - 2))
       .Int(in->shape[r - 2])
       .Int(in->shape[r - 1])
@@ -851,6 +839,26 @@ const std::map<std::pair<std::string, std::string>, LaunchBuilder>& KernelTable(
 }
 
 }  // namespace
+
+ResizeTables MakeResizeTables(const ops::AxisSampling& rows, const ops::AxisSampling& cols) {
+  std::vector<int32_t> index;
+  std::vector<float> weight;
+  for (const ops::AxisSampling* a : {&rows, &cols}) {
+    const size_t coords = a->outside.size();
+    for (size_t x = 0; x < coords; ++x) {
+      for (int k = 0; k < a->taps; ++k) {
+        const size_t t = x * static_cast<size_t>(a->taps) + static_cast<size_t>(k);
+        index.push_back(a->outside[x] ? -1 : static_cast<int32_t>(a->index[t]));
+        weight.push_back(static_cast<float>(a->weight[t]));
+      }
+    }
+  }
+  auto bytes = [](const auto& v) {
+    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+    return std::vector<unsigned char>(p, p + v.size() * sizeof(v[0]));
+  };
+  return {.index = bytes(index), .weight = bytes(weight)};
+}
 
 Status BuildNodeLaunches(const NodeContext& c, std::vector<PendingLaunch>* out) {
   if (c.node.op_type == "Subgraph" || !c.snippet_kernel.empty()) return Snippet(c, out);

@@ -14,6 +14,7 @@
 
 #include "core/status.h"
 #include "ir/graph.h"
+#include "ops/spatial_plan.h"
 #include "targets/opencl/cl_include.h"
 #include "targets/opencl/work_size.h"
 
@@ -136,5 +137,13 @@ struct NodeContext {
 // Appends the node's launches (none for a copy onto itself). Unsupported,
 // naming the node, when no kernel here runs it.
 Status BuildNodeLaunches(const NodeContext& ctx, std::vector<PendingLaunch>* out);
+
+// Resize's taps on its two innermost axes as the kernels read them (rows,
+// then columns): per output coordinate `taps` int32 input indices (-1:
+// outside the input, the extrapolation value) and float32 weights.
+struct ResizeTables {
+  std::vector<unsigned char> index, weight;
+};
+ResizeTables MakeResizeTables(const ops::AxisSampling& rows, const ops::AxisSampling& cols);
 
 }  // namespace tessel::opencl

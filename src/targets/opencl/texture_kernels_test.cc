@@ -232,6 +232,14 @@ class TextureKernelTest : public ::testing::Test {
       for (const auto& [index, buffer] : p.args.tensors()) {
         p.args.SetBuffer(index, mems_[static_cast<size_t>(buffer)]);
       }
+      for (const auto& [index, bytes] : p.args.tables()) {  // Resize's taps
+        StatusOr<cl_mem> table = runtime_->Allocate(static_cast<int64_t>(bytes.size()));
+        ASSERT_TRUE(table.ok()) << table.status().message();
+        ASSERT_EQ(clEnqueueWriteBuffer(queue(), *table, CL_TRUE, 0, bytes.size(), bytes.data(), 0,
+                                       nullptr, nullptr),
+                  CL_SUCCESS);
+        p.args.SetBuffer(index, *table);
+      }
       const auto& args = p.args.args();
       for (size_t a = 0; a < args.size(); ++a) {
         ASSERT_EQ(clSetKernelArg(k, static_cast<cl_uint>(a), args[a].size(), args[a].data()),
@@ -604,6 +612,38 @@ TEST_F(TextureKernelTest, global_pools_match_the_reference) {
       ExpectMatchesReference(*node, {{x, RandomFloats(shape, 41)}});
     }
   }
+}
+
+TEST_F(TextureKernelTest, resize_matches_the_reference) {
+  // Nearest, linear and cubic; up and down; 6 channels (a padded texel);
+  // a tf_crop_and_resize that samples outside (the extrapolation value,
+  // lanes past the channels still zero).
+  struct Case {
+    const char* mode;
+    const char* coordinates;
+    std::vector<float> scales;
+  };
+  const Case cases[] = {{"nearest", "asymmetric", {1, 1, 2, 2}},
+                        {"linear", "half_pixel", {1, 1, 2, 1.5f}},
+                        {"linear", "align_corners", {1, 1, 0.5f, 0.5f}},
+                        {"cubic", "half_pixel", {1, 1, 1.5f, 2}},
+                        {"linear", "tf_crop_and_resize", {1, 1, 2, 2}}};
+  for (const Case& k : cases) {
+    SCOPED_TRACE(std::string(k.mode) + " " + k.coordinates);
+    ir::Graph g;
+    ir::Value* x = g.AddValue("x", DType::kFloat32, {2, 6, 5, 7}, true);
+    ir::Value* roi = nullptr;
+    if (std::string(k.coordinates) == "tf_crop_and_resize") {
+      roi = g.AddConstant("roi", ops::test_util::F32({0, 0, -0.2f, 0.1f, 1, 1, 1.1f, 0.9f}, {8}));
+    }
+    ir::Value* scales = g.AddConstant("scales", ops::test_util::F32(k.scales, {4}));
+    ir::Node* node = g.AddNode("Resize", "r", {x, roi, scales}, {g.AddValue("y")});
+    node->attrs.Set("mode", AttrValue(std::string(k.mode)));
+    node->attrs.Set("coordinate_transformation_mode", AttrValue(std::string(k.coordinates)));
+    node->attrs.Set("extrapolation_value", AttrValue(0.75f));
+    ExpectMatchesReference(*node, {{x, RandomFloats(x->shape, 71)}});
+  }
+  EXPECT_TRUE(Used("f32_resize2d_nchw4c"));
 }
 
 TEST_F(TextureKernelTest, channel_concat_matches_the_reference) {

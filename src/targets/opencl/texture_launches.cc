@@ -10,6 +10,7 @@
 #include "ir/texture.h"
 #include "ops/fused_activation.h"
 #include "ops/nn_internal.h"
+#include "ops/spatial_plan.h"
 
 namespace tessel::opencl {
 
@@ -236,6 +237,46 @@ StatusOr<TextureOperands> CheckGlobalPool(const ir::Node& node) {
   return TextureOperands{.image_inputs = {0}};
 }
 
+// Whether every output coordinate of `a` reads its own input coordinate
+// alone (an identity, or tf_crop_and_resize's full-range roi at scale 1).
+bool KeepsAxis(const ops::AxisSampling& a) {
+  if (a.identity) return true;
+  for (size_t x = 0; x < a.outside.size(); ++x) {
+    if (a.outside[x]) return false;
+    double own = 0;
+    for (int k = 0; k < a.taps; ++k) {
+      const size_t t = x * static_cast<size_t>(a.taps) + static_cast<size_t>(k);
+      if (a.index[t] == static_cast<int64_t>(x)) {
+        own += a.weight[t];
+      } else if (a.weight[t] != 0.0) {
+        return false;
+      }
+    }
+    if (own != 1.0) return false;
+  }
+  return true;
+}
+
+// Resize and Upsample over height and width only, with scales or sizes
+// known at compile time (the taps the reference plans).
+StatusOr<ops::ResizeSampling> ResolveResize(const ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(CheckFloat4d(node, node.input(0), "input X"));
+  TESSEL_RETURN_IF_ERROR(CheckFloat4d(node, node.output(0), "output Y"));
+  StatusOr<ops::ResizeSampling> s = ops::PlanResizeNode(node, opset);
+  if (!s.ok()) return NoImageKernel(node, s.status().message());
+  if (!KeepsAxis(s->axes[0]) || !KeepsAxis(s->axes[1])) {
+    return NoImageKernel(node, "it resizes batch or channels; supported: height and width");
+  }
+  return s;
+}
+
+StatusOr<TextureOperands> CheckResize(const ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(ResolveResize(node, opset).status());
+  TESSEL_RETURN_IF_ERROR(CheckFitsImage(node, node.input(0), ir::Layout::kNCHW4c));
+  TESSEL_RETURN_IF_ERROR(CheckFitsImage(node, node.output(0), ir::Layout::kNCHW4c));
+  return TextureOperands{.image_inputs = {0}};
+}
+
 StatusOr<TextureOperands> CheckConcat(const ir::Node& node) {
   const ir::Value* y = node.output(0);
   TESSEL_RETURN_IF_ERROR(CheckFloat4d(node, y, "output"));
@@ -376,6 +417,36 @@ Status PoolLaunch(const NodeContext& c, std::vector<PendingLaunch>* out) {
   return Status::Ok();
 }
 
+Status ResizeLaunch(const NodeContext& c, std::vector<PendingLaunch>* out) {
+  TESSEL_ASSIGN_OR_RETURN(const ops::ResizeSampling s, ResolveResize(c.node, c.opset));
+  const ir::Value* x = c.node.input(0);
+  const ir::Value* y = c.node.output(0);
+  const ops::AxisSampling& rows = s.axes[2];
+  const ops::AxisSampling& cols = s.axes[3];
+  const int64_t planes = x->shape[0] * ir::Texels(x->shape[1]);
+  const int64_t OH = y->shape[2], OW = y->shape[3];
+  ResizeTables tables = MakeResizeTables(rows, cols);
+  PendingLaunch l;
+  l.kernel_name = "f32_resize2d_nchw4c";
+  l.args.Image(c.ref(x))
+      .Image(c.ref(y))
+      .Table(std::move(tables.index))
+      .Table(std::move(tables.weight))
+      .Int(planes)
+      .Int(x->shape[1])
+      .Int(x->shape[2])
+      .Int(OH)
+      .Int(OW)
+      .Int(rows.taps)
+      .Int(cols.taps)
+      .Float(static_cast<float>(s.extrapolation_value));
+  l.geometry = Grid3(OW, OH, planes);
+  l.bytes = ImageBytes(x, ir::Layout::kNCHW4c) + ImageBytes(y, ir::Layout::kNCHW4c);
+  l.flops = 2 * NumElements(y->shape) * rows.taps * cols.taps;
+  out->push_back(std::move(l));
+  return Status::Ok();
+}
+
 Status GlobalPoolLaunch(const NodeContext& c, std::vector<PendingLaunch>* out) {
   const ir::Value* x = c.node.input(0);
   const ir::Value* y = c.node.output(0);
@@ -445,6 +516,7 @@ StatusOr<TextureOperands> CheckTextureKernel(const ir::Node& node, int opset) {
     return CheckGlobalPool(node);
   }
   if (IsOnnx(node, "Concat")) return CheckConcat(node);
+  if (IsOnnx(node, "Resize") || IsOnnx(node, "Upsample")) return CheckResize(node, opset);
   // Elementwise ops run as snippets, which have image kernels of their own
   // (snippets::EmitOpenClImageKernel).
   return NoImageKernel(node, "not an op the image kernels run");
@@ -458,6 +530,7 @@ Status BuildTextureNodeLaunches(const NodeContext& c, std::vector<PendingLaunch>
   if (IsOnnx(node, "GlobalAveragePool") || IsOnnx(node, "GlobalMaxPool")) {
     return GlobalPoolLaunch(c, out);
   }
+  if (IsOnnx(node, "Resize") || IsOnnx(node, "Upsample")) return ResizeLaunch(c, out);
   return ConcatLaunches(c, out);
 }
 
