@@ -17,16 +17,16 @@
 #include "passes/fuse_matmul_bias.h"
 #include "passes/infer_shapes.h"
 #include "passes/prune_conv_taps.h"
+#include "passes/reparameterize_branches.h"
 #include "snippets/tokenize.h"
 
 namespace tessel {
 
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {
-      "import",         "infer-shapes",    "eliminate-dead-nodes", "decompose",
-      "fold-batchnorm", "prune-conv-taps", "fuse-layernorm",       "fuse-conv",
-      "fuse-matmul",    "fuse-shuffle",    "tokenize-snippets",    "select-kernels",
-      "plan-memory"};
+      "import",         "infer-shapes",      "eliminate-dead-nodes", "decompose",  "fold-batchnorm",
+      "reparameterize", "prune-conv-taps",   "fuse-layernorm",       "fuse-conv",  "fuse-matmul",
+      "fuse-shuffle",   "tokenize-snippets", "select-kernels",       "plan-memory"};
   return names;
 }
 
@@ -84,6 +84,11 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   // BatchNormalization -> per-channel Sub, Mul, Add (for the snippets).
   if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FoldBatchNorm(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("fold-batchnorm", true));
+
+  // 4'. Parallel convolutions of one input summed with an identity branch
+  // (RepVGG, MobileOne and RepViT blocks as trained) -> one Conv.
+  if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::ReparameterizeBranches(*model.graph).status());
+  TESSEL_RETURN_IF_ERROR(finish_stage("reparameterize", true));
 
   // 4a. Kernel taps that only ever read padding (atrous convs dilated past
   // the feature map) -> dropped, with the pads.

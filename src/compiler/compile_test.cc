@@ -157,35 +157,65 @@ TEST_F(CompileTest, Compile_rejects_out_of_range_attribute_naming_the_node) {
 // shortcut's conv -> bn, then Add -> Relu. Both batch-normed convolutions
 // read the Add; the fused graph must stay valid (every stage is verified)
 // and compute what the unfused one does.
-TEST_F(CompileTest, Projection_shortcut_block_compiles_and_matches_without_fusion) {
-  ModelBuilder b(17);
-  b.Input("x", DType::kFloat32, {1, 8, 10, 10});
+// Seeded tensors and Conv -> BatchNormalization pairs, as PyTorch exports
+// them, for the blocks below.
+struct BlockBuilder {
+  ModelBuilder& b;
   uint32_t seed = 1;
-  auto random = [&seed](const Shape& shape, float lo, float hi) {
+  Tensor Random(const Shape& shape, float lo, float hi) {
     Tensor t(DType::kFloat32, shape);
     for (int64_t i = 0; i < t.num_elements(); ++i) {
       seed = seed * 1664525u + 1013904223u;
       t.data<float>()[i] = lo + (hi - lo) * static_cast<float>(seed >> 8) / 16777216.0f;
     }
     return t;
-  };
-  auto conv_bn = [&](const std::string& name, const std::string& in, int64_t cin, int64_t cout,
+  }
+  // A BatchNormalization of `in` (cout channels) named `name`; its output.
+  std::string Bn(const std::string& name, const std::string& in, int64_t cout) {
+    b.Initializer(name + ".s", Random({cout}, 0.5f, 1.5f));
+    b.Initializer(name + ".b", Random({cout}, -0.1f, 0.1f));
+    b.Initializer(name + ".m", Random({cout}, -0.1f, 0.1f));
+    b.Initializer(name + ".v", Random({cout}, 0.5f, 1.5f));
+    b.Node("BatchNormalization", {in, name + ".s", name + ".b", name + ".m", name + ".v"},
+           {name + ".y"});
+    return name + ".y";
+  }
+  std::string ConvBn(const std::string& name, const std::string& in, int64_t cin, int64_t cout,
                      int64_t k, int64_t stride) {
-    b.Initializer(name + ".w", random({cout, cin, k, k}, -0.3f, 0.3f));
+    b.Initializer(name + ".w", Random({cout, cin, k, k}, -0.3f, 0.3f));
     auto& conv = b.Node("Conv", {in, name + ".w"}, {name + ".c"}, name);
     ModelBuilder::SetAttr(conv, "strides", std::vector<int64_t>{stride, stride});
     ModelBuilder::SetAttr(conv, "pads", std::vector<int64_t>(4, k / 2));
-    b.Initializer(name + ".s", random({cout}, 0.5f, 1.5f));
-    b.Initializer(name + ".b", random({cout}, -0.1f, 0.1f));
-    b.Initializer(name + ".m", random({cout}, -0.1f, 0.1f));
-    b.Initializer(name + ".v", random({cout}, 0.5f, 1.5f));
-    b.Node("BatchNormalization", {name + ".c", name + ".s", name + ".b", name + ".m", name + ".v"},
-           {name + ".y"});
-    return name + ".y";
-  };
-  b.Node("Relu", {conv_bn("conv1", "x", 8, 16, 3, 2)}, {"h"});
-  const std::string main = conv_bn("conv2", "h", 16, 16, 3, 1);
-  const std::string shortcut = conv_bn("downsample", "x", 8, 16, 1, 2);
+    return Bn(name + ".bn", name + ".c", cout);
+  }
+};
+
+// Runs `fused` and `plain` on one random input; they agree, and the Relu
+// does not zero everything.
+void ExpectSameOutputs(const CompiledModel& fused, const CompiledModel& plain, BlockBuilder& r,
+                       const Shape& x_shape) {
+  const Tensor x = r.Random(x_shape, -1, 1);
+  cpu::CpuExecutor a(*fused.graph), p(*plain.graph);
+  auto ya = a.Run({x});
+  auto yp = p.Run({x});
+  ASSERT_TRUE(ya.ok() && yp.ok());
+  const std::vector<float> got = (*ya)[0].ToFloatVector(), want = (*yp)[0].ToFloatVector();
+  ASSERT_EQ(got.size(), want.size());
+  int positive = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 1e-4f * (1 + std::fabs(want[i]))) << i;
+    positive += want[i] > 0;
+  }
+  EXPECT_GT(positive, static_cast<int>(want.size() / 4));
+}
+
+TEST_F(CompileTest, Projection_shortcut_block_compiles_and_matches_without_fusion) {
+  ModelBuilder b(17);
+  b.Input("x", DType::kFloat32, {1, 8, 10, 10});
+  BlockBuilder r{b};
+  b.Node("Relu", {r.ConvBn("conv1", "x", 8, 16, 3, 2)}, {"h"});
+  const std::string main = r.ConvBn("conv2", "h", 16, 16, 3, 1);
+  const std::string shortcut = r.ConvBn("downsample", "x", 8, 16, 1, 2);
   b.Node("Add", {main, shortcut}, {"sum"});
   b.Node("Relu", {"sum"}, {"y"});
   b.Output("y");
@@ -203,19 +233,32 @@ TEST_F(CompileTest, Projection_shortcut_block_compiles_and_matches_without_fusio
   EXPECT_EQ(fused_convs, 2) << "conv1 + Relu, and one of the two convolutions + Add + Relu";
   EXPECT_EQ(fused->graph->nodes().size(), 3u);
 
-  const Tensor x = random({1, 8, 10, 10}, -1, 1);
-  cpu::CpuExecutor a(*fused->graph), r(*plain->graph);
-  auto ya = a.Run({x});
-  auto yr = r.Run({x});
-  ASSERT_TRUE(ya.ok() && yr.ok());
-  const std::vector<float> got = (*ya)[0].ToFloatVector(), want = (*yr)[0].ToFloatVector();
-  ASSERT_EQ(got.size(), want.size());
-  int positive = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_NEAR(got[i], want[i], 1e-4f * (1 + std::fabs(want[i]))) << i;
-    positive += want[i] > 0;
-  }
-  EXPECT_GT(positive, static_cast<int>(want.size() / 4));  // the Relu does not zero everything
+  ExpectSameOutputs(*fused, *plain, r, {1, 8, 10, 10});
+}
+
+// A RepVGG block as trained: 3x3 and 1x1 convolutions of x, each batch-
+// normed, and a BatchNormalization of x alone, summed, then Relu. Compiled,
+// it is one convolution with the Relu fused.
+TEST_F(CompileTest, Repvgg_block_compiles_to_one_convolution) {
+  ModelBuilder b(17);
+  b.Input("x", DType::kFloat32, {1, 8, 10, 10});
+  BlockBuilder r{b};
+  b.Node("Add", {r.ConvBn("dense", "x", 8, 8, 3, 1), r.ConvBn("one", "x", 8, 8, 1, 1)}, {"s"});
+  b.Node("Add", {"s", r.Bn("identity", "x", 8)}, {"sum"});
+  b.Node("Relu", {"sum"}, {"y"});
+  b.Output("y");
+  const fs::path path = dir_ / "repvgg.onnx";
+  ASSERT_TRUE(b.Save(path).ok());
+  auto fused = Compile(path, targets::testing::Cpu());
+  ASSERT_TRUE(fused.ok()) << fused.status().message();
+  CompilerOptions plain_options;
+  plain_options.fusion = false;
+  auto plain = Compile(path, targets::testing::Cpu(), plain_options);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  ASSERT_EQ(fused->graph->nodes().size(), 1u);
+  EXPECT_EQ(fused->graph->nodes()[0]->op_type, "FusedConv");
+  EXPECT_EQ(plain->graph->nodes().size(), 8u);  // 2 Conv, 3 BatchNormalization, 2 Add, Relu
+  ExpectSameOutputs(*fused, *plain, r, {1, 8, 10, 10});
 }
 
 // What today's exporters write, IR version 11 at opset 21 (past Debian's

@@ -1,0 +1,304 @@
+#include "passes/reparameterize_branches.h"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_set>
+
+#include "ops/op_registry.h"
+#include "passes/fusion.h"
+
+namespace tessel::passes {
+
+namespace {
+
+bool IsOnnx(const ir::Node* n, const char* op) {
+  return n && n->domain.empty() && n->op_type == op;
+}
+
+bool FloatConstant(const ir::Value* v) {
+  return v && v->is_constant() && v->dtype == DType::kFloat32;
+}
+
+// A branch convolution: its weights [O, I/g, kh, kw] and bias, with the
+// geometry every branch of a block must share.
+struct Branch {
+  ir::Node* conv = nullptr;
+  const Tensor* weight = nullptr;
+  const Tensor* bias = nullptr;  // null: none
+  int64_t group = 1;
+  std::vector<int64_t> strides;
+};
+
+// Whether `conv` is a branch convolution of `x` (reparameterize_branches.h).
+std::optional<Branch> AsBranch(ir::Node* conv) {
+  if (!IsOnnx(conv, "Conv") || conv->outputs.size() != 1) return std::nullopt;
+  const ir::Value* w = conv->input(1);
+  const ir::Value* b = conv->input(2);
+  if (!FloatConstant(w) || w->shape.size() != 4 || (b && !FloatConstant(b))) return std::nullopt;
+  const int64_t kh = w->shape[2], kw = w->shape[3];
+  if (kh % 2 == 0 || kw % 2 == 0) return std::nullopt;
+  const AttributeMap& a = conv->attrs;
+  const std::string auto_pad = a.String("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "") return std::nullopt;
+  if (a.Ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1}) return std::nullopt;
+  const std::vector<int64_t> pads = {(kh - 1) / 2, (kw - 1) / 2, (kh - 1) / 2, (kw - 1) / 2};
+  if (a.Ints("pads", {0, 0, 0, 0}) != pads) return std::nullopt;
+  if (a.Has("kernel_shape") && a.Ints("kernel_shape") != std::vector<int64_t>{kh, kw}) {
+    return std::nullopt;
+  }
+  return Branch{.conv = conv,
+                .weight = &w->constant,
+                .bias = b ? &b->constant : nullptr,
+                .group = a.Int("group", 1),
+                .strides = a.Ints("strides", {1, 1})};
+}
+
+// The identity branch: x itself (factor 1, shift 0), or FoldBatchNorm's
+// ((x - mean) * factor) + bias with per-channel constants [C, 1, 1], its
+// inner values read only by the next op. Fills factor and shift per
+// channel, and the nodes it is made of.
+bool AsIdentity(const ir::Value* term, const ir::Value* x, const Readers& readers, int64_t channels,
+                std::vector<double>& factor, std::vector<double>& shift,
+                std::vector<ir::Node*>& nodes) {
+  factor.assign(static_cast<size_t>(channels), 1.0);
+  shift.assign(static_cast<size_t>(channels), 0.0);
+  if (term == x) return true;
+  const Shape per_channel = {channels, 1, 1};
+  auto constant = [&](const ir::Value* v) -> const float* {
+    return FloatConstant(v) && v->shape == per_channel ? v->constant.data<float>() : nullptr;
+  };
+  ir::Node* add = term->producer;
+  if (!IsOnnx(add, "Add")) return false;
+  const float* bias = constant(add->input(1));
+  ir::Node* mul = add->input(0) ? add->input(0)->producer : nullptr;
+  if (!bias || !IsOnnx(mul, "Mul") || readers.Sole(add->input(0)) != add) return false;
+  const float* scale = constant(mul->input(1));
+  ir::Node* sub = mul->input(0) ? mul->input(0)->producer : nullptr;
+  if (!scale || !IsOnnx(sub, "Sub") || readers.Sole(mul->input(0)) != mul) return false;
+  const float* mean = constant(sub->input(1));
+  if (!mean || sub->input(0) != x) return false;
+  for (int64_t c = 0; c < channels; ++c) {
+    factor[static_cast<size_t>(c)] = scale[c];
+    shift[static_cast<size_t>(c)] = bias[c] - static_cast<double>(mean[c]) * scale[c];
+  }
+  nodes = {sub, mul, add};
+  return true;
+}
+
+// The terms of the tree of Adds under `add`: the inputs of its Adds that
+// are not themselves an Add of two activations read only by the tree (an
+// Add of a constant is a term: the identity's bias).
+void CollectTerms(ir::Node* add, const Readers& readers, std::vector<ir::Value*>& terms,
+                  std::vector<ir::Node*>& adds) {
+  adds.push_back(add);
+  for (ir::Value* v : add->inputs) {
+    ir::Node* p = v ? v->producer : nullptr;
+    const bool of_activations =
+        IsOnnx(p, "Add") && std::none_of(p->inputs.begin(), p->inputs.end(),
+                                         [](const ir::Value* i) { return !i || i->is_constant(); });
+    if (of_activations && p->outputs.size() == 1 && readers.Sole(v) == add) {
+      CollectTerms(p, readers, terms, adds);
+    } else {
+      terms.push_back(v);
+    }
+  }
+}
+
+// Folds 1x1 convolutions into the convolution before them
+// (reparameterize_branches.h); how many.
+int FoldConvChains(ir::Graph& graph, std::unordered_set<const ir::Node*>& removed) {
+  const Readers readers(graph);
+  int folded = 0;
+  for (const auto& n : graph.nodes()) {
+    ir::Node* second = n.get();
+    if (!IsOnnx(second, "Conv") || removed.count(second) || second->outputs.size() != 1) continue;
+    ir::Value* mid = second->inputs.empty() ? nullptr : second->inputs[0];
+    ir::Node* first = mid ? mid->producer : nullptr;
+    if (!IsOnnx(first, "Conv") || removed.count(first) || readers.Sole(mid) != second) continue;
+    const ir::Value* w1 = first->input(1);
+    const ir::Value* b1 = first->input(2);
+    const ir::Value* w2 = second->input(1);
+    const ir::Value* b2 = second->input(2);
+    if (!FloatConstant(w1) || !FloatConstant(w2) || w1->shape.size() != 4 ||
+        w2->shape.size() != 4 || (b1 && !FloatConstant(b1)) || (b2 && !FloatConstant(b2))) {
+      continue;
+    }
+    const AttributeMap& a2 = second->attrs;
+    const std::string pad2 = a2.String("auto_pad", "NOTSET");
+    if (first->attrs.Int("group", 1) != 1 || a2.Int("group", 1) != 1 || w2->shape[2] != 1 ||
+        w2->shape[3] != 1 || (pad2 != "NOTSET" && pad2 != "VALID") ||
+        a2.Ints("strides", {1, 1}) != std::vector<int64_t>{1, 1} ||
+        a2.Ints("pads", {0, 0, 0, 0}) != std::vector<int64_t>{0, 0, 0, 0}) {
+      continue;
+    }
+    const int64_t M = w1->shape[0], C = w1->shape[1], taps = w1->shape[2] * w1->shape[3];
+    const int64_t O = w2->shape[0];
+    if (w2->shape[1] != M || O * C * taps > M * C * taps + O * M) continue;
+    std::vector<double> w(static_cast<size_t>(O * C * taps), 0.0);
+    std::vector<double> bias(static_cast<size_t>(O), 0.0);
+    const float* a = w2->constant.data<float>();
+    const float* k = w1->constant.data<float>();
+    for (int64_t o = 0; o < O; ++o) {
+      for (int64_t m = 0; m < M; ++m) {
+        const double f = a[o * M + m];
+        for (int64_t j = 0; j < C * taps; ++j) {
+          w[static_cast<size_t>(o * C * taps + j)] += f * k[m * C * taps + j];
+        }
+        if (b1) bias[static_cast<size_t>(o)] += f * b1->constant.data<float>()[m];
+      }
+      if (b2) bias[static_cast<size_t>(o)] += b2->constant.data<float>()[o];
+    }
+    Tensor weight(DType::kFloat32, {O, C, w1->shape[2], w1->shape[3]});
+    std::transform(w.begin(), w.end(), weight.data<float>(),
+                   [](double v) { return static_cast<float>(v); });
+    Tensor b(DType::kFloat32, {O});
+    std::transform(bias.begin(), bias.end(), b.data<float>(),
+                   [](double v) { return static_cast<float>(v); });
+    // The second becomes the first with the product's weights.
+    second->inputs = {
+        first->inputs[0],
+        graph.AddConstant(graph.UniqueValueName(second->name + "/W_folded"), std::move(weight)),
+        graph.AddConstant(graph.UniqueValueName(second->name + "/B_folded"), std::move(b))};
+    second->attrs = first->attrs;
+    second->attrs.Set("kernel_shape", AttrValue(std::vector<int64_t>{w1->shape[2], w1->shape[3]}));
+    removed.insert(first);
+    ++folded;
+  }
+  return folded;
+}
+
+}  // namespace
+
+StatusOr<int> ReparameterizeBranches(ir::Graph& graph) {
+  const Readers readers(graph);
+  std::unordered_set<const ir::Node*> removed;
+  std::vector<ir::Node*> roots;
+  for (const auto& n : graph.nodes()) {
+    if (!IsOnnx(n.get(), "Add") || n->outputs.size() != 1 || !n->outputs[0]) continue;
+    // The root: not itself an inner Add of a larger tree.
+    const ir::Node* parent = readers.Sole(n->outputs[0]);
+    if (!IsOnnx(parent, "Add")) roots.push_back(n.get());
+  }
+  int folded = 0;
+  for (ir::Node* root : roots) {
+    ir::Value* y = root->outputs[0];
+    if (y->dtype != DType::kFloat32 || y->shape.size() != 4) continue;
+    std::vector<ir::Value*> terms;
+    std::vector<ir::Node*> adds;
+    CollectTerms(root, readers, terms, adds);
+    if (terms.size() < 2) continue;
+    // The convolutions first: they name x and the geometry.
+    std::vector<Branch> branches;
+    std::vector<ir::Value*> others;
+    for (ir::Value* t : terms) {
+      std::optional<Branch> b = t ? AsBranch(t->producer) : std::nullopt;
+      const bool in_tree = t && std::find(adds.begin(), adds.end(), readers.Sole(t)) != adds.end();
+      if (b && in_tree && !removed.count(b->conv)) {
+        branches.push_back(*b);
+      } else {
+        others.push_back(t);
+      }
+    }
+    if (branches.empty()) continue;
+    ir::Value* x = branches[0].conv->inputs[0];
+    const int64_t O = branches[0].weight->shape()[0];
+    const int64_t per_group = branches[0].weight->shape()[1];
+    const int64_t group = branches[0].group;
+    bool ok = x && x->shape.size() == 4;
+    int64_t kh = 1, kw = 1;
+    for (const Branch& b : branches) {
+      ok = ok && b.conv->inputs[0] == x && b.group == group && b.strides == branches[0].strides &&
+           b.weight->shape()[0] == O && b.weight->shape()[1] == per_group &&
+           (!b.bias || b.bias->num_elements() == O);
+      kh = std::max(kh, b.weight->shape()[2]);
+      kw = std::max(kw, b.weight->shape()[3]);
+    }
+    for (const ir::Value* t : terms) ok = ok && t && t->shape == y->shape;
+    if (!ok) continue;
+    // Identity terms: only where the output is the input, channel for channel.
+    const bool keeps = x->shape == y->shape && branches[0].strides == std::vector<int64_t>{1, 1};
+    std::vector<std::vector<double>> factors, shifts;
+    std::vector<ir::Node*> identity_nodes;
+    for (const ir::Value* t : others) {
+      std::vector<double> factor, shift;
+      std::vector<ir::Node*> nodes;
+      if (!keeps || !AsIdentity(t, x, readers, O, factor, shift, nodes)) {
+        ok = false;
+        break;
+      }
+      const bool reused = std::any_of(nodes.begin(), nodes.end(), [&](const ir::Node* n) {
+        return removed.count(n) != 0 || std::count(identity_nodes.begin(), identity_nodes.end(), n);
+      });
+      ok = ok && !reused;
+      factors.push_back(std::move(factor));
+      shifts.push_back(std::move(shift));
+      identity_nodes.insert(identity_nodes.end(), nodes.begin(), nodes.end());
+    }
+    if (!ok) continue;
+
+    // One kernel: every branch's zero-padded to kh x kw and summed (in
+    // double, once); the identities at the centre of each channel's own
+    // input channel within its group.
+    std::vector<double> w(static_cast<size_t>(O * per_group * kh * kw), 0.0);
+    std::vector<double> bias(static_cast<size_t>(O), 0.0);
+    auto at = [&](int64_t o, int64_t i, int64_t r, int64_t c) {
+      return static_cast<size_t>(((o * per_group + i) * kh + r) * kw + c);
+    };
+    for (const Branch& b : branches) {
+      const int64_t bh = b.weight->shape()[2], bw = b.weight->shape()[3];
+      const int64_t dr = (kh - bh) / 2, dc = (kw - bw) / 2;
+      const float* src = b.weight->data<float>();
+      for (int64_t o = 0; o < O; ++o) {
+        for (int64_t i = 0; i < per_group; ++i) {
+          for (int64_t r = 0; r < bh; ++r) {
+            for (int64_t c = 0; c < bw; ++c) {
+              w[at(o, i, r + dr, c + dc)] += src[((o * per_group + i) * bh + r) * bw + c];
+            }
+          }
+        }
+        if (b.bias) bias[static_cast<size_t>(o)] += b.bias->data<float>()[o];
+      }
+    }
+    for (size_t k = 0; k < factors.size(); ++k) {
+      for (int64_t o = 0; o < O; ++o) {
+        w[at(o, o % per_group, kh / 2, kw / 2)] += factors[k][static_cast<size_t>(o)];
+        bias[static_cast<size_t>(o)] += shifts[k][static_cast<size_t>(o)];
+      }
+    }
+    Tensor weight(DType::kFloat32, {O, per_group, kh, kw});
+    std::transform(w.begin(), w.end(), weight.data<float>(),
+                   [](double v) { return static_cast<float>(v); });
+    Tensor b(DType::kFloat32, {O});
+    std::transform(bias.begin(), bias.end(), b.data<float>(),
+                   [](double v) { return static_cast<float>(v); });
+
+    // The root Add's output, written by one Conv.
+    const std::string name = root->name + "/reparameterized";
+    ir::Value* new_w = graph.AddConstant(graph.UniqueValueName(name + "/W"), std::move(weight));
+    ir::Value* new_b = graph.AddConstant(graph.UniqueValueName(name + "/B"), std::move(b));
+    root->outputs[0] = nullptr;
+    y->producer = nullptr;
+    ir::Node* conv = graph.AddNode("Conv", name, {x, new_w, new_b}, {y});
+    conv->attrs.Set("group", AttrValue(group));
+    conv->attrs.Set("strides", AttrValue(branches[0].strides));
+    conv->attrs.Set("kernel_shape", AttrValue(std::vector<int64_t>{kh, kw}));
+    conv->attrs.Set("pads", AttrValue(std::vector<int64_t>{kh / 2, kw / 2, kh / 2, kw / 2}));
+    TESSEL_RETURN_IF_ERROR(ops::InferNode(*conv, graph.opset_version()));
+    for (ir::Node* n : adds) removed.insert(n);
+    for (const Branch& br : branches) removed.insert(br.conv);
+    for (ir::Node* n : identity_nodes) removed.insert(n);
+    ++folded;
+  }
+  if (folded > 0) {
+    graph.RemoveNodes([&](const ir::Node& n) { return removed.count(&n) != 0; });
+    removed.clear();
+  }
+  const int chains = FoldConvChains(graph, removed);
+  if (chains > 0) {
+    graph.RemoveNodes([&](const ir::Node& n) { return removed.count(&n) != 0; });
+  }
+  if (folded + chains > 0) TESSEL_RETURN_IF_ERROR(graph.SortTopologically());
+  return folded + chains;
+}
+
+}  // namespace tessel::passes
