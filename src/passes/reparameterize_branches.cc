@@ -85,18 +85,28 @@ bool AsIdentity(const ir::Value* term, const ir::Value* x, const Readers& reader
   return true;
 }
 
+// Whether `add` ends FoldBatchNorm's (v - mean) * factor + bias: a term
+// of its own (the identity), not an inner Add of the tree.
+bool EndsPerChannelAffine(const ir::Node* add) {
+  const ir::Value* scaled = add->input(0);
+  const ir::Node* mul = scaled ? scaled->producer : nullptr;
+  const ir::Value* centred = IsOnnx(mul, "Mul") ? mul->input(0) : nullptr;
+  return add->input(1) && add->input(1)->is_constant() && centred &&
+         IsOnnx(centred->producer, "Sub");
+}
+
 // The terms of the tree of Adds under `add`: the inputs of its Adds that
-// are not themselves an Add of two activations read only by the tree (an
-// Add of a constant is a term: the identity's bias).
+// are not themselves an inner Add read only by the tree. Constants are
+// terms too (MobileOne adds a 0 where a block has no identity branch).
 void CollectTerms(ir::Node* add, const Readers& readers, std::vector<ir::Value*>& terms,
                   std::vector<ir::Node*>& adds) {
   adds.push_back(add);
   for (ir::Value* v : add->inputs) {
     ir::Node* p = v ? v->producer : nullptr;
-    const bool of_activations =
-        IsOnnx(p, "Add") && std::none_of(p->inputs.begin(), p->inputs.end(),
-                                         [](const ir::Value* i) { return !i || i->is_constant(); });
-    if (of_activations && p->outputs.size() == 1 && readers.Sole(v) == add) {
+    const bool inner = IsOnnx(p, "Add") && !EndsPerChannelAffine(p) &&
+                       std::any_of(p->inputs.begin(), p->inputs.end(),
+                                   [](const ir::Value* i) { return i && !i->is_constant(); });
+    if (inner && p->outputs.size() == 1 && readers.Sole(v) == add) {
       CollectTerms(p, readers, terms, adds);
     } else {
       terms.push_back(v);
@@ -190,7 +200,12 @@ StatusOr<int> ReparameterizeBranches(ir::Graph& graph) {
     // The convolutions first: they name x and the geometry.
     std::vector<Branch> branches;
     std::vector<ir::Value*> others;
+    std::vector<const Tensor*> constants;  // a scalar, or one value per channel
     for (ir::Value* t : terms) {
+      if (t && t->is_constant()) {
+        constants.push_back(&t->constant);
+        continue;
+      }
       std::optional<Branch> b = t ? AsBranch(t->producer) : std::nullopt;
       const bool in_tree = t && std::find(adds.begin(), adds.end(), readers.Sole(t)) != adds.end();
       if (b && in_tree && !removed.count(b->conv)) {
@@ -213,7 +228,14 @@ StatusOr<int> ReparameterizeBranches(ir::Graph& graph) {
       kh = std::max(kh, b.weight->shape()[2]);
       kw = std::max(kw, b.weight->shape()[3]);
     }
-    for (const ir::Value* t : terms) ok = ok && t && t->shape == y->shape;
+    for (const ir::Value* t : terms) ok = ok && t && (t->is_constant() || t->shape == y->shape);
+    for (const Tensor* c : constants) {
+      const Shape& s = c->shape();
+      const bool per_channel =
+          s.size() <= 4 && (c->num_elements() == 1 ||
+                            (c->num_elements() == O && s.size() >= 3 && s[s.size() - 3] == O));
+      ok = ok && c->dtype() == DType::kFloat32 && per_channel;
+    }
     if (!ok) continue;
     // Identity terms: only where the output is the input, channel for channel.
     const bool keeps = x->shape == y->shape && branches[0].strides == std::vector<int64_t>{1, 1};
@@ -257,6 +279,11 @@ StatusOr<int> ReparameterizeBranches(ir::Graph& graph) {
           }
         }
         if (b.bias) bias[static_cast<size_t>(o)] += b.bias->data<float>()[o];
+      }
+    }
+    for (const Tensor* c : constants) {
+      for (int64_t o = 0; o < O; ++o) {
+        bias[static_cast<size_t>(o)] += c->data<float>()[c->num_elements() == 1 ? 0 : o];
       }
     }
     for (size_t k = 0; k < factors.size(); ++k) {

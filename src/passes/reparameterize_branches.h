@@ -21,6 +21,9 @@
 //     samples around the same centre);
 //   - or the identity, when the convolutions keep the channel count and
 //     stride 1;
+//   - or a float32 constant of one value, or one per channel ([C, 1, 1]
+//     or [1, C, 1, 1]: MobileOne adds a 0 where a block has no identity),
+//     which joins the bias;
 // at least one Conv and two terms, of one shape (no broadcasting). The
 // result differs from the branches' only by rounding: the sum of products
 // is the same, in another order.

@@ -130,6 +130,29 @@ TEST(ReparameterizeBranches, Mobileone_branches_grouped_and_asymmetric_kernels_f
   }
 }
 
+TEST(ReparameterizeBranches, Constant_terms_fold_into_the_bias) {
+  // MobileOne adds a 0 where a block has no identity branch; a per-channel
+  // constant [1, C, 1, 1] is a bias too. A constant of the last axis's
+  // length ([W] broadcasts over width) is not: the block stays as it is.
+  for (const Shape& shape : {Shape{}, Shape{1, 6, 1, 1}, Shape{6, 1, 1}, Shape{7}}) {
+    SCOPED_TRACE(ShapeToString(shape));
+    Block b({1, 6, 5, 7}, 6, 1, 1, {{3, 3}, {1, 1}}, 1, false, 21);
+    ir::Value* c = b.g.AddConstant("c", RandomFloats(shape, 22));
+    ir::Value* sum = b.g.AddValue("sum_c");
+    b.g.AddNode("Add", "add_c", {b.y, c}, {sum});
+    b.g.outputs() = {sum};
+    ASSERT_TRUE(InferShapes(b.g).ok());
+    const std::vector<Tensor> inputs = {RandomFloats({1, 6, 5, 7}, 23)};
+    const std::vector<Tensor> before = EvaluateGraph(b.g, inputs);
+    const bool per_channel = shape.size() != 1;
+    EXPECT_EQ(b.Fold(), per_channel ? 1 : 0);
+    if (per_channel) {
+      EXPECT_EQ(b.Ops(), std::vector<std::string>{"Conv"});
+    }
+    ExpectAllNear(before, EvaluateGraph(b.g, inputs), 1e-4f);
+  }
+}
+
 TEST(ReparameterizeBranches, A_strided_block_that_changes_channels_folds_without_identity) {
   Block b({1, 4, 9, 9}, 12, 1, 2, {{3, 3}, {1, 1}}, 0, false);
   const std::vector<Tensor> inputs = {RandomFloats({1, 4, 9, 9}, 97)};
