@@ -209,6 +209,22 @@ void ExpectSameOutputs(const CompiledModel& fused, const CompiledModel& plain, B
   EXPECT_GT(positive, static_cast<int>(want.size() / 4));
 }
 
+// Saves `b` as `file` and compiles it for the CPU with fusion and without.
+struct FusedAndPlain {
+  StatusOr<CompiledModel> fused, plain;
+};
+FusedAndPlain CompileWithAndWithoutFusion(ModelBuilder& b, const fs::path& file) {
+  const fs::path path = fs::temp_directory_path() /
+                        ("tessel_compile_" + std::to_string(::getpid()) + "_" + file.string());
+  EXPECT_TRUE(b.Save(path).ok());
+  CompilerOptions plain_options;
+  plain_options.fusion = false;
+  FusedAndPlain r{Compile(path, targets::testing::Cpu()),
+                  Compile(path, targets::testing::Cpu(), plain_options)};
+  fs::remove(path);
+  return r;
+}
+
 TEST_F(CompileTest, Projection_shortcut_block_compiles_and_matches_without_fusion) {
   ModelBuilder b(17);
   b.Input("x", DType::kFloat32, {1, 8, 10, 10});
@@ -219,14 +235,8 @@ TEST_F(CompileTest, Projection_shortcut_block_compiles_and_matches_without_fusio
   b.Node("Add", {main, shortcut}, {"sum"});
   b.Node("Relu", {"sum"}, {"y"});
   b.Output("y");
-  const fs::path path = dir_ / "block.onnx";
-  ASSERT_TRUE(b.Save(path).ok());
-
-  auto fused = Compile(path, targets::testing::Cpu());
+  auto [fused, plain] = CompileWithAndWithoutFusion(b, "block.onnx");
   ASSERT_TRUE(fused.ok()) << fused.status().message();
-  CompilerOptions plain_options;
-  plain_options.fusion = false;
-  auto plain = Compile(path, targets::testing::Cpu(), plain_options);
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   int fused_convs = 0;
   for (const auto& n : fused->graph->nodes()) fused_convs += n->op_type == "FusedConv";
@@ -247,13 +257,8 @@ TEST_F(CompileTest, Repvgg_block_compiles_to_one_convolution) {
   b.Node("Add", {"s", r.Bn("identity", "x", 8)}, {"sum"});
   b.Node("Relu", {"sum"}, {"y"});
   b.Output("y");
-  const fs::path path = dir_ / "repvgg.onnx";
-  ASSERT_TRUE(b.Save(path).ok());
-  auto fused = Compile(path, targets::testing::Cpu());
+  auto [fused, plain] = CompileWithAndWithoutFusion(b, "repvgg.onnx");
   ASSERT_TRUE(fused.ok()) << fused.status().message();
-  CompilerOptions plain_options;
-  plain_options.fusion = false;
-  auto plain = Compile(path, targets::testing::Cpu(), plain_options);
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   ASSERT_EQ(fused->graph->nodes().size(), 1u);
   EXPECT_EQ(fused->graph->nodes()[0]->op_type, "FusedConv");
