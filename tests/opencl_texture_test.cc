@@ -163,15 +163,16 @@ TEST_F(OpenClTexture, Buffer_storage_keeps_every_value_global_and_plain) {
 }
 
 TEST_F(OpenClTexture, An_activation_wider_than_every_device_allows_stays_a_buffer) {
-  // Conv -> Conv over a row `width` wide: at 20000 its image would be
+  // Conv 1x1 -> Conv 1x3 over a row `width` wide: at 20000 its image would be
   // 20000 texels wide, over the 16384 every device with images offers.
   for (const int64_t width : {16000, 20000}) {
     ModelBuilder b(13);
     b.Input("x", DType::kFloat32, {1, 4, 1, width});
     b.Initializer("w", Random({4, 4, 1, 1}, 5));
-    b.Initializer("w2", Random({4, 4, 1, 1}, 6));
+    b.Initializer("w2", Random({4, 4, 1, 3}, 6));  // 1x3: not folded into the first
     b.Node("Conv", {"x", "w"}, {"c"}, "conv");
-    b.Node("Conv", {"c", "w2"}, {"y"}, "conv2");
+    ModelBuilder::SetAttr(b.Node("Conv", {"c", "w2"}, {"y"}, "conv2"), "pads",
+                          std::vector<int64_t>{0, 1, 0, 1});
     b.Output("y");
     const std::string file = path("wide" + std::to_string(width) + ".onnx");
     ASSERT_TRUE(b.Save(file).ok());
