@@ -190,13 +190,22 @@ StatusOr<int> ReparameterizeBranches(ir::Graph& graph) {
     if (!IsOnnx(parent, "Add")) roots.push_back(n.get());
   }
   int folded = 0;
-  for (ir::Node* root : roots) {
+  // A worklist: when a tree does not fold (a term from elsewhere, such as
+  // a residual added last), the Adds right under its root are tried as
+  // roots of their own; when it folds, they went with it.
+  for (size_t r = 0; r < roots.size(); ++r) {
+    ir::Node* root = roots[r];
+    if (removed.count(root)) continue;
     ir::Value* y = root->outputs[0];
-    if (y->dtype != DType::kFloat32 || y->shape.size() != 4) continue;
     std::vector<ir::Value*> terms;
     std::vector<ir::Node*> adds;
     CollectTerms(root, readers, terms, adds);
-    if (terms.size() < 2) continue;
+    for (const ir::Value* v : root->inputs) {
+      if (v && v->producer && std::count(adds.begin(), adds.end(), v->producer)) {
+        roots.push_back(v->producer);
+      }
+    }
+    if (y->dtype != DType::kFloat32 || y->shape.size() != 4 || terms.size() < 2) continue;
     // The convolutions first: they name x and the geometry.
     std::vector<Branch> branches;
     std::vector<ir::Value*> others;

@@ -24,7 +24,9 @@
 //   - or a float32 constant of one value, or one per channel ([C, 1, 1]
 //     or [1, C, 1, 1]: MobileOne adds a 0 where a block has no identity),
 //     which joins the bias;
-// at least one Conv and two terms, of one shape (no broadcasting). The
+// at least one Conv and two terms, of one shape (no broadcasting). When a
+// tree has a term that is none of these (a residual from elsewhere), the
+// trees right under its root are tried on their own. The
 // result differs from the branches' only by rounding: the sum of products
 // is the same, in another order.
 //

@@ -133,7 +133,8 @@ TEST(ReparameterizeBranches, Mobileone_branches_grouped_and_asymmetric_kernels_f
 TEST(ReparameterizeBranches, Constant_terms_fold_into_the_bias) {
   // MobileOne adds a 0 where a block has no identity branch; a per-channel
   // constant [1, C, 1, 1] is a bias too. A constant of the last axis's
-  // length ([W] broadcasts over width) is not: the block stays as it is.
+  // length ([W] broadcasts over width) is not: the block under it folds,
+  // and the Add of the constant stays.
   for (const Shape& shape : {Shape{}, Shape{1, 6, 1, 1}, Shape{6, 1, 1}, Shape{7}}) {
     SCOPED_TRACE(ShapeToString(shape));
     Block b({1, 6, 5, 7}, 6, 1, 1, {{3, 3}, {1, 1}}, 1, false, 21);
@@ -145,12 +146,32 @@ TEST(ReparameterizeBranches, Constant_terms_fold_into_the_bias) {
     const std::vector<Tensor> inputs = {RandomFloats({1, 6, 5, 7}, 23)};
     const std::vector<Tensor> before = EvaluateGraph(b.g, inputs);
     const bool per_channel = shape.size() != 1;
-    EXPECT_EQ(b.Fold(), per_channel ? 1 : 0);
+    EXPECT_EQ(b.Fold(), 1);
     if (per_channel) {
       EXPECT_EQ(b.Ops(), std::vector<std::string>{"Conv"});
+    } else {
+      EXPECT_EQ(b.Ops(), (std::vector<std::string>{"Conv", "Add"}));
     }
     ExpectAllNear(before, EvaluateGraph(b.g, inputs), 1e-4f);
   }
+}
+
+TEST(ReparameterizeBranches, A_block_under_a_residual_from_elsewhere_still_folds) {
+  // (conv 3x3 (x) + conv 1x1 (x) + BN (x)) + r: r is not a term of x, so
+  // the whole tree does not fold, but the block under it does.
+  Block b({1, 6, 5, 7}, 6, 1, 1, {{3, 3}, {1, 1}}, 1, false, 31);
+  ir::Value* r = b.g.AddValue("r", DType::kFloat32, {1, 6, 5, 7}, true);
+  b.g.inputs().push_back(r);
+  ir::Value* sum = b.g.AddValue("sum_r");
+  b.g.AddNode("Add", "add_r", {b.y, r}, {sum});
+  b.g.outputs() = {sum};
+  ASSERT_TRUE(InferShapes(b.g).ok());
+  const std::vector<Tensor> inputs = {RandomFloats({1, 6, 5, 7}, 32),
+                                      RandomFloats({1, 6, 5, 7}, 33)};
+  const std::vector<Tensor> before = EvaluateGraph(b.g, inputs);
+  EXPECT_EQ(b.Fold(), 1);
+  EXPECT_EQ(b.Ops(), (std::vector<std::string>{"Conv", "Add"}));
+  ExpectAllNear(before, EvaluateGraph(b.g, inputs), 1e-4f);
 }
 
 TEST(ReparameterizeBranches, A_strided_block_that_changes_channels_folds_without_identity) {
