@@ -19,6 +19,14 @@ bool FloatConstant(const ir::Value* v) {
   return v && v->is_constant() && v->dtype == DType::kFloat32;
 }
 
+// A float32 tensor of `shape` holding `values`, summed in double.
+Tensor ToFloat(const std::vector<double>& values, const Shape& shape) {
+  Tensor t(DType::kFloat32, shape);
+  std::transform(values.begin(), values.end(), t.data<float>(),
+                 [](double v) { return static_cast<float>(v); });
+  return t;
+}
+
 // A branch convolution: its weights [O, I/g, kh, kw] and bias, with the
 // geometry every branch of a block must share.
 struct Branch {
@@ -158,12 +166,8 @@ int FoldConvChains(ir::Graph& graph, std::unordered_set<const ir::Node*>& remove
       }
       if (b2) bias[static_cast<size_t>(o)] += b2->constant.data<float>()[o];
     }
-    Tensor weight(DType::kFloat32, {O, C, w1->shape[2], w1->shape[3]});
-    std::transform(w.begin(), w.end(), weight.data<float>(),
-                   [](double v) { return static_cast<float>(v); });
-    Tensor b(DType::kFloat32, {O});
-    std::transform(bias.begin(), bias.end(), b.data<float>(),
-                   [](double v) { return static_cast<float>(v); });
+    Tensor weight = ToFloat(w, {O, C, w1->shape[2], w1->shape[3]});
+    Tensor b = ToFloat(bias, {O});
     // The second becomes the first with the product's weights.
     second->inputs = {
         first->inputs[0],
@@ -301,12 +305,8 @@ StatusOr<int> ReparameterizeBranches(ir::Graph& graph) {
         bias[static_cast<size_t>(o)] += shifts[k][static_cast<size_t>(o)];
       }
     }
-    Tensor weight(DType::kFloat32, {O, per_group, kh, kw});
-    std::transform(w.begin(), w.end(), weight.data<float>(),
-                   [](double v) { return static_cast<float>(v); });
-    Tensor b(DType::kFloat32, {O});
-    std::transform(bias.begin(), bias.end(), b.data<float>(),
-                   [](double v) { return static_cast<float>(v); });
+    Tensor weight = ToFloat(w, {O, per_group, kh, kw});
+    Tensor b = ToFloat(bias, {O});
 
     // The root Add's output, written by one Conv.
     const std::string name = root->name + "/reparameterized";

@@ -146,17 +146,18 @@ StorageDecisions CollectStorageInfo(const ir::Graph& graph, Storage storage) {
     if (!ok) ops[i].reset();
   }
 
+  // Activations too large for an image, whoever reads and writes them.
+  for (const auto& v : graph.values()) {
+    if (!IsSnippetImageArg(*v) || boundary[static_cast<size_t>(v->id)]) continue;
+    if (auto note = TooLargeNote(*v, ir::Layout::kNCHW4c)) d.notes.push_back(*note);
+  }
+
   // Until nothing changes: activations are textures when written and read
   // by image kernels only; image nodes are those with an image kernel and
   // an activation in a texture; a weight is an image when every reader is
   // an image node (image kernels read weights from images only, so a node
   // whose weight another, buffer node reads loses its image kernel, and
   // the textures around it are decided again).
-  // Activations too large for an image, whoever reads and writes them.
-  for (const auto& v : graph.values()) {
-    if (!IsSnippetImageArg(*v) || boundary[static_cast<size_t>(v->id)]) continue;
-    if (auto note = TooLargeNote(*v, ir::Layout::kNCHW4c)) d.notes.push_back(*note);
-  }
   for (bool changed = true; changed;) {
     changed = false;
     for (const auto& v : graph.values()) {
