@@ -1,5 +1,5 @@
-// Ops whose output is a strided view of input 0 (Transpose, Slice): the
-// view, for targets that copy it faster than the reference kernel does.
+// Ops whose output is a strided view of input 0 (Transpose, Slice, Expand):
+// the view, for targets that copy it faster than the reference kernel does.
 //
 //   output element at index (i0, i1, ...) = input element
 //       base + i0 * strides[0] + i1 * strides[1] + ...   (in elements)
@@ -18,8 +18,8 @@ struct StridedView {
   std::vector<int64_t> strides;
 };
 
-// The view of a typed Transpose or Slice node whose parameters are known at
-// compile time; nullopt for any other node.
+// The view of a typed Transpose, Slice or Expand node whose parameters are
+// known at compile time (Expand: its output shape); nullopt for any other node.
 std::optional<StridedView> StridedViewOf(const ir::Node& node, int opset);
 
 }  // namespace tessel::ops

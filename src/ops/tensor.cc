@@ -823,6 +823,19 @@ std::optional<StridedView> StridedViewOf(const ir::Node& node, int opset) {
     if (!plan.ok()) return std::nullopt;
     return StridedView{.out = plan->out, .base = plan->base, .strides = plan->strides};
   }
+  if (node.op_type == "Expand") {
+    // The output's axes, right-aligned with the input's: an axis the input
+    // lacks or has once is read again (stride 0).
+    const ir::Value* y = node.output(0);
+    if (!y || !y->shape_known || y->shape.size() < x->shape.size()) return std::nullopt;
+    const std::vector<int64_t> in_strides = StridesOf(x->shape);
+    const size_t lead = y->shape.size() - x->shape.size();
+    StridedView v{.out = y->shape, .strides = std::vector<int64_t>(y->shape.size(), 0)};
+    for (size_t k = 0; k < x->shape.size(); ++k) {
+      if (x->shape[k] != 1) v.strides[lead + k] = in_strides[k];
+    }
+    return v;
+  }
   return std::nullopt;
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make zoo: exports every zoo model (tests/zoo/zoo.py) with random weights to
 # build/zoo/models in the ONNX test format, runs `tessel check` on the CPU
-# and OpenCL targets, measures latency and memory against ONNX Runtime and
-# OpenVINO, and rewrites docs/zoo.md.
+# and OpenCL targets (buffers and textures), measures latency and memory
+# against ONNX Runtime and OpenVINO, and rewrites docs/zoo.md.
 #
 #   tests/zoo/make_zoo.sh [--only NAME,...] [--no-bench] [--rounds N] [--threads N]
 #

@@ -2,7 +2,8 @@
 """Runs the zoo: `tessel check` on every target, then latency and memory
 against ONNX Runtime and OpenVINO, and writes the table.
 
-Usage: run_zoo.py TESSEL MODELS_DIR [--only NAME,...] [--targets cpu,opencl]
+Usage: run_zoo.py TESSEL MODELS_DIR [--only NAME,...]
+                  [--targets cpu,opencl,opencl-texture]
                   [--threads 2] [--rounds 3] [--no-bench] [--markdown FILE]
                   [--json FILE]
 
@@ -18,6 +19,7 @@ same runs. Exit status 1 when a model fails a target, else 0.
 """
 import argparse
 import json
+import math
 import os
 import platform
 import subprocess
@@ -128,6 +130,25 @@ def fmt_check(c):
     return f"**{c['status']}**"
 
 
+def peer_summary(results):
+    """The best peer's latency over tessel's per timed model: its geometric
+    mean, and the models under 0.80, as lines of markdown."""
+    ratios = {}
+    for r in results:
+        b = r.get("bench", {})
+        peers = [b[e]["ms"] for e in ("onnxruntime", "openvino") if "ms" in b.get(e, {})]
+        if peers and "ms" in b.get("tessel", {}):
+            ratios[r["name"]] = min(peers) / b["tessel"]["ms"]
+    if not ratios:
+        return []
+    geo = math.exp(sum(math.log(v) for v in ratios.values()) / len(ratios))
+    low = sorted((v, n) for n, v in ratios.items() if v < 0.80)
+    lines = [f"Best peer / tessel over the {len(ratios)} timed models: geometric mean "
+             f"{geo:.2f}, ahead on {sum(v >= 1 for v in ratios.values())}; under 0.80: "
+             + (", ".join(f"`{n}` {v:.2f}" for v, n in low) if low else "none") + ".", ""]
+    return lines
+
+
 def markdown(results, args, started):
     targets = args.targets.split(",")
     out = []
@@ -142,7 +163,8 @@ def markdown(results, args, started):
                 versions[e] = b["version"]
     if versions:
         out.append("- Peers: " + ", ".join(f"{e} {v}" for e, v in sorted(versions.items())))
-    out.append(f"- Latency: median of {10} runs at {args.threads} threads, best of "
+    out.append(f"- Latency: ONNX Runtime as users get it (spinning threads); median of {10} "
+               f"runs at {args.threads} threads, best of "
                f"{args.rounds} interleaved rounds per engine; memory: peak RSS growth from "
                f"loading the model (the same runs).")
     out.append("- Check: `tessel check DIR --target T` against ONNX Runtime's outputs at rtol "
@@ -179,6 +201,7 @@ def markdown(results, args, started):
                 ratio("openvino"), mib("tessel"), mib("onnxruntime")]
         out.append("| " + " | ".join(row) + " |")
     out.append("")
+    out.extend(peer_summary(results))
     failures = [(r["name"], t, c) for r in results for t, c in r["checks"].items()
                 if c and c["status"] != "pass"]
     out.append("## Models that do not pass\n")
@@ -210,7 +233,7 @@ def main():
     p.add_argument("tessel")
     p.add_argument("models_dir")
     p.add_argument("--only", default="")
-    p.add_argument("--targets", default="cpu,opencl")
+    p.add_argument("--targets", default="cpu,opencl,opencl-texture")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--no-bench", action="store_true")

@@ -86,6 +86,88 @@ def _gpt_decoder():
     return _text(GPT2Model(cfg), 8000, 64, 0)
 
 
+def _timm(name, size=224, fused_attn=True):
+    """A timm model with random weights. fused_attn=False writes attention as
+    MatMul and Softmax where the TorchScript exporter cannot trace timm's
+    scaled_dot_product_attention call."""
+    def build():
+        import timm
+        m = timm.create_model(name, pretrained=False)
+        for module in m.modules():
+            if not fused_attn and hasattr(module, "fused_attn"):
+                module.fused_attn = False
+        return m, _image(size)
+    return build
+
+
+def _field(model, field):
+    """Wraps a transformers model to return one field of its output."""
+    import torch
+
+    class Field(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, *args):
+            return getattr(self.m(*args, return_dict=True), field)
+
+    return Field(model)
+
+
+def _hf_text(config, model, seq=64, pad=12, **kwargs):
+    """A transformers text model built from a small config (random weights),
+    returning its last hidden state; `pad` trailing positions are padding."""
+    def build():
+        import transformers
+        cfg = getattr(transformers, config)(**kwargs)
+        return _text(getattr(transformers, model)(cfg), cfg.vocab_size, seq, pad)
+    return build
+
+
+def _llm(config, model, **kwargs):
+    """A decoder-only language model in the style of today's small LLMs:
+    4 layers of width 256, 8 query heads over 2 key/value heads (grouped-query
+    attention), RoPE, no padding (a prompt)."""
+    base = dict(vocab_size=8000, hidden_size=256, intermediate_size=688, num_hidden_layers=4,
+                num_attention_heads=8, num_key_value_heads=2, max_position_embeddings=256,
+                bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    base.update(kwargs)
+    return _hf_text(config, model, seq=64, pad=0, **base)
+
+
+def _hf_vision(config, model, field, size=224, **kwargs):
+    def build():
+        import transformers
+        cfg = getattr(transformers, config)(**kwargs)
+        m = _field(getattr(transformers, model)(cfg), field)
+        return m, OrderedDict(pixel_values=_image(size)["input"])
+    return build
+
+
+def _whisper_encoder():
+    import torch
+    from transformers import WhisperConfig, WhisperModel
+    cfg = WhisperConfig(vocab_size=8000, num_mel_bins=80, d_model=256, encoder_layers=4,
+                        encoder_attention_heads=4, encoder_ffn_dim=1024, decoder_layers=1,
+                        decoder_attention_heads=4, decoder_ffn_dim=256, max_source_positions=200,
+                        max_target_positions=64, pad_token_id=0, bos_token_id=0,
+                        eos_token_id=0, decoder_start_token_id=0)
+    mel = torch.randn(1, 80, 2 * cfg.max_source_positions)
+    return (_field(WhisperModel(cfg).encoder, "last_hidden_state"),
+            OrderedDict(input_features=mel))
+
+
+def _wav2vec2_encoder():
+    import torch
+    from transformers import Wav2Vec2Config, Wav2Vec2Model
+    cfg = Wav2Vec2Config(hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
+                         intermediate_size=1024, conv_dim=(256,) * 7,
+                         num_conv_pos_embeddings=64, num_conv_pos_embedding_groups=16)
+    audio = torch.randn(1, 16000)
+    return _field(Wav2Vec2Model(cfg), "last_hidden_state"), OrderedDict(input_values=audio)
+
+
 ZOO = OrderedDict([
     ("resnet18", Model(_tv("resnet18"), 17, "basic blocks, projection shortcuts")),
     ("resnet18_op13", Model(_tv("resnet18"), 13, "the same at opset 13")),
@@ -122,6 +204,87 @@ ZOO = OrderedDict([
     ("bert_encoder", Model(_bert_encoder, 17, "text encoder, attention mask with padding")),
     ("bert_encoder_op13", Model(_bert_encoder, 13, "the same at opset 13")),
     ("gpt_decoder", Model(_gpt_decoder, 17, "decoder, causal mask")),
+    # From timm (random weights, no download), the families users bring.
+    ("repvgg_a0", Model(_timm("repvgg_a0"), 17, "re-parameterizable 3x3 + 1x1 + identity branches")),
+    ("mobileone_s0", Model(_timm("mobileone_s0"), 17, "re-parameterizable over-parameterized branches")),
+    ("repvit_m0_9", Model(_timm("repvit_m0_9"), 17, "re-parameterizable depthwise branches, SE")),
+    ("fastvit_t8", Model(_timm("fastvit_t8", 256), 17, "RepMixer, re-parameterizable large kernels")),
+    ("mixnet_s", Model(_timm("mixnet_s"), 17, "mixed depthwise kernels: Split, Concat")),
+    ("ghostnet_100", Model(_timm("ghostnet_100"), 17, "ghost modules: cheap half, Concat, Slice")),
+    ("ghostnetv2_100", Model(_timm("ghostnetv2_100"), 17, "ghost modules with DFC attention")),
+    ("mobilenetv4_conv_small", Model(_timm("mobilenetv4_conv_small"), 17, "universal inverted bottlenecks")),
+    ("mobilenetv4_hybrid_medium", Model(_timm("mobilenetv4_hybrid_medium", 256), 17,
+                                        "multi-query attention in a convnet")),
+    ("lcnet_050", Model(_timm("lcnet_050"), 17, "depthwise-separable, hard-swish, SE")),
+    ("hgnetv2_b0", Model(_timm("hgnetv2_b0"), 17, "learnable affine, light blocks, Concat")),
+    ("rexnet_100", Model(_timm("rexnet_100"), 17, "residuals over part of the channels")),
+    ("res2net50_26w_4s", Model(_timm("res2net50_26w_4s"), 17, "hierarchical Split and Concat")),
+    ("dpn68", Model(_timm("dpn68"), 17, "dual paths: Slice, Concat, grouped convolutions")),
+    ("skresnet18", Model(_timm("skresnet18"), 17, "selective kernels: softmax over branches")),
+    ("hrnet_w18_small", Model(_timm("hrnet_w18_small"), 17, "parallel resolutions, upsampling")),
+    ("ecaresnet26t", Model(_timm("ecaresnet26t"), 17, "efficient channel attention: 1-D convolution")),
+    ("convnextv2_atto", Model(_timm("convnextv2_atto"), 17, "global response normalization")),
+    ("inception_next_atto", Model(_timm("inception_next_atto"), 17,
+                                  "inception depthwise: Split into band kernels")),
+    ("starnet_s1", Model(_timm("starnet_s1"), 17, "element-wise products of branches")),
+    ("poolformer_s12", Model(_timm("poolformer_s12"), 17, "pooling mixer, GroupNorm")),
+    ("mambaout_femto", Model(_timm("mambaout_femto"), 17, "gated CNN blocks, channels-last")),
+    ("pvt_v2_b0", Model(_timm("pvt_v2_b0"), 17, "spatial-reduction attention")),
+    ("tiny_vit_5m_224", Model(_timm("tiny_vit_5m_224"), 17, "windowed attention, conv stages")),
+    ("efficientformerv2_s0", Model(_timm("efficientformerv2_s0"), 17,
+                                   "hybrid: attention with talking heads, strided")),
+    ("mobilevit_xxs", Model(_timm("mobilevit_xxs", 256), 17, "hybrid: unfolded patches, attention")),
+    ("levit_128s", Model(_timm("levit_128s"), 17, "hybrid: attention biases, hard-swish")),
+    ("efficientvit_b0", Model(_timm("efficientvit_b0"), 17, "hybrid: ReLU linear attention")),
+    ("edgenext_xx_small", Model(_timm("edgenext_xx_small", 256), 17,
+                                "hybrid: split depthwise, cross-covariance attention")),
+    ("shvit_s1", Model(_timm("shvit_s1"), 17, "single-head attention over part of the channels")),
+    ("maxvit_pico_rw_256", Model(_timm("maxvit_pico_rw_256", 256), 17,
+                                 "block and grid attention, relative position bias")),
+    ("xcit_nano_12_p16_224", Model(_timm("xcit_nano_12_p16_224"), 17,
+                                   "cross-covariance attention, class attention")),
+    ("cait_xxs24_224", Model(_timm("cait_xxs24_224"), 17, "talking-heads and class attention")),
+    ("eva02_tiny_patch14_224", Model(_timm("eva02_tiny_patch14_224", fused_attn=False), 17,
+                                     "vision transformer with RoPE and SwiGLU")),
+    # From Hugging Face transformers (small configs, random weights).
+    ("llama_decoder", Model(_llm("LlamaConfig", "LlamaModel"), 17,
+                            "RoPE, RMSNorm, SwiGLU, grouped-query attention")),
+    ("qwen2_decoder", Model(_llm("Qwen2Config", "Qwen2Model"), 17,
+                            "grouped-query attention with biases, RoPE")),
+    ("qwen3_decoder", Model(_llm("Qwen3Config", "Qwen3Model", head_dim=32), 17,
+                            "RMSNorm on queries and keys, grouped-query attention")),
+    ("gemma_decoder", Model(_llm("GemmaConfig", "GemmaModel", head_dim=32), 17,
+                            "GeGLU, scaled embeddings, grouped-query attention")),
+    ("phi_decoder", Model(_llm("PhiConfig", "PhiModel", num_key_value_heads=8,
+                               partial_rotary_factor=0.5), 17,
+                          "parallel attention and MLP, partial RoPE")),
+    ("distilbert_encoder", Model(_hf_text("DistilBertConfig", "DistilBertModel", vocab_size=8000,
+                                          dim=384, n_layers=4, n_heads=6, hidden_dim=1536,
+                                          max_position_embeddings=128, seq=128, pad=16), 17,
+                                 "text encoder, 128 tokens of width 384")),
+    ("t5_encoder", Model(_hf_text("T5Config", "T5EncoderModel", vocab_size=8000, d_model=256,
+                                  d_kv=32, d_ff=1024, num_layers=4, num_heads=8,
+                                  feed_forward_proj="gated-gelu"), 17,
+                         "relative position buckets, RMS norm, gated GELU")),
+    ("modernbert_encoder", Model(_hf_text("ModernBertConfig", "ModernBertModel", vocab_size=8000,
+                                          hidden_size=256, intermediate_size=512,
+                                          num_hidden_layers=4, num_attention_heads=4,
+                                          global_attn_every_n_layers=2, local_attention=32,
+                                          max_position_embeddings=128, pad_token_id=0,
+                                          bos_token_id=1, eos_token_id=2, cls_token_id=1,
+                                          sep_token_id=2), 17,
+                                 "RoPE, GeGLU, alternating local and global attention")),
+    ("whisper_encoder", Model(_whisper_encoder, 17, "audio encoder: 1-D convolutions, GELU")),
+    ("wav2vec2_encoder", Model(_wav2vec2_encoder, 17,
+                               "raw audio: 1-D conv feature extractor, GroupNorm, grouped "
+                               "positional convolution")),
+    ("segformer_b0", Model(_hf_vision("SegformerConfig", "SegformerForSemanticSegmentation",
+                                      "logits", num_labels=19), 17,
+                           "segmentation transformer: efficient attention, Mix-FFN")),
+    ("dinov2_small", Model(_hf_vision("Dinov2Config", "Dinov2Model", "last_hidden_state",
+                                      image_size=224, patch_size=14, hidden_size=384,
+                                      num_hidden_layers=6, num_attention_heads=6), 17,
+                           "vision transformer with layer scale, 256 patches")),
 ])
 
 # Each architecture also goes through today's default exporter (torch.export,

@@ -31,6 +31,8 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
          [](const ir::Node& n, int opset, ActivationLayout) { return MakeStridedCopy(n, opset); }},
         {{"", "Slice"},
          [](const ir::Node& n, int opset, ActivationLayout) { return MakeStridedCopy(n, opset); }},
+        {{"", "Expand"},
+         [](const ir::Node& n, int opset, ActivationLayout) { return MakeStridedCopy(n, opset); }},
         {{"", "Resize"},
          [](const ir::Node& n, int opset, ActivationLayout) { return MakeResize(n, opset); }},
         {{"", "Upsample"},

@@ -352,6 +352,35 @@ TEST(FastCopy, Transpose_of_inner_and_outer_axes) {
   ExpectMatchesReference(big);
 }
 
+TEST(FastCopy, Expand_reads_broadcast_axes_again) {
+  // A new leading axis, broadcast axes inside and innermost, a kept axis
+  // between them: each output element must be its input element.
+  for (const Shape& target : {Shape{4, 2, 5, 3, 6}, Shape{2, 1, 3, 1}, Shape{2, 7, 3, 9}}) {
+    ir::Graph g;
+    g.set_opset_version(13);
+    Tensor data = RandomFloats({2, 1, 3, 1}, 5);
+    ir::Value* x = g.AddValue("x", DType::kFloat32, {2, 1, 3, 1}, true);
+    g.inputs() = {x};
+    ir::Value* y = g.AddValue("y");
+    const auto rank = static_cast<int64_t>(target.size());
+    ir::Node* n = g.AddNode(
+        "Expand", "e", {x, g.AddConstant("shape", Tensor::FromVector<int64_t>(target, {rank}))},
+        {y});
+    ASSERT_TRUE(ops::InferNode(*n, 13).ok());
+    std::unique_ptr<FastKernel> k = SelectFastKernel(*n, 13);
+    ASSERT_NE(k, nullptr);
+    std::vector<const Tensor*> in = {&data, &n->inputs[1]->constant};
+    StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(*n, 13, in);
+    ASSERT_TRUE(ref.ok());
+    Tensor out(DType::kFloat32, y->shape);
+    ops::KernelContext ctx{*n, 13, in, {&out}};
+    ASSERT_TRUE(k->Run(ctx).ok());
+    ASSERT_EQ(out.shape(), (*ref)[0].shape());
+    for (int64_t i = 0; i < out.num_elements(); ++i)
+      EXPECT_EQ(out.data<float>()[i], (*ref)[0].data<float>()[i]) << i;
+  }
+}
+
 TEST(FastCopy, Slice_with_negative_step_and_clamped_ends) {
   ir::Graph g;
   g.set_opset_version(13);

@@ -11,7 +11,8 @@
 
 namespace tessel::cpu {
 
-// Null unless `node` is a Transpose or a Slice with constant parameters.
+// Null unless `node` is a Transpose, a Slice with constant parameters or an
+// Expand of a known output shape.
 std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset);
 
 // Null unless `node` is a Resize or Upsample of floats with constant

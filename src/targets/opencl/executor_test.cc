@@ -195,6 +195,22 @@ TEST_F(OpenClTest, Conv_pointwise_runs_as_gemm) {
   EXPECT_TRUE(Used("f32_gemm_tiled"));
 }
 
+TEST_F(OpenClTest, Conv_1d_signals_as_one_row_images) {
+  // Audio front ends: strided, grouped with asymmetric pads, depthwise, and
+  // a 1x1 (a GEMM); each a signal (N, C, L).
+  ModelBuilder strided = ConvModel({1, 3, 40}, {8, 3, 5}, 1, {2}, {2, 1}, true);
+  ExpectMatchesReference(strided);
+  EXPECT_TRUE(Used("f32_conv2d_direct_oc4"));
+  ModelBuilder grouped = ConvModel({2, 6, 17}, {6, 2, 4}, 3, {1}, {2, 1}, false);
+  ExpectMatchesReference(grouped);
+  ModelBuilder depthwise = ConvModel({1, 8, 33}, {8, 1, 3}, 8, {1}, {1, 1}, true);
+  ExpectMatchesReference(depthwise);
+  EXPECT_TRUE(Used("f32_conv2d_depthwise_x4"));
+  ModelBuilder pointwise = ConvModel({1, 16, 21}, {24, 16, 1}, 1, {1}, {0, 0}, true);
+  ExpectMatchesReference(pointwise);
+  EXPECT_TRUE(Used("f32_gemm_tiled"));
+}
+
 TEST_F(OpenClTest, FusedConv_residual_and_clip_as_an_epilogue) {
   // Conv -> Add(r) -> Clip(0, 6) becomes one FusedConv (fuse-conv stage).
   ModelBuilder b = ConvModel({1, 4, 6, 5}, {8, 4, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, true, false);
@@ -393,11 +409,15 @@ TEST_F(OpenClTest, Long_rows_reduce_by_work_group) {
     b.Node("GlobalMaxPool", {"xn"}, {"max"});
     b.Initializer("axes", Tensor::FromVector<int64_t>({2, 3}, {2}));
     b.Node("ReduceSum", {"x", "axes"}, {"sum"});
-    for (const char* op : {"ReduceMin", "ReduceSumSquare", "ReduceProd"}) {
-      auto& n = b.Node(op, {std::string(op) == "ReduceMin" ? "xn" : "x"}, {op});
+    b.Node("Mul", {"x", "x"}, {"xx"});  // positive, for the log of the sum
+    for (const char* op : {"ReduceMin", "ReduceSumSquare", "ReduceProd", "ReduceL1", "ReduceL2",
+                           "ReduceLogSum"}) {
+      const std::string name = op;
+      auto& n = b.Node(op, {name == "ReduceMin" ? "xn" : name == "ReduceLogSum" ? "xx" : "x"}, {op});
       ModelBuilder::SetAttr(n, "axes", std::vector<int64_t>{2, 3});
     }
-    for (const char* out : {"avg", "max", "sum", "ReduceMin", "ReduceSumSquare", "ReduceProd"}) {
+    for (const char* out : {"avg", "max", "sum", "ReduceMin", "ReduceSumSquare", "ReduceProd",
+                            "ReduceL1", "ReduceL2", "ReduceLogSum"}) {
       b.Output(out);
     }
     ExpectMatchesReference(b);
@@ -478,6 +498,22 @@ TEST_F(OpenClTest, LayerNormalization) {
   ModelBuilder::SetAttr(n, "epsilon", 1e-5f);
   b.Output("y");
   ExpectMatchesReference(b);
+}
+
+TEST_F(OpenClTest, InstanceNormalization_per_channel_scale_and_bias) {
+  // As GroupNorm is exported (a 1-channel-per-group instance norm over a
+  // reshaped tensor) and on images, with planes over and under a work-group.
+  for (const Shape& shape : {Shape{2, 3, 300}, Shape{1, 5, 7, 6}}) {
+    ModelBuilder b(17);
+    b.Input("x", DType::kFloat32, shape);
+    b.Initializer("s", RandomFloats({shape[1]}, 11));
+    b.Initializer("b", RandomFloats({shape[1]}, 12));
+    auto& n = b.Node("InstanceNormalization", {"x", "s", "b"}, {"y"});
+    ModelBuilder::SetAttr(n, "epsilon", 1e-3f);
+    b.Output("y");
+    ExpectMatchesReference(b);
+    EXPECT_TRUE(Used("f32_layer_norm_rows"));
+  }
 }
 
 TEST_F(OpenClTest, Concat_transpose_reshape) {

@@ -487,16 +487,27 @@ Status Conv(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const ir::Value* w = c.node.input(1);
   const ir::Value* b = c.node.input(2);
   const ir::Value* y = c.node.output(0);
-  if (x->shape.size() != 4) return Unsupported(c.node, "convolves 2D images (NCHW) only");
+  if (x->shape.size() != 3 && x->shape.size() != 4) {
+    return Unsupported(c.node, "convolves 1D signals (NCL) and 2D images (NCHW) only");
+  }
   if (x->dtype != DType::kFloat32) return Unsupported(c.node, "convolves float32 only");
-  const Shape in_spatial(x->shape.begin() + 2, x->shape.end());
-  const std::vector<int64_t> kernel(w->shape.begin() + 2, w->shape.end());
+  Shape in_spatial(x->shape.begin() + 2, x->shape.end());
+  std::vector<int64_t> kernel(w->shape.begin() + 2, w->shape.end());
   std::vector<int64_t> strides, dilations, pads;
   Shape out_spatial;
   TESSEL_RETURN_IF_ERROR(ops::ResolveWindow(c.node, in_spatial, kernel, false, &strides, &dilations,
                                             &pads, &out_spatial));
+  if (x->shape.size() == 3) {
+    // A signal is an image of one row: the same kernels, H = 1.
+    in_spatial.insert(in_spatial.begin(), 1);
+    kernel.insert(kernel.begin(), 1);
+    out_spatial.insert(out_spatial.begin(), 1);
+    strides.insert(strides.begin(), 1);
+    dilations.insert(dilations.begin(), 1);
+    pads = {0, pads[0], 0, pads[1]};
+  }
   const int64_t group = c.node.attrs.Int("group", 1);
-  const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+  const int64_t N = x->shape[0], C = x->shape[1], H = in_spatial[0], W = in_spatial[1];
   const int64_t OC = w->shape[0], OH = out_spatial[0], OW = out_spatial[1];
   const int64_t KH = kernel[0], KW = kernel[1];
   const bool pointwise = KH == 1 && KW == 1 && group == 1 && strides[0] == 1 && strides[1] == 1 &&
@@ -644,7 +655,10 @@ Status ReduceOp(const NodeContext& c, std::vector<PendingLaunch>* launches) {
                    : op == "ReduceMax"       ? 2
                    : op == "ReduceMin"       ? 3
                    : op == "ReduceSumSquare" ? 4
-                                             : 5;
+                   : op == "ReduceProd"      ? 5
+                   : op == "ReduceL1"        ? 6
+                   : op == "ReduceL2"        ? 7
+                                             : 8;  // ReduceLogSum
   std::vector<int64_t> axes;
   const bool axes_input = (op == "ReduceSum" && c.opset >= 13) || c.opset >= 18;
   if (axes_input) {
@@ -738,8 +752,33 @@ Status LayerNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   l.args.Tensor(c.ref(y)).Int(len).Float(c.node.attrs.Float("epsilon", 1e-5f));
   l.args.Tensor(stats ? c.ref(mean) : c.ref(y))
       .Tensor(stats ? c.ref(inv_std) : c.ref(y))
-      .Int(stats ? 1 : 0);
+      .Int(stats ? 1 : 0)
+      .Int(0);
   l.geometry = Rows(rows);
+  l.bytes = Bytes(x) + Bytes(y) + Bytes(scale) + Bytes(bias);
+  l.flops = 8 * NumElements(x->shape);
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+// InstanceNormalization: the layer-norm rows kernel over each (n, c) plane,
+// with one scale and bias per channel.
+Status InstanceNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* x = c.node.input(0);
+  const ir::Value* scale = c.node.input(1);
+  const ir::Value* bias = c.node.input(2);
+  const ir::Value* y = c.node.output(0);
+  if (x->dtype != DType::kFloat32) return Unsupported(c.node, "normalizes float32 only");
+  if (x->shape.size() < 3) return Unsupported(c.node, "normalizes (N, C, D...) tensors only");
+  const int64_t channels = x->shape[1];
+  PendingLaunch l;
+  l.kernel_name = "f32_layer_norm_rows";
+  l.args.Tensor(c.ref(x)).Tensor(c.ref(scale)).Tensor(c.ref(bias)).Int(1);
+  l.args.Tensor(c.ref(y))
+      .Int(Product(x->shape, 2, x->shape.size()))
+      .Float(c.node.attrs.Float("epsilon", 1e-5f));
+  l.args.Tensor(c.ref(y)).Tensor(c.ref(y)).Int(0).Int(channels);
+  l.geometry = Rows(x->shape[0] * channels);
   l.bytes = Bytes(x) + Bytes(y) + Bytes(scale) + Bytes(bias);
   l.flops = 8 * NumElements(x->shape);
   launches->push_back(std::move(l));
@@ -819,9 +858,13 @@ const std::map<std::pair<std::string, std::string>, LaunchBuilder>& KernelTable(
       {{"", "ReduceMin"}, ReduceOp},
       {{"", "ReduceSumSquare"}, ReduceOp},
       {{"", "ReduceProd"}, ReduceOp},
+      {{"", "ReduceL1"}, ReduceOp},
+      {{"", "ReduceL2"}, ReduceOp},
+      {{"", "ReduceLogSum"}, ReduceOp},
       {{"", "Softmax"}, Softmax},
       {{"", "LogSoftmax"}, Softmax},
       {{"", "LayerNormalization"}, LayerNorm},
+      {{"", "InstanceNormalization"}, InstanceNorm},
       {{"", "BatchNormalization"}, BatchNorm},
       {{"", "Concat"}, Movement},
       {{"", "Split"}, Movement},
