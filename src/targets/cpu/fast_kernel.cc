@@ -26,6 +26,10 @@ using KernelMaker = std::unique_ptr<FastKernel> (*)(const ir::Node& node, int op
 // The CPU target's fast kernels, by domain ("" for ONNX's) and op.
 const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() {
   static const auto* table = [] {
+    // Reductions over contiguous axes run natively, at memory speed.
+    const KernelMaker reduce = [](const ir::Node& n, int opset, ActivationLayout) {
+      return MakeReduce(n, opset);
+    };
     auto* t = new std::map<std::pair<std::string, std::string>, KernelMaker>{
         {{"", "Transpose"},
          [](const ir::Node& n, int opset, ActivationLayout) { return MakeStridedCopy(n, opset); }},
@@ -46,7 +50,15 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
         {{"", "GlobalAveragePool"},
          [](const ir::Node& n, int, ActivationLayout) { return MakeGlobalAverage(n); }},
         {{"", "ReduceMean"},
-         [](const ir::Node& n, int opset, ActivationLayout) { return MakeSpatialMean(n, opset); }},
+         [](const ir::Node& n, int opset, ActivationLayout) {
+           std::unique_ptr<FastKernel> k = MakeSpatialMean(n, opset);
+           return k ? std::move(k) : MakeReduce(n, opset);
+         }},
+        {{"", "ReduceSum"}, reduce},
+        {{"", "ReduceSumSquare"}, reduce},
+        {{"", "ReduceL1"}, reduce},
+        {{"", "ReduceL2"}, reduce},
+        {{"", "ReduceLogSum"}, reduce},
         {{"tessel", "ChannelShuffle"},
          [](const ir::Node& n, int, ActivationLayout) { return MakeChannelShuffle(n); }},
     };
@@ -57,13 +69,14 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
     const KernelMaker pool = [](const ir::Node& n, int opset, ActivationLayout) {
       return MakeOneDnnPool(n, opset);
     };
-    const KernelMaker reduce = [](const ir::Node& n, int opset, ActivationLayout) {
+    const KernelMaker onednn_reduce = [](const ir::Node& n, int opset, ActivationLayout) {
       return MakeOneDnnReduce(n, opset);
     };
-    // A mean over an image's pixels runs the native kernel, in any layout;
-    // other means go to oneDNN.
-    const KernelMaker mean = [](const ir::Node& n, int opset, ActivationLayout) {
+    // A mean or sum over contiguous axes runs a native kernel (over an
+    // image's pixels, in any layout); other means and sums go to oneDNN.
+    const KernelMaker native_first = [](const ir::Node& n, int opset, ActivationLayout) {
       std::unique_ptr<FastKernel> k = MakeSpatialMean(n, opset);
+      if (!k) k = MakeReduce(n, opset);
       return k ? std::move(k) : MakeOneDnnReduce(n, opset);
     };
     t->insert({
@@ -83,11 +96,11 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
          [](const ir::Node& n, int opset, ActivationLayout) { return MakeOneDnnConcat(n, opset); }},
         {{"", "MaxPool"}, pool},
         {{"", "AveragePool"}, pool},
-        {{"", "ReduceSum"}, reduce},
-        {{"", "ReduceMax"}, reduce},
-        {{"", "GlobalMaxPool"}, reduce},
+        {{"", "ReduceMax"}, onednn_reduce},
+        {{"", "GlobalMaxPool"}, onednn_reduce},
     });
-    (*t)[{"", "ReduceMean"}] = mean;  // replaces the native-only entry
+    (*t)[{"", "ReduceMean"}] = native_first;  // replace the native-only entries
+    (*t)[{"", "ReduceSum"}] = native_first;
 #endif
     return t;
   }();

@@ -363,9 +363,9 @@ TEST(FastCopy, Expand_reads_broadcast_axes_again) {
     g.inputs() = {x};
     ir::Value* y = g.AddValue("y");
     const auto rank = static_cast<int64_t>(target.size());
-    ir::Node* n = g.AddNode(
-        "Expand", "e", {x, g.AddConstant("shape", Tensor::FromVector<int64_t>(target, {rank}))},
-        {y});
+    ir::Node* n =
+        g.AddNode("Expand", "e",
+                  {x, g.AddConstant("shape", Tensor::FromVector<int64_t>(target, {rank}))}, {y});
     ASSERT_TRUE(ops::InferNode(*n, 13).ok());
     std::unique_ptr<FastKernel> k = SelectFastKernel(*n, 13);
     ASSERT_NE(k, nullptr);
@@ -1019,6 +1019,48 @@ TEST(FastReduce, Mean_over_spatial_axes_without_keepdims_and_sum_over_all) {
   ExpectMatchesReference(all);
   OneNode global("GlobalAveragePool", "", {{2, 9, 6, 5}}, {false}, {}, /*opset=*/13);
   ExpectMatchesReference(global);
+}
+
+// Reductions over contiguous axes run natively: rows (the last axis, as
+// F.normalize), columns (axes before a long inner run, as selective kernels'
+// sum over branches or GRN's norm over pixels, over several chunks of 512),
+// size-1 axes between reduced ones, every kind.
+TEST(FastReduce, Contiguous_axes_run_the_native_rows_and_columns_kernels) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> axes;
+    int64_t keepdims;
+    const char* implementation;
+  };
+  const std::vector<Case> cases = {
+      {{3, 4, 2, 37}, {-1}, 1, "reduce rows"},
+      {{1, 2, 3, 1, 700}, {1, 2, 3}, 0, "reduce columns"},
+      {{2, 5, 6, 1300}, {1, 2}, 1, "reduce columns"},
+      {{2, 1, 5, 8}, {1, 2}, 0, "reduce columns"},
+  };
+  for (const char* op :
+       {"ReduceSum", "ReduceMean", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum"}) {
+    for (const Case& c : cases) {
+      AttributeMap a;
+      a.Set("axes", c.axes);
+      a.Set("keepdims", c.keepdims);
+      OneNode t(op, "", {c.shape}, {false}, a, /*opset=*/11);
+      if (std::string(op) == "ReduceLogSum") {  // of positive values
+        for (int64_t i = 0; i < t.inputs[0].num_elements(); ++i)
+          t.inputs[0].data<float>()[i] = std::fabs(t.inputs[0].data<float>()[i]) + 0.1f;
+      }
+      ExpectMatchesReference(t);
+      std::unique_ptr<FastKernel> k = SelectFastKernel(*t.node, 11);
+      ASSERT_NE(k, nullptr);
+      EXPECT_EQ(k->Choice().implementation, c.implementation)
+          << op << " " << ShapeToString(c.shape);
+    }
+  }
+  // Axes apart (a kept axis of more than one between them) are not one run.
+  AttributeMap apart;
+  apart.Set("axes", std::vector<int64_t>{0, 2});
+  OneNode split("ReduceL2", "", {{3, 4, 5}}, {false}, apart, /*opset=*/11);
+  EXPECT_EQ(SelectFastKernel(*split.node, 11), nullptr);
 }
 
 // torch's x.mean([2, 3]) (MnasNet's head): the global-average kernel, with

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
+#include <string>
 
 #include "ops/reduce_plan.h"
 #include "ops/spatial_plan.h"
@@ -641,6 +643,99 @@ class LayerNormRows final : public FastKernel {
   const std::vector<ops::ScratchNeed> none_;
 };
 
+// A reduction of float32 over contiguous axes, seen as (outer, len, inner):
+// y[o, i] = Finish(sum over k of Term(x[o, k, i])). Rows (inner 1) sum in
+// 16 lanes; otherwise a chunk of the inner axis accumulates whole, one input
+// row of it after another, so every load streams.
+class ReduceMiddle final : public FastKernel {
+ public:
+  enum class Kind { kSum, kMean, kSumSquare, kL1, kL2, kLogSum };
+
+  ReduceMiddle(Kind kind, int64_t outer, int64_t len, int64_t inner)
+      : kind_(kind), outer_(outer), len_(len), inner_(inner) {}
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+  ir::KernelChoice Choice() const override {
+    return {.family = ir::KernelFamily::kNative,
+            .implementation = inner_ == 1 ? "reduce rows" : "reduce columns"};
+  }
+
+  Status Run(ops::KernelContext& ctx) override {
+    switch (kind_) {
+      case Kind::kSumSquare:
+      case Kind::kL2:
+        return Reduce(ctx, [](float v) { return v * v; });
+      case Kind::kL1:
+        return Reduce(ctx, [](float v) { return std::fabs(v); });
+      default:
+        return Reduce(ctx, [](float v) { return v; });
+    }
+  }
+
+ private:
+  static constexpr int kLanes = 16;
+  static constexpr int64_t kChunk = 512;
+
+  float Finish(float sum) const {
+    switch (kind_) {
+      case Kind::kMean:
+        return sum / static_cast<float>(len_);
+      case Kind::kL2:
+        return std::sqrt(sum);
+      case Kind::kLogSum:
+        return std::log(sum);
+      default:
+        return sum;
+    }
+  }
+
+  template <typename Term>
+  Status Reduce(ops::KernelContext& ctx, Term term) const {
+    const float* x = ctx.in(0).data<float>();
+    float* y = ctx.out(0).data<float>();
+    const int64_t bytes = outer_ * len_ * inner_ * static_cast<int64_t>(sizeof(float));
+    if (inner_ == 1) {
+      ForRanges(outer_, bytes, 4, [&](int64_t first, int64_t last) {
+        for (int64_t o = first; o < last; ++o) y[o] = Finish(RowSum(x + o * len_, term));
+      });
+      return Status::Ok();
+    }
+    const int64_t chunks = (inner_ + kChunk - 1) / kChunk;
+    ForRanges(outer_ * chunks, bytes, 4, [&](int64_t first, int64_t last) {
+      float acc[kChunk];
+      for (int64_t item = first; item < last; ++item) {
+        const int64_t o = item / chunks, i0 = item % chunks * kChunk;
+        const int64_t n = std::min(kChunk, inner_ - i0);
+        std::fill(acc, acc + n, 0.f);
+        for (int64_t k = 0; k < len_; ++k) {
+          const float* row = x + (o * len_ + k) * inner_ + i0;
+          for (int64_t j = 0; j < n; ++j) acc[j] += term(row[j]);
+        }
+        float* out = y + o * inner_ + i0;
+        for (int64_t j = 0; j < n; ++j) out[j] = Finish(acc[j]);
+      }
+    });
+    return Status::Ok();
+  }
+
+  template <typename Term>
+  float RowSum(const float* in, Term term) const {
+    float acc[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= len_; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) acc[j] += term(in[i + j]);
+    }
+    float sum = 0;
+    for (; i < len_; ++i) sum += term(in[i]);
+    for (int j = 0; j < kLanes; ++j) sum += acc[j];
+    return sum;
+  }
+
+  const Kind kind_;
+  const int64_t outer_, len_, inner_;
+  const std::vector<ops::ScratchNeed> none_;
+};
+
 // Split along one axis: for each outer index, each output's block copied
 // whole (attention's q, k, v from one projection).
 class SplitBlocks final : public FastKernel {
@@ -785,6 +880,45 @@ std::unique_ptr<FastKernel> MakeLayerNorm(const ir::Node& node) {
   if (rows == 0 || cols == 0) return nullptr;
   return std::make_unique<LayerNormRows>(rows, cols, node.attrs.Float("epsilon", 1e-5f),
                                          bias != nullptr);
+}
+
+std::unique_ptr<FastKernel> MakeReduce(const ir::Node& node, int opset) {
+  static const std::map<std::string, ReduceMiddle::Kind> kinds = {
+      {"ReduceSum", ReduceMiddle::Kind::kSum},
+      {"ReduceMean", ReduceMiddle::Kind::kMean},
+      {"ReduceSumSquare", ReduceMiddle::Kind::kSumSquare},
+      {"ReduceL1", ReduceMiddle::Kind::kL1},
+      {"ReduceL2", ReduceMiddle::Kind::kL2},
+      {"ReduceLogSum", ReduceMiddle::Kind::kLogSum}};
+  const auto kind = kinds.find(node.op_type);
+  const ir::Value* x = node.input(0);
+  const ir::Value* y = node.output(0);
+  if (!node.domain.empty() || kind == kinds.end() || !x || !y || x->dtype != DType::kFloat32 ||
+      y->dtype != DType::kFloat32) {
+    return nullptr;
+  }
+  StatusOr<ops::ReducedAxes> plan = ops::PlanReducedAxes(node, opset);
+  if (!plan.ok() || plan->identity) return nullptr;
+  // The reduced axes (ignoring 1s) must be one contiguous run: (outer, len, inner).
+  const auto rank = static_cast<int64_t>(x->shape.size());
+  int64_t first = -1, last = -1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (plan->reduced[static_cast<size_t>(d)] && x->shape[static_cast<size_t>(d)] != 1) {
+      if (first < 0) first = d;
+      last = d;
+    }
+  }
+  if (first < 0) return nullptr;  // nothing to reduce: the reference copies
+  for (int64_t d = first; d <= last; ++d) {
+    if (!plan->reduced[static_cast<size_t>(d)] && x->shape[static_cast<size_t>(d)] != 1)
+      return nullptr;
+  }
+  auto span = [&](int64_t from, int64_t to) {
+    return NumElements(Shape(x->shape.begin() + from, x->shape.begin() + to));
+  };
+  const int64_t outer = span(0, first), len = span(first, last + 1), inner = span(last + 1, rank);
+  if (outer * inner != NumElements(y->shape) || outer * inner == 0 || len == 0) return nullptr;
+  return std::make_unique<ReduceMiddle>(kind->second, outer, len, inner);
 }
 
 std::unique_ptr<FastKernel> MakeSplit(const ir::Node& node) {

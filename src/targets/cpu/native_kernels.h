@@ -11,6 +11,11 @@
 
 namespace tessel::cpu {
 
+// Null unless `node` is a ReduceSum, ReduceMean, ReduceSumSquare, ReduceL1,
+// ReduceL2 or ReduceLogSum of float32 over constant axes that are contiguous
+// (size-1 axes aside).
+std::unique_ptr<FastKernel> MakeReduce(const ir::Node& node, int opset);
+
 // Null unless `node` is a Transpose, a Slice with constant parameters or an
 // Expand of a known output shape.
 std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset);

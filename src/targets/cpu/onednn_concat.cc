@@ -4,6 +4,7 @@
 #if TESSEL_WITH_ONEDNN
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,48 @@
 namespace tessel::cpu {
 
 using dnnl::memory;
+
+namespace {
+
+// Concatenation as rows: output row r is each input's row r, one after
+// another (`row_bytes` each). Copied by chunks of about 64 KiB of output
+// over the thread pool when `parallel`.
+OneDnnFlexible::Copy RowCopy(int64_t rows, std::vector<int64_t> row_bytes, const char* name,
+                             bool parallel) {
+  int64_t out_row = 0;
+  for (int64_t b : row_bytes) out_row += b;
+  const int64_t rows_per_chunk =
+      std::max<int64_t>(1, (int64_t{64} << 10) / std::max<int64_t>(out_row, 1));
+  auto copy = [rows, row_bytes, out_row, rows_per_chunk, parallel](ops::KernelContext& ctx) {
+    auto chunk = [&](int64_t c) {
+      const int64_t end = std::min(rows, (c + 1) * rows_per_chunk);
+      char* out = static_cast<char*>(ctx.out(0).raw_data());
+      for (int64_t r = c * rows_per_chunk; r < end; ++r) {
+        char* o = out + r * out_row;
+        for (size_t i = 0; i < row_bytes.size(); ++i) {
+          const int64_t b = row_bytes[i];
+          const char* in = static_cast<const char*>(ctx.in(i).raw_data()) + r * b;
+          if (b <= 64 && b % 4 == 0) {
+            // A few words: moves, not a call.
+            for (int64_t w = 0; w < b; w += 4) std::memcpy(o + w, in + w, 4);
+          } else {
+            std::memcpy(o, in, static_cast<size_t>(b));
+          }
+          o += b;
+        }
+      }
+    };
+    const int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+    if (parallel && chunks > 1) {
+      ThreadPool::Current().ParallelFor(chunks, chunk);
+    } else {
+      for (int64_t c = 0; c < chunks; ++c) chunk(c);
+    }
+  };
+  return {copy, name};
+}
+
+}  // namespace
 
 std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
   const ir::Value* y = node.output(0);
@@ -82,41 +125,26 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset) {
     }
   };
   k->plain_run = {block_copy, "block copy"};
+  // Small blocks (RoPE's interleaving concat along an axis of 1, 4 bytes a
+  // block): a task per block costs far more than its copy; rows instead.
+  int64_t smallest = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> block_bytes;
+  for (const auto& sh : shapes) {
+    block_bytes.push_back(NumElements(sh) / outer * 4);
+    smallest = std::min(smallest, block_bytes.back());
+  }
+  if (smallest < kPieceBytes / 16) k->plain_run = RowCopy(outer, block_bytes, "row copy", parallel);
   if (axis == 1) {
     // nChw16c, along the channels (all by 16): each input is one block per
     // image, as in the plain layout.
     k->blocked16_run = {block_copy, "block copy, nChw16c"};
     // Channels last, along the channels: every pixel's output row is the
-    // inputs' rows one after another. Copied by chunks of pixels over the
-    // thread pool (measured on SqueezeNet's fire modules at 2 threads: about
-    // twice as fast as oneDNN's simple concat there).
-    const int64_t rows = NumElements(y->shape) / y->shape[1];
+    // inputs' rows one after another (measured on SqueezeNet's fire modules
+    // at 2 threads: about twice as fast as oneDNN's simple concat there).
     std::vector<int64_t> row_bytes;
     for (const auto& sh : shapes) row_bytes.push_back(sh[1] * 4);
-    const int64_t out_row = y->shape[1] * 4;
-    const bool parallel = NumElements(y->shape) >= ParallelElements();
-    auto row_copy = [rows, row_bytes, out_row, parallel](ops::KernelContext& ctx) {
-      constexpr int64_t kRowsPerChunk = 64;
-      auto chunk = [&](int64_t c) {
-        const int64_t end = std::min(rows, (c + 1) * kRowsPerChunk);
-        char* out = static_cast<char*>(ctx.out(0).raw_data());
-        for (int64_t r = c * kRowsPerChunk; r < end; ++r) {
-          char* o = out + r * out_row;
-          for (size_t i = 0; i < row_bytes.size(); ++i) {
-            const char* in = static_cast<const char*>(ctx.in(i).raw_data()) + r * row_bytes[i];
-            std::memcpy(o, in, static_cast<size_t>(row_bytes[i]));
-            o += row_bytes[i];
-          }
-        }
-      };
-      const int64_t chunks = (rows + kRowsPerChunk - 1) / kRowsPerChunk;
-      if (parallel) {
-        ThreadPool::Current().ParallelFor(chunks, chunk);
-      } else {
-        for (int64_t c = 0; c < chunks; ++c) chunk(c);
-      }
-    };
-    k->channels_last_run = {row_copy, "row copy, channels last"};
+    k->channels_last_run = RowCopy(NumElements(y->shape) / y->shape[1], std::move(row_bytes),
+                                   "row copy, channels last", parallel);
   }
   return k;
 }

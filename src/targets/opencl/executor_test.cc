@@ -410,10 +410,14 @@ TEST_F(OpenClTest, Long_rows_reduce_by_work_group) {
     b.Initializer("axes", Tensor::FromVector<int64_t>({2, 3}, {2}));
     b.Node("ReduceSum", {"x", "axes"}, {"sum"});
     b.Node("Mul", {"x", "x"}, {"xx"});  // positive, for the log of the sum
-    for (const char* op : {"ReduceMin", "ReduceSumSquare", "ReduceProd", "ReduceL1", "ReduceL2",
-                           "ReduceLogSum"}) {
+    for (const char* op :
+         {"ReduceMin", "ReduceSumSquare", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum"}) {
       const std::string name = op;
-      auto& n = b.Node(op, {name == "ReduceMin" ? "xn" : name == "ReduceLogSum" ? "xx" : "x"}, {op});
+      auto& n = b.Node(op,
+                       {name == "ReduceMin"      ? "xn"
+                        : name == "ReduceLogSum" ? "xx"
+                                                 : "x"},
+                       {op});
       ModelBuilder::SetAttr(n, "axes", std::vector<int64_t>{2, 3});
     }
     for (const char* out : {"avg", "max", "sum", "ReduceMin", "ReduceSumSquare", "ReduceProd",
