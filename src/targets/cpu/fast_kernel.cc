@@ -44,6 +44,8 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
         {{"", "Gather"}, [](const ir::Node& n, int, ActivationLayout) { return MakeGather(n); }},
         {{"", "LayerNormalization"},
          [](const ir::Node& n, int, ActivationLayout) { return MakeLayerNorm(n); }},
+        {{"", "InstanceNormalization"},
+         [](const ir::Node& n, int, ActivationLayout) { return MakeInstanceNorm(n); }},
         {{"", "Split"}, [](const ir::Node& n, int, ActivationLayout) { return MakeSplit(n); }},
         {{"", "Pad"},
          [](const ir::Node& n, int opset, ActivationLayout) { return MakePad(n, opset); }},

@@ -326,6 +326,12 @@ TEST(FastPool, Max_with_ceil_mode_and_asymmetric_padding) {
   REQUIRE_ONEDNN();
   OneNode t("MaxPool", "", {{1, 5, 13, 10}}, {false}, PoolAttrs({3, 3}, {2, 2}, {0, 1, 1, 0}, 1));
   ExpectMatchesReference(t);
+  // A kernel wider than the input, stride 3: columns that never lie inside.
+  OneNode wide("MaxPool", "", {{1, 2, 4, 3}}, {false}, PoolAttrs({3, 5}, {3, 3}, {0, 2, 1, 0}, 1));
+  ExpectMatchesReference(wide);
+  OneNode wide_avg("AveragePool", "", {{1, 2, 4, 3}}, {false},
+                   PoolAttrs({3, 5}, {3, 3}, {0, 2, 1, 0}, 1));
+  ExpectMatchesReference(wide_avg);
 }
 
 TEST(FastPool, Average_excluding_and_including_padding) {
@@ -337,6 +343,14 @@ TEST(FastPool, Average_excluding_and_including_padding) {
   a.Set("count_include_pad", int64_t{1});
   OneNode include("AveragePool", "", {{1, 4, 8, 8}}, {false}, a);
   ExpectMatchesReference(include);
+  // Ceil mode (timm's average-pool shortcuts): the last window of each odd
+  // axis is partial, averaged over what it covers.
+  OneNode ceil("AveragePool", "", {{1, 3, 7, 9}}, {false},
+               PoolAttrs({2, 2}, {2, 2}, {0, 0, 0, 0}, 1));
+  ExpectMatchesReference(ceil);
+  OneNode ceil_padded("AveragePool", "", {{2, 3, 6, 5}}, {false},
+                      PoolAttrs({3, 3}, {2, 2}, {1, 1, 0, 1}, 1));
+  ExpectMatchesReference(ceil_padded);
 }
 
 TEST(FastCopy, Transpose_of_inner_and_outer_axes) {
@@ -673,6 +687,27 @@ TEST(FastLayerNorm, Last_axis_with_bias_and_two_axes_without_on_every_isa) {
     a.Set("axis", int64_t{1});
     OneNode two("LayerNormalization", "", {{3, 4, 7}, {4, 7}}, {false, false}, a);
     ExpectMatchesReference(two);
+  }
+}
+
+TEST(FastInstanceNorm, One_scale_and_bias_per_channel_on_every_isa) {
+  // GroupNorm as exported (instance norm over (N, groups, rest)) and images.
+  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
+    GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
+  }
+  for (snippets::Isa isa : {snippets::Isa::kAvx512, snippets::Isa::kAvx2}) {
+    CpuOptions options;
+    options.isa = std::min(isa, snippets::HostIsa());
+    const CpuScope scope(options, ThreadPool::Current());
+    SCOPED_TRACE(snippets::IsaName(options.isa));
+    AttributeMap a;
+    a.Set("epsilon", 1e-3f);
+    for (const Shape& shape : {Shape{2, 3, 301}, Shape{1, 5, 7, 6}}) {
+      OneNode t("InstanceNormalization", "", {shape, {shape[1]}, {shape[1]}}, {false, true, true},
+                a);
+      ExpectMatchesReference(t);
+      EXPECT_EQ(SelectFastKernel(*t.node, 17)->Choice().implementation, "instance norm rows");
+    }
   }
 }
 

@@ -558,12 +558,15 @@ class GatherBlocks final : public FastKernel {
 // thread pool.
 class LayerNormRows final : public FastKernel {
  public:
-  LayerNormRows(int64_t rows, int64_t cols, float epsilon, bool bias)
-      : rows_(rows), cols_(cols), epsilon_(epsilon), bias_(bias) {}
+  // channels > 0: InstanceNormalization, one scale and bias per row (its
+  // channel, row % channels) instead of one per column.
+  LayerNormRows(int64_t rows, int64_t cols, float epsilon, bool bias, int64_t channels = 0)
+      : rows_(rows), cols_(cols), epsilon_(epsilon), bias_(bias), channels_(channels) {}
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
   ir::KernelChoice Choice() const override {
-    return {.family = ir::KernelFamily::kNative, .implementation = "layer norm rows"};
+    return {.family = ir::KernelFamily::kNative,
+            .implementation = channels_ > 0 ? "instance norm rows" : "layer norm rows"};
   }
 
   Status Run(ops::KernelContext& ctx) override {
@@ -575,7 +578,11 @@ class LayerNormRows final : public FastKernel {
     // from a quarter of what a copy needs.
     const int64_t bytes = rows_ * cols_ * static_cast<int64_t>(sizeof(float));
     ForRanges(rows_, 4 * bytes, 4, [&](int64_t first, int64_t last) {
-      for (int64_t r = first; r < last; ++r) Row(x + r * cols_, scale, bias, y + r * cols_);
+      for (int64_t r = first; r < last; ++r) {
+        const int64_t c = channels_ > 0 ? r % channels_ : -1;
+        Row(x + r * cols_, c >= 0 ? scale + c : scale, c >= 0 && bias ? bias + c : bias,
+            y + r * cols_);
+      }
     });
     return Status::Ok();
   }
@@ -629,7 +636,10 @@ class LayerNormRows final : public FastKernel {
     const float mean = static_cast<float>(Sum(in, [](float v) { return v; }) / n);
     const double var = Sum(in, [mean](float v) { return (v - mean) * (v - mean); }) / n;
     const float inv = static_cast<float>(1.0 / std::sqrt(var + epsilon_));
-    if (bias) {
+    if (channels_ > 0) {  // this row's channel: one scale, one bias
+      const float a = inv * scale[0], b = bias ? bias[0] : 0.f;
+      for (int64_t i = 0; i < cols_; ++i) out[i] = (in[i] - mean) * a + b;
+    } else if (bias) {
       for (int64_t i = 0; i < cols_; ++i) out[i] = (in[i] - mean) * inv * scale[i] + bias[i];
     } else {
       for (int64_t i = 0; i < cols_; ++i) out[i] = (in[i] - mean) * inv * scale[i];
@@ -639,6 +649,7 @@ class LayerNormRows final : public FastKernel {
   const int64_t rows_, cols_;
   const double epsilon_;
   const bool bias_;
+  const int64_t channels_;
   const snippets::Isa isa_ = std::min(ActiveOptions().isa, snippets::HostIsa());
   const std::vector<ops::ScratchNeed> none_;
 };
@@ -919,6 +930,24 @@ std::unique_ptr<FastKernel> MakeReduce(const ir::Node& node, int opset) {
   const int64_t outer = span(0, first), len = span(first, last + 1), inner = span(last + 1, rank);
   if (outer * inner != NumElements(y->shape) || outer * inner == 0 || len == 0) return nullptr;
   return std::make_unique<ReduceMiddle>(kind->second, outer, len, inner);
+}
+
+std::unique_ptr<FastKernel> MakeInstanceNorm(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* scale = node.input(1);
+  const ir::Value* bias = node.input(2);
+  const ir::Value* y = node.output(0);
+  if (!x || !scale || !bias || !y || x->shape.size() < 3) return nullptr;
+  for (const ir::Value* v : {x, scale, bias, y}) {
+    if (v->dtype != DType::kFloat32) return nullptr;
+  }
+  const int64_t channels = x->shape[1];
+  if (NumElements(scale->shape) != channels || NumElements(bias->shape) != channels) return nullptr;
+  const int64_t rows = x->shape[0] * channels;
+  const int64_t cols = NumElements(Shape(x->shape.begin() + 2, x->shape.end()));
+  if (rows == 0 || cols == 0) return nullptr;
+  return std::make_unique<LayerNormRows>(rows, cols, node.attrs.Float("epsilon", 1e-5f), true,
+                                         channels);
 }
 
 std::unique_ptr<FastKernel> MakeSplit(const ir::Node& node) {

@@ -11,6 +11,10 @@
 
 namespace tessel::cpu {
 
+// Null unless `node` is an InstanceNormalization of float32 (N, C, D...):
+// the layer-norm rows kernel over each (n, c) plane.
+std::unique_ptr<FastKernel> MakeInstanceNorm(const ir::Node& node);
+
 // Null unless `node` is a ReduceSum, ReduceMean, ReduceSumSquare, ReduceL1,
 // ReduceL2 or ReduceLogSum of float32 over constant axes that are contiguous
 // (size-1 axes aside).
