@@ -43,10 +43,8 @@ struct PlainPool2d {
           const int64_t hi = last < 0 ? 0 : std::min(OW, last / SW + 1);
           const float* src = x + h * W - PL + kw;
           if (max) {
-            for (int64_t ow = lo; ow < hi; ++ow) {
-              const float v = src[ow * SW];
-              acc[ow] = std::isnan(v) ? v : std::max(acc[ow], v);
-            }
+            // NaN never wins, as in the reference kernel and oneDNN's.
+            for (int64_t ow = lo; ow < hi; ++ow) acc[ow] = std::max(acc[ow], src[ow * SW]);
           } else {
             for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += src[ow * SW];
           }
