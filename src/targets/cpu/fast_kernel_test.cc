@@ -366,6 +366,34 @@ TEST(FastCopy, Transpose_of_inner_and_outer_axes) {
   ExpectMatchesReference(big);
 }
 
+TEST(FastCopy, Transposes_of_matrices_copy_by_tiles) {
+  // NCHW -> NHWC, NHWC -> NCHW, a batch of matrices, with rows and columns
+  // past the last whole 8x8 tile; attention's heads (whole rows) copy rows.
+  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
+    GTEST_SKIP() << "this CPU has no AVX2: the tiles are AVX2's";
+  }
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> perm;
+    const char* implementation;
+  };
+  const std::vector<Case> cases = {{{1, 37, 8, 3}, {0, 2, 3, 1}, "transpose tiles"},
+                                   {{1, 24, 37}, {0, 2, 1}, "transpose tiles"},
+                                   {{3, 19, 21}, {0, 2, 1}, "transpose tiles"},
+                                   {{2, 4, 9, 17}, {0, 1, 3, 2}, "transpose tiles"},
+                                   {{1, 4, 13, 11}, {0, 2, 3, 1}, "transpose tiles"},
+                                   {{2, 3, 70}, {0, 2, 1}, "transpose tiles"},
+                                   {{1, 16, 4, 40}, {0, 2, 1, 3}, "strided copy"}};
+  for (const Case& c : cases) {
+    AttributeMap a;
+    a.Set("perm", c.perm);
+    OneNode t("Transpose", "", {c.shape}, {false}, a);
+    ExpectMatchesReference(t);
+    EXPECT_EQ(SelectFastKernel(*t.node, 17)->Choice().implementation, c.implementation)
+        << ShapeToString(c.shape);
+  }
+}
+
 TEST(FastCopy, Expand_reads_broadcast_axes_again) {
   // A new leading axis, broadcast axes inside and innermost, a kept axis
   // between them: each output element must be its input element.

@@ -1,5 +1,7 @@
 #include "targets/cpu/native_kernels.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -58,17 +60,34 @@ class StridedCopy final : public FastKernel {
     rows_ = 1;
     for (size_t i = 0; i + 1 < dims_.size(); ++i) rows_ *= dims_[i];
     for (int64_t d : view.out) total_ *= d;
+    // A (batched) transpose of 4-byte elements: the next-to-last output dim
+    // walks the input contiguously, the last does not. Copied by 8x8 tiles
+    // with AVX2 (NCHW <-> NHWC, attention heads): each load and store is a
+    // whole vector instead of an element.
+    const size_t n = dims_.size();
+    // With fewer than 8 columns (talking heads' [.., S, S, heads]), blocks of
+    // 64 rows, one column at a time: contiguous loads, stores within a few
+    // cache lines.
+    tiles_ = elem_ == 4 && n >= 2 && strides_[n - 2] == 1 && strides_[n - 1] != 1 &&
+             dims_[n - 2] >= 8 &&
+             (dims_[n - 1] < 8 ||
+              std::min(ActiveOptions().isa, snippets::HostIsa()) >= snippets::Isa::kAvx2);
   }
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
   ir::KernelChoice Choice() const override {
-    return {.family = ir::KernelFamily::kNative, .implementation = "strided copy"};
+    return {.family = ir::KernelFamily::kNative,
+            .implementation = tiles_ ? "transpose tiles" : "strided copy"};
   }
 
   Status Run(ops::KernelContext& ctx) override {
     if (total_ == 0) return Status::Ok();
     const char* in = static_cast<const char*>(ctx.in(0).raw_data());
     char* out = static_cast<char*>(ctx.out(0).raw_data());
+    if (tiles_) {
+      TransposeTiles(reinterpret_cast<const float*>(in) + base_, reinterpret_cast<float*>(out));
+      return Status::Ok();
+    }
     ForRanges(rows_, total_ * static_cast<int64_t>(elem_), 4,
               [&](int64_t first, int64_t last) { CopyRows(in, out, first, last); });
     return Status::Ok();
@@ -123,6 +142,75 @@ class StridedCopy final : public FastKernel {
     }
   }
 
+  // Output (outer..., R, C), C contiguous; input element (r, c) at
+  // r + c * S from the outer index's offset. Tasks: 8 output rows each (64
+  // when C < 8).
+  void TransposeTiles(const float* in, float* out) const {
+    const size_t n = dims_.size();
+    const int64_t R = dims_[n - 2], C = dims_[n - 1], S = strides_[n - 1];
+    const int64_t tile = C < 8 ? 64 : 8;
+    const int64_t row_tiles = (R + tile - 1) / tile, outer = rows_ / R;
+    ForRanges(outer * row_tiles, total_ * 4, 4, [&](int64_t first, int64_t last) {
+      for (int64_t item = first; item < last; ++item) {
+        const int64_t o = item / row_tiles, r0 = item % row_tiles * tile;
+        int64_t offset = 0;  // the outer index's input offset
+        for (int64_t rest = o, i = static_cast<int64_t>(n) - 2; i-- > 0;) {
+          offset += rest % dims_[static_cast<size_t>(i)] * strides_[static_cast<size_t>(i)];
+          rest /= dims_[static_cast<size_t>(i)];
+        }
+        if (C < 8) {
+          NarrowRows(in + offset, S, out + o * R * C, C, r0, std::min<int64_t>(64, R - r0));
+        } else {
+          TileRows(in + offset, S, out + o * R * C, C, r0, std::min<int64_t>(8, R - r0));
+        }
+      }
+    });
+  }
+
+  // Output rows [r0, r0 + rows) of one (R, C) block, C < 8.
+  static void NarrowRows(const float* in, int64_t S, float* out, int64_t C, int64_t r0,
+                         int64_t rows) {
+    for (int64_t c = 0; c < C; ++c) {
+      const float* src = in + r0 + c * S;
+      float* dst = out + r0 * C + c;
+      for (int64_t j = 0; j < rows; ++j) dst[j * C] = src[j];
+    }
+  }
+
+  // Output rows [r0, r0 + rows) of one (R, C) block.
+  __attribute__((target("avx2"))) static void TileRows(const float* in, int64_t S, float* out,
+                                                       int64_t C, int64_t r0, int64_t rows) {
+    int64_t c0 = 0;
+    if (rows == 8) {
+      for (; c0 + 8 <= C; c0 += 8) {
+        const float* src = in + r0 + c0 * S;
+        __m256 v[8];
+        for (int k = 0; k < 8; ++k) v[k] = _mm256_loadu_ps(src + k * S);
+        const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+        const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+        const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+        const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+        const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+        const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+        const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+        const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+        float* dst = out + r0 * C + c0;
+        _mm256_storeu_ps(dst + 0 * C, _mm256_permute2f128_ps(s0, s4, 0x20));
+        _mm256_storeu_ps(dst + 1 * C, _mm256_permute2f128_ps(s1, s5, 0x20));
+        _mm256_storeu_ps(dst + 2 * C, _mm256_permute2f128_ps(s2, s6, 0x20));
+        _mm256_storeu_ps(dst + 3 * C, _mm256_permute2f128_ps(s3, s7, 0x20));
+        _mm256_storeu_ps(dst + 4 * C, _mm256_permute2f128_ps(s0, s4, 0x31));
+        _mm256_storeu_ps(dst + 5 * C, _mm256_permute2f128_ps(s1, s5, 0x31));
+        _mm256_storeu_ps(dst + 6 * C, _mm256_permute2f128_ps(s2, s6, 0x31));
+        _mm256_storeu_ps(dst + 7 * C, _mm256_permute2f128_ps(s3, s7, 0x31));
+      }
+    }
+    // The columns past the last whole tile (all of them for a partial row tile).
+    for (int64_t r = r0; r < r0 + rows; ++r) {
+      for (int64_t c = c0; c < C; ++c) out[r * C + c] = in[r + c * S];
+    }
+  }
+
   template <typename T>
   void Gather(const char* in, int64_t step, char* out) const {
     const T* src = reinterpret_cast<const T*>(in);
@@ -133,6 +221,7 @@ class StridedCopy final : public FastKernel {
   size_t elem_;
   std::vector<int64_t> dims_, strides_;
   int64_t base_ = 0, inner_ = 1, rows_ = 1, total_ = 1;
+  bool tiles_ = false;
   std::vector<ops::ScratchNeed> none_;
 };
 
