@@ -1,24 +1,60 @@
 #include "passes/eliminate_dead_nodes.h"
 
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace tessel::passes {
 
+namespace {
+
+// Whether a node whose one output has its input 0's dtype and shape returns
+// that input unchanged: a Cast to the dtype it has, an Identity, a Slice of
+// everything (positive steps: GhostNet's out[:, :oup] when oup is all of
+// them), an Expand to the shape it has, a Transpose that keeps every axis in
+// place, a Concat of one input.
+bool ReturnsItsInput(const ir::Node& n) {
+  if (!n.domain.empty()) return false;
+  const std::string& op = n.op_type;
+  if (op == "Cast" || op == "Identity" || op == "Expand") return true;
+  if (op == "Concat") return n.inputs.size() == 1;
+  if (op == "Transpose") {
+    const std::vector<int64_t> perm = n.attrs.Ints("perm");
+    for (size_t i = 0; i < perm.size(); ++i) {
+      if (perm[i] != static_cast<int64_t>(i)) return false;
+    }
+    return !perm.empty() || n.input(0)->shape.size() <= 1;
+  }
+  if (op == "Slice") {
+    const ir::Value* steps = n.input(4);
+    if (!steps) return true;
+    if (!steps->is_constant()) return false;
+    for (int64_t step : steps->constant.ToInt64Vector()) {
+      if (step <= 0) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void EliminateDeadNodes(ir::Graph& graph) {
-  // A Cast to the dtype its input already has (exporters write them around
-  // attention's Softmax) does nothing: its readers read the input instead,
-  // and the walk below drops it. One whose result is a graph output stays.
-  // Nodes are in topological order, so a chain of such Casts resolves to
-  // its first input as it goes (linear, however long the chain).
+  // A node that returns its input unchanged (ReturnsItsInput: exporters
+  // write Casts to the same dtype around attention's Softmax, whole Slices)
+  // does nothing: its readers read the input instead, and the walk below
+  // drops it. One whose result is a graph output stays. Nodes are in
+  // topological order, so a chain of them resolves to its first input as it
+  // goes (linear, however long the chain).
   const std::unordered_set<const ir::Value*> outputs(graph.outputs().begin(),
                                                      graph.outputs().end());
-  std::unordered_map<const ir::Value*, ir::Value*> same;  // a Cast's result -> what it casts
+  std::unordered_map<const ir::Value*, ir::Value*> same;  // a result -> its input
   for (const auto& n : graph.nodes()) {
     ir::Value* x = n->input(0);
     const ir::Value* y = n->output(0);
-    if (n->op_type != "Cast" || !n->domain.empty() || !x || !y || n->outputs.size() != 1 ||
-        x->dtype != y->dtype || x->shape != y->shape || outputs.count(y)) {
+    if (!x || !y || n->outputs.size() != 1 || x->dtype != y->dtype || x->shape != y->shape ||
+        !x->shape_known || !y->shape_known || outputs.count(y) || !ReturnsItsInput(*n)) {
       continue;
     }
     const auto it = same.find(x);

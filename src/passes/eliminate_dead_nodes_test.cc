@@ -46,5 +46,48 @@ TEST(EliminateDeadNodes, A_cast_that_changes_the_dtype_stays) {
   EXPECT_EQ(g.nodes().size(), 1u);
 }
 
+// x [1, 16, 5, 5] -> Slice of every channel -> Identity -> Transpose keeping
+// the axes -> Expand to its shape -> Relu: only the Relu stays, reading x;
+// a Slice that drops a channel, one that reverses, and a real Transpose stay.
+TEST(EliminateDeadNodes, Nodes_that_return_their_input_go) {
+  ir::Graph g;
+  g.set_opset_version(17);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {1, 16, 5, 5}, true);
+  g.inputs() = {x};
+  auto ints = [&](const std::string& name, std::vector<int64_t> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    return g.AddConstant(name, Tensor::FromVector<int64_t>(v, {n}));
+  };
+  auto slice = [&](ir::Value* in, const std::string& name, int64_t end, int64_t step) {
+    ir::Value* out = g.AddValue(name);
+    g.AddNode("Slice", name,
+              {in, ints(name + "_s", {step > 0 ? 0 : -1}), ints(name + "_e", {end}),
+               ints(name + "_a", {1}), ints(name + "_p", {step})},
+              {out});
+    return out;
+  };
+  ir::Value* all = slice(x, "all", 16, 1);
+  ir::Value* same = g.AddValue("same");
+  g.AddNode("Identity", "id", {all}, {same});
+  ir::Value* kept = g.AddValue("kept");
+  g.AddNode("Transpose", "t", {same}, {kept})->attrs.Set("perm", std::vector<int64_t>{0, 1, 2, 3});
+  ir::Value* wide = g.AddValue("wide");
+  g.AddNode("Expand", "e", {kept, ints("shape", {1, 16, 5, 5})}, {wide});
+  ir::Value* y = g.AddValue("y");
+  g.AddNode("Relu", "relu", {wide}, {y});
+  ir::Value* fewer = slice(x, "fewer", 15, 1);
+  ir::Value* reversed = slice(x, "reversed", -100, -1);
+  ir::Value* swapped = g.AddValue("swapped");
+  g.AddNode("Transpose", "swap", {x}, {swapped})
+      ->attrs.Set("perm", std::vector<int64_t>{0, 1, 3, 2});
+  g.outputs() = {y, fewer, reversed, swapped};
+  ASSERT_TRUE(InferShapes(g).ok());
+  EliminateDeadNodes(g);
+  std::vector<std::string> names;
+  for (const auto& n : g.nodes()) names.push_back(n->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"relu", "fewer", "reversed", "swap"}));
+  EXPECT_EQ(g.nodes()[0]->inputs[0], x);
+}
+
 }  // namespace
 }  // namespace tessel::passes

@@ -318,6 +318,8 @@ TOLERANCES = {
 
 # The subset `make test` runs when the environment can be made: small, and
 # between them projection shortcuts, SE, a segmentation head, both text
-# models, and one export of today's exporter (Gelu, GatherND, opset 20).
+# models, one export of today's exporter (Gelu, GatherND, opset 20), a timm
+# net whose branches fold into one convolution, and a Llama-style decoder
+# (RoPE, RMSNorm, grouped-query attention).
 CI_SUBSET = ["resnet18", "mobilenet_v3_small", "lraspp_mobilenet_v3_large", "bert_encoder",
-             "gpt_decoder", "bert_encoder.dynamo"]
+             "gpt_decoder", "bert_encoder.dynamo", "mobileone_s0", "llama_decoder"]

@@ -34,7 +34,7 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
         {{"", "Transpose"},
          [](const ir::Node& n, int opset, ActivationLayout) { return MakeStridedCopy(n, opset); }},
         {{"", "Slice"},
-         [](const ir::Node& n, int opset, ActivationLayout) { return MakeStridedCopy(n, opset); }},
+         [](const ir::Node& n, int opset, ActivationLayout) { return MakeSlice(n, opset); }},
         {{"", "Expand"},
          [](const ir::Node& n, int opset, ActivationLayout) { return MakeStridedCopy(n, opset); }},
         {{"", "Resize"},

@@ -838,16 +838,36 @@ class ReduceMiddle final : public FastKernel {
 
 // Split along one axis: for each outer index, each output's block copied
 // whole (attention's q, k, v from one projection).
-class SplitBlocks final : public FastKernel {
+class SplitBlocks final : public LayoutFlexibleKernel {
  public:
-  SplitBlocks(int64_t outer, std::vector<int64_t> block_bytes)
-      : outer_(outer), block_(std::move(block_bytes)) {
+  // Split along the channels (axis 1 of 3 dims or more) may also run
+  // channels last: `pixel_rows` rows (images x pixels), each output taking
+  // `channel_bytes` of every row.
+  SplitBlocks(int64_t outer, std::vector<int64_t> block_bytes, int64_t pixel_rows = 0,
+              std::vector<int64_t> channel_bytes = {})
+      : outer_(outer),
+        block_(std::move(block_bytes)),
+        pixel_rows_(pixel_rows),
+        channel_bytes_(std::move(channel_bytes)) {
     for (int64_t b : block_) row_ += b;
   }
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
   ir::KernelChoice Choice() const override {
-    return {.family = ir::KernelFamily::kNative, .implementation = "split blocks"};
+    return {.family = ir::KernelFamily::kNative,
+            .implementation = "split blocks",
+            .variant = channels_last_ ? ir::LayoutName(ir::Layout::kChannelsLast) : ""};
+  }
+  bool CanRunIn(ActivationLayout layout) override {
+    return layout == ActivationLayout::kChannelsLast && !channel_bytes_.empty();
+  }
+  // Channels last, a split along the channels is one along each pixel's row.
+  void RunIn(ActivationLayout layout) override {
+    channels_last_ = true;
+    outer_ = pixel_rows_;
+    block_ = channel_bytes_;
+    row_ = 0;
+    for (int64_t b : block_) row_ += b;
   }
 
   Status Run(ops::KernelContext& ctx) override {
@@ -868,9 +888,58 @@ class SplitBlocks final : public FastKernel {
   }
 
  private:
-  const int64_t outer_;
-  const std::vector<int64_t> block_;  // bytes per outer index, per output
+  int64_t outer_;
+  std::vector<int64_t> block_;  // bytes per outer index, per output
   int64_t row_ = 0;
+  const int64_t pixel_rows_;
+  const std::vector<int64_t> channel_bytes_;
+  bool channels_last_ = false;
+  const std::vector<ops::ScratchNeed> none_;
+};
+
+// A Slice that keeps a range of channels (axis 1, step 1, every other axis
+// whole): the strided copy in the plain layout; channels last, each pixel's
+// row gives `len` channels from `start` (GhostNet's cheap half, cut back).
+class ChannelSliceCopy final : public LayoutFlexibleKernel {
+ public:
+  ChannelSliceCopy(std::unique_ptr<FastKernel> plain, int64_t pixel_rows, int64_t channels,
+                   int64_t start, int64_t len, int64_t elem)
+      : plain_(std::move(plain)),
+        rows_(pixel_rows),
+        channels_(channels),
+        start_(start),
+        len_(len),
+        elem_(elem) {}
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+  ir::KernelChoice Choice() const override {
+    if (!channels_last_) return plain_->Choice();
+    return {.family = ir::KernelFamily::kNative,
+            .implementation = "channel rows",
+            .variant = ir::LayoutName(ir::Layout::kChannelsLast)};
+  }
+  bool CanRunIn(ActivationLayout layout) override {
+    return layout == ActivationLayout::kChannelsLast;
+  }
+  void RunIn(ActivationLayout) override { channels_last_ = true; }
+
+  Status Run(ops::KernelContext& ctx) override {
+    if (!channels_last_) return plain_->Run(ctx);
+    const auto* in = static_cast<const char*>(ctx.in(0).raw_data());
+    auto* out = static_cast<char*>(ctx.out(0).raw_data());
+    const int64_t row = len_ * elem_;
+    ForRanges(rows_, rows_ * row, 4, [&](int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) {
+        std::memcpy(out + r * row, in + (r * channels_ + start_) * elem_, static_cast<size_t>(row));
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  std::unique_ptr<FastKernel> plain_;
+  const int64_t rows_, channels_, start_, len_, elem_;
+  bool channels_last_ = false;
   const std::vector<ops::ScratchNeed> none_;
 };
 
@@ -1057,8 +1126,37 @@ std::unique_ptr<FastKernel> MakeSplit(const ir::Node& node) {
     taken += len;
   }
   if (taken != x->shape[static_cast<size_t>(axis)] || NumElements(x->shape) == 0) return nullptr;
+  const int64_t outer = NumElements(Shape(x->shape.begin(), x->shape.begin() + axis));
+  if (axis != 1 || rank < 3) return std::make_unique<SplitBlocks>(outer, std::move(blocks));
+  std::vector<int64_t> channel_bytes;
+  for (const ir::Value* y : node.outputs)
+    channel_bytes.push_back(y->shape[1] * static_cast<int64_t>(DTypeSize(x->dtype)));
   return std::make_unique<SplitBlocks>(
-      NumElements(Shape(x->shape.begin(), x->shape.begin() + axis)), std::move(blocks));
+      outer, std::move(blocks), NumElements(x->shape) / x->shape[1], std::move(channel_bytes));
+}
+
+std::unique_ptr<FastKernel> MakeSlice(const ir::Node& node, int opset) {
+  std::unique_ptr<FastKernel> plain = MakeStridedCopy(node, opset);
+  const ir::Value* x = node.input(0);
+  std::optional<ops::StridedView> view = ops::StridedViewOf(node, opset);
+  if (!plain || !view || x->shape.size() < 3 || view->out.size() != x->shape.size()) return plain;
+  // A range of channels: every other axis whole, the input's own strides.
+  std::vector<int64_t> dense(x->shape.size(), 1);
+  for (size_t d = x->shape.size() - 1; d > 0; --d) dense[d - 1] = dense[d] * x->shape[d];
+  const int64_t plane = dense[1], channels = x->shape[1], len = view->out[1];
+  if (plane == 0 || view->base % plane != 0) return plain;
+  for (size_t d = 0; d < x->shape.size(); ++d) {
+    // (An axis of one element may have any stride: it never steps.)
+    if ((d != 1 && view->out[d] != x->shape[d]) ||
+        (view->out[d] > 1 && view->strides[d] != dense[d])) {
+      return plain;
+    }
+  }
+  const int64_t start = view->base / plane;
+  if (start + len > channels) return plain;
+  return std::make_unique<ChannelSliceCopy>(std::move(plain), NumElements(x->shape) / channels,
+                                            channels, start, len,
+                                            static_cast<int64_t>(DTypeSize(x->dtype)));
 }
 
 std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset) {

@@ -11,6 +11,10 @@
 
 namespace tessel::cpu {
 
+// Slice: the strided copy (MakeStridedCopy); one that keeps a range of
+// channels also runs channels last.
+std::unique_ptr<FastKernel> MakeSlice(const ir::Node& node, int opset);
+
 // Null unless `node` is an InstanceNormalization of float32 (N, C, D...):
 // the layer-norm rows kernel over each (n, c) plane.
 std::unique_ptr<FastKernel> MakeInstanceNorm(const ir::Node& node);
@@ -39,7 +43,8 @@ std::unique_ptr<FastKernel> MakeGather(const ir::Node& node);
 // and bias cover the normalized axes exactly.
 std::unique_ptr<FastKernel> MakeLayerNorm(const ir::Node& node);
 
-// Null unless `node` is a Split whose outputs (all present) cover the axis.
+// Null unless `node` is a Split whose outputs (all present) cover the axis;
+// a split along the channels also runs channels last.
 std::unique_ptr<FastKernel> MakeSplit(const ir::Node& node);
 
 // Null unless `node` is a GlobalAveragePool of floats with pixels.
