@@ -74,11 +74,15 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
     const KernelMaker onednn_reduce = [](const ir::Node& n, int opset, ActivationLayout) {
       return MakeOneDnnReduce(n, opset);
     };
-    // A mean or sum over contiguous axes runs a native kernel (over an
-    // image's pixels, in any layout); other means and sums go to oneDNN.
-    const KernelMaker native_first = [](const ir::Node& n, int opset, ActivationLayout) {
+    // A mean or sum over contiguous axes runs a native kernel (a mean over
+    // an image's pixels, in any layout); other means and sums go to oneDNN.
+    const KernelMaker mean = [](const ir::Node& n, int opset, ActivationLayout) {
       std::unique_ptr<FastKernel> k = MakeSpatialMean(n, opset);
       if (!k) k = MakeReduce(n, opset);
+      return k ? std::move(k) : MakeOneDnnReduce(n, opset);
+    };
+    const KernelMaker sum = [](const ir::Node& n, int opset, ActivationLayout) {
+      std::unique_ptr<FastKernel> k = MakeReduce(n, opset);
       return k ? std::move(k) : MakeOneDnnReduce(n, opset);
     };
     t->insert({
@@ -101,8 +105,8 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
         {{"", "ReduceMax"}, onednn_reduce},
         {{"", "GlobalMaxPool"}, onednn_reduce},
     });
-    (*t)[{"", "ReduceMean"}] = native_first;  // replace the native-only entries
-    (*t)[{"", "ReduceSum"}] = native_first;
+    (*t)[{"", "ReduceMean"}] = mean;  // replace the native-only entries
+    (*t)[{"", "ReduceSum"}] = sum;
 #endif
     return t;
   }();
