@@ -1029,6 +1029,38 @@ TEST(FastKernels, Channel_shuffle_between_convs_runs_channels_last) {
   ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 8, 7, 9}, 24)});
 }
 
+TEST(FastKernels, Split_and_channel_slice_between_convs_run_channels_last) {
+  REQUIRE_ONEDNN();
+  // A conv -> Split along the channels (uneven) -> a conv on each part, and
+  // a conv -> Slice of a channel range -> a conv (MixNet's and GhostNet's
+  // blocks): every tensor may stay channels last.
+  ir::Graph g;
+  g.set_opset_version(17);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {1, 8, 7, 9}, true);
+  g.inputs() = {x};
+  ir::Value* a = AddConv(g, "a", x, 8, 24, 1);
+  ir::Value* part0 = g.AddValue("part0");
+  ir::Value* part1 = g.AddValue("part1");
+  g.AddNode("Split", "split", {a, g.AddConstant("sizes", Tensor::FromVector<int64_t>({8, 16}, {2}))},
+            {part0, part1})
+      ->attrs.Set("axis", int64_t{1});
+  ir::Value* b = AddConv(g, "b", x, 8, 32, 3);
+  ir::Value* cut = g.AddValue("cut");
+  auto ints = [&](const std::string& name, int64_t v) {
+    return g.AddConstant(name, Tensor::FromVector<int64_t>({v}, {1}));
+  };
+  g.AddNode("Slice", "slice", {b, ints("starts", 8), ints("ends", 24), ints("axes", 1)}, {cut});
+  g.outputs() = {AddConv(g, "c", part0, 8, 4, 1), AddConv(g, "d", part1, 16, 4, 3),
+                 AddConv(g, "e", cut, 16, 4, 1)};
+  for (const auto& n : g.nodes()) ASSERT_TRUE(ops::InferNode(*n, 17).ok()) << n->name;
+  CpuExecutor fast(g);
+  EXPECT_EQ(KernelsOf(fast, g, "Split"),
+            std::vector<std::string>{"native split blocks channels last"});
+  EXPECT_EQ(KernelsOf(fast, g, "Slice"),
+            std::vector<std::string>{"native channel rows channels last"});
+  ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 8, 7, 9}, 25)});
+}
+
 TEST(FastKernels, Equal_conv_weights_are_packed_once) {
   REQUIRE_ONEDNN();
   // Two convolutions with the same weights and bias (AddConv seeds them

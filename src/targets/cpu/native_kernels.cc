@@ -20,6 +20,16 @@ namespace tessel::cpu {
 
 namespace {
 
+// Copies `bytes`: a few 4-byte words as moves (short channel rows), else
+// memcpy.
+inline void CopySmall(char* out, const char* in, int64_t bytes) {
+  if (bytes <= 64 && bytes % 4 == 0) {
+    for (int64_t w = 0; w < bytes; w += 4) std::memcpy(out + w, in + w, 4);
+  } else {
+    std::memcpy(out, in, static_cast<size_t>(bytes));
+  }
+}
+
 // Calls fn(first, last) over ranges covering [0, items): all on the calling
 // thread when the kernel moves fewer than `bytes` worth a second thread
 // (ParallelCopyBytes), else `per_thread` ranges per thread of the pool, so
@@ -861,6 +871,8 @@ class SplitBlocks final : public LayoutFlexibleKernel {
   bool CanRunIn(ActivationLayout layout) override {
     return layout == ActivationLayout::kChannelsLast && !channel_bytes_.empty();
   }
+  // Input 1 (the sizes) is a parameter, not data.
+  bool TakesEitherLayout(size_t input, ActivationLayout) const override { return input > 0; }
   // Channels last, a split along the channels is one along each pixel's row.
   void RunIn(ActivationLayout layout) override {
     channels_last_ = true;
@@ -872,16 +884,31 @@ class SplitBlocks final : public LayoutFlexibleKernel {
 
   Status Run(ops::KernelContext& ctx) override {
     const auto* in = static_cast<const char*>(ctx.in(0).raw_data());
+    std::vector<char*> outs;
+    for (size_t k = 0; k < block_.size(); ++k)
+      outs.push_back(static_cast<char*>(ctx.out(k).raw_data()));
+    // Few rows (a plain split of channels): a task per block, so the blocks
+    // spread over the pool; many rows (channels last, attention's q, k, v):
+    // rows in ranges, a block of a few words copied as moves, not a call.
+    const bool short_rows = outer_ >= 64;
     const auto parts = static_cast<int64_t>(block_.size());
-    const int64_t items = outer_ * parts;
+    const int64_t items = short_rows ? outer_ : outer_ * parts;
     ForRanges(items, outer_ * row_, 8, [&](int64_t first, int64_t last) {
       for (int64_t i = first; i < last; ++i) {
+        if (short_rows) {
+          const char* src = in + i * row_;
+          for (size_t k = 0; k < block_.size(); ++k) {
+            CopySmall(outs[k] + i * block_[k], src, block_[k]);
+            src += block_[k];
+          }
+          continue;
+        }
         const int64_t o = i / parts, k = i % parts;
         int64_t offset = 0;
         for (int64_t j = 0; j < k; ++j) offset += block_[static_cast<size_t>(j)];
         const int64_t b = block_[static_cast<size_t>(k)];
-        auto* out = static_cast<char*>(ctx.out(static_cast<size_t>(k)).raw_data());
-        std::memcpy(out + o * b, in + o * row_ + offset, static_cast<size_t>(b));
+        std::memcpy(outs[static_cast<size_t>(k)] + o * b, in + o * row_ + offset,
+                    static_cast<size_t>(b));
       }
     });
     return Status::Ok();
@@ -921,6 +948,8 @@ class ChannelSliceCopy final : public LayoutFlexibleKernel {
   bool CanRunIn(ActivationLayout layout) override {
     return layout == ActivationLayout::kChannelsLast;
   }
+  // Inputs 1-4 (starts, ends, axes, steps) are parameters, not data.
+  bool TakesEitherLayout(size_t input, ActivationLayout) const override { return input > 0; }
   void RunIn(ActivationLayout) override { channels_last_ = true; }
 
   Status Run(ops::KernelContext& ctx) override {
@@ -930,7 +959,7 @@ class ChannelSliceCopy final : public LayoutFlexibleKernel {
     const int64_t row = len_ * elem_;
     ForRanges(rows_, rows_ * row, 4, [&](int64_t first, int64_t last) {
       for (int64_t r = first; r < last; ++r) {
-        std::memcpy(out + r * row, in + (r * channels_ + start_) * elem_, static_cast<size_t>(row));
+        CopySmall(out + r * row, in + (r * channels_ + start_) * elem_, row);
       }
     });
     return Status::Ok();
