@@ -1041,8 +1041,8 @@ TEST(FastKernels, Split_and_channel_slice_between_convs_run_channels_last) {
   ir::Value* a = AddConv(g, "a", x, 8, 24, 1);
   ir::Value* part0 = g.AddValue("part0");
   ir::Value* part1 = g.AddValue("part1");
-  g.AddNode("Split", "split", {a, g.AddConstant("sizes", Tensor::FromVector<int64_t>({8, 16}, {2}))},
-            {part0, part1})
+  g.AddNode("Split", "split",
+            {a, g.AddConstant("sizes", Tensor::FromVector<int64_t>({8, 16}, {2}))}, {part0, part1})
       ->attrs.Set("axis", int64_t{1});
   ir::Value* b = AddConv(g, "b", x, 8, 32, 3);
   ir::Value* cut = g.AddValue("cut");

@@ -20,16 +20,6 @@ namespace tessel::cpu {
 
 namespace {
 
-// Copies `bytes`: a few 4-byte words as moves (short channel rows), else
-// memcpy.
-inline void CopySmall(char* out, const char* in, int64_t bytes) {
-  if (bytes <= 64 && bytes % 4 == 0) {
-    for (int64_t w = 0; w < bytes; w += 4) std::memcpy(out + w, in + w, 4);
-  } else {
-    std::memcpy(out, in, static_cast<size_t>(bytes));
-  }
-}
-
 // Calls fn(first, last) over ranges covering [0, items): all on the calling
 // thread when the kernel moves fewer than `bytes` worth a second thread
 // (ParallelCopyBytes), else `per_thread` ranges per thread of the pool, so

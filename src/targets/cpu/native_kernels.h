@@ -1,15 +1,28 @@
 // Hand-written fast kernels (fast_kernel.h) for memory-bound ops where the
-// reference kernel's generality costs: Transpose and Slice as one strided
-// copy with collapsed dimensions, contiguous runs copied whole, rows spread
-// over the thread pool; ChannelShuffle as one gather, plain or channels last;
-// Resize as a blend of rows and gathered columns.
+// reference kernel's generality costs: Transpose, Slice and Expand as one
+// strided copy with collapsed dimensions, contiguous runs copied whole,
+// matrices transposed by tiles, rows spread over the thread pool;
+// ChannelShuffle as one gather, plain or channels last; Split and channel
+// Slices, plain or channels last; reductions over contiguous axes and
+// layer/instance norm by rows; Resize as a blend of rows and gathered columns.
 #pragma once
 
+#include <cstring>
 #include <memory>
 
 #include "targets/cpu/fast_kernel.h"
 
 namespace tessel::cpu {
+
+// Copies `bytes`: a few 4-byte words as moves (the short rows of channels-last
+// splits and concats), else one memcpy call.
+inline void CopySmall(char* out, const char* in, int64_t bytes) {
+  if (bytes <= 64 && bytes % 4 == 0) {
+    for (int64_t w = 0; w < bytes; w += 4) std::memcpy(out + w, in + w, 4);
+  } else {
+    std::memcpy(out, in, static_cast<size_t>(bytes));
+  }
+}
 
 // Slice: the strided copy (MakeStridedCopy); one that keeps a range of
 // channels also runs channels last.

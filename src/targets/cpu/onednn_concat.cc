@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "targets/cpu/native_kernels.h"
 #include "targets/cpu/onednn_internal.h"
 #include "targets/cpu/onednn_kernels.h"
 #include "targets/cpu/thread_pool.h"
@@ -36,13 +37,7 @@ OneDnnFlexible::Copy RowCopy(int64_t rows, std::vector<int64_t> row_bytes, const
         char* o = out + r * out_row;
         for (size_t i = 0; i < row_bytes.size(); ++i) {
           const int64_t b = row_bytes[i];
-          const char* in = static_cast<const char*>(ctx.in(i).raw_data()) + r * b;
-          if (b <= 64 && b % 4 == 0) {
-            // A few words: moves, not a call.
-            for (int64_t w = 0; w < b; w += 4) std::memcpy(o + w, in + w, 4);
-          } else {
-            std::memcpy(o, in, static_cast<size_t>(b));
-          }
+          CopySmall(o, static_cast<const char*>(ctx.in(i).raw_data()) + r * b, b);
           o += b;
         }
       }
