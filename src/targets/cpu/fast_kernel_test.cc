@@ -1061,6 +1061,31 @@ TEST(FastKernels, Split_and_channel_slice_between_convs_run_channels_last) {
   ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 8, 7, 9}, 25)});
 }
 
+TEST(FastKernels, Resize_between_convs_runs_channels_last) {
+  REQUIRE_ONEDNN();
+  // conv -> Resize (roi omitted, scales 2x: nearest, then linear with
+  // half-pixel centers) -> conv: the resizes blend whole pixel rows.
+  for (const char* mode : {"nearest", "linear"}) {
+    SCOPED_TRACE(mode);
+    ir::Graph g;
+    g.set_opset_version(17);
+    ir::Value* x = g.AddValue("x", DType::kFloat32, {1, 8, 5, 7}, true);
+    g.inputs() = {x};
+    ir::Value* a = AddConv(g, "a", x, 8, 16, 3);
+    ir::Value* up = g.AddValue("up");
+    ir::Node* r = g.AddNode(
+        "Resize", "resize",
+        {a, nullptr, g.AddConstant("scales", Tensor::FromVector<float>({1, 1, 2, 2}, {4}))}, {up});
+    r->attrs.Set("mode", std::string(mode));
+    g.outputs() = {AddConv(g, "b", up, 16, 4, 3)};
+    for (const auto& n : g.nodes()) ASSERT_TRUE(ops::InferNode(*n, 17).ok()) << n->name;
+    CpuExecutor fast(g);
+    EXPECT_EQ(KernelsOf(fast, g, "Resize"),
+              std::vector<std::string>{"native resize pixels channels last"});
+    ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 8, 5, 7}, 26)});
+  }
+}
+
 TEST(FastKernels, Equal_conv_weights_are_packed_once) {
   REQUIRE_ONEDNN();
   // Two convolutions with the same weights and bias (AddConv seeds them

@@ -323,10 +323,12 @@ class ChannelShuffleCopy final : public LayoutFlexibleKernel {
 // rows' taps (ops::PlanResizeNode, the reference kernel's plan), each column
 // gathering its columns' taps, written straight into the output. Rows are
 // spread over the thread pool.
-class ResizeRows final : public FastKernel {
+class ResizeRows final : public LayoutFlexibleKernel {
  public:
   ResizeRows(const ops::ResizeSampling& s, const Shape& in)
-      : rows_(Simplified(s.axes[in.size() - 2])),
+      : channels_(in.size() == 4 ? in[1] : 0),
+        images_(in.size() == 4 ? in[0] : 0),
+        rows_(Simplified(s.axes[in.size() - 2])),
         cols_(Simplified(s.axes[in.size() - 1])),
         extrapolation_(static_cast<float>(s.extrapolation_value)),
         in_h_(in[in.size() - 2]),
@@ -343,12 +345,36 @@ class ResizeRows final : public FastKernel {
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
   ir::KernelChoice Choice() const override {
+    if (channels_last_) {
+      return {.family = ir::KernelFamily::kNative,
+              .implementation = "resize pixels",
+              .variant = ir::LayoutName(ir::Layout::kChannelsLast)};
+    }
     return {.family = ir::KernelFamily::kNative, .implementation = "resize rows"};
   }
+  // Images (N, C, H, W): channels last, each output pixel's row of channels
+  // blends its taps' rows.
+  bool CanRunIn(ActivationLayout layout) override {
+    return layout == ActivationLayout::kChannelsLast && channels_ > 0;
+  }
+  void RunIn(ActivationLayout) override { channels_last_ = true; }
+  // Inputs 1-3 (roi, scales, sizes) are parameters, not data.
+  bool TakesEitherLayout(size_t input, ActivationLayout) const override { return input > 0; }
 
   Status Run(ops::KernelContext& ctx) override {
     const float* in = ctx.in(0).data<float>();
     float* out = ctx.out(0).data<float>();
+    if (channels_last_) {
+      const int64_t rows = images_ * out_h_;
+      ForRanges(rows, rows * out_w_ * channels_ * static_cast<int64_t>(sizeof(float)), 8,
+                [&](int64_t first, int64_t last) {
+                  for (int64_t r = first; r < last; ++r) {
+                    PixelRow(in + (r / out_h_) * in_h_ * in_w_ * channels_, r % out_h_,
+                             out + r * out_w_ * channels_);
+                  }
+                });
+      return Status::Ok();
+    }
     const int64_t rows = planes_ * out_h_;
     ForRanges(rows, rows * out_w_ * static_cast<int64_t>(sizeof(float)), 8,
               [&](int64_t first, int64_t last) {
@@ -372,6 +398,36 @@ class ResizeRows final : public FastKernel {
     a.weight.assign(n, 1.0);
     a.outside.assign(n, false);
     return a;
+  }
+
+  // Output row y of one image, channels last: each pixel's channels are the
+  // blend of its taps' pixels, row taps times column taps.
+  void PixelRow(const float* image, int64_t y, float* out) const {
+    const int64_t C = channels_;
+    const int64_t* ri = rows_.index.data() + y * rows_.taps;
+    const float* rw = row_weight_.data() + y * rows_.taps;
+    const int tc = cols_.taps;
+    for (int64_t x = 0; x < out_w_; ++x) {
+      float* dst = out + x * C;
+      if (rows_.outside[y] || cols_.outside[x]) {
+        std::fill(dst, dst + C, extrapolation_);
+        continue;
+      }
+      const int32_t* ci = col_index_.data() + x * tc;
+      const float* cw = col_weight_.data() + x * tc;
+      if (rows_.taps == 1 && tc == 1 && rw[0] == 1.0f && cw[0] == 1.0f) {  // nearest
+        std::memcpy(dst, image + (ri[0] * in_w_ + ci[0]) * C, static_cast<size_t>(C) * 4);
+        continue;
+      }
+      std::fill(dst, dst + C, 0.f);
+      for (int k = 0; k < rows_.taps; ++k) {
+        for (int j = 0; j < tc; ++j) {
+          const float w = rw[k] * cw[j];
+          const float* src = image + (ri[k] * in_w_ + ci[j]) * C;
+          for (int64_t c = 0; c < C; ++c) dst[c] += w * src[c];
+        }
+      }
+    }
   }
 
   // Output row y of one plane.
@@ -426,10 +482,12 @@ class ResizeRows final : public FastKernel {
     }
   }
 
+  const int64_t channels_, images_;  // 0 unless images (N, C, H, W)
   const ops::AxisSampling rows_, cols_;
   const float extrapolation_;
   const int64_t in_h_, in_w_, out_h_, out_w_;
   int64_t planes_ = 1;
+  bool channels_last_ = false;
   std::vector<int32_t> col_index_;
   std::vector<float> col_weight_, row_weight_;
   bool any_col_outside_ = false, cols_identity_ = false;

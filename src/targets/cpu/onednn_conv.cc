@@ -413,7 +413,8 @@ std::vector<bool> NegotiateOneDnnLayouts(const ir::Graph& graph,
       if (LayoutFlexibleKernel* f = flex_at(i)) {
         for (size_t k = 0; k < node.inputs.size(); ++k) {
           const ir::Value* in = node.inputs[k];
-          ok = ok && in && (direct[id_of(in)] || same_bytes(in) || f->TakesEitherLayout(k, layout));
+          if (!in) continue;  // an omitted input (Resize's roi): nothing to exchange
+          ok = ok && (direct[id_of(in)] || same_bytes(in) || f->TakesEitherLayout(k, layout));
         }
       }
       for (const ir::Value* y : node.outputs) ok = ok && readers_take(y);
