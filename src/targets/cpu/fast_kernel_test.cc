@@ -1086,6 +1086,28 @@ TEST(FastKernels, Resize_between_convs_runs_channels_last) {
   }
 }
 
+TEST(FastKernels, Reduction_over_pixels_between_convs_runs_channels_last) {
+  REQUIRE_ONEDNN();
+  // As in ConvNeXt-V2's global response norm: conv -> ReduceL2 over the
+  // pixels (keepdims) -> a 1x1 conv of the norms, and the first conv's
+  // output also read by a second conv. Channels last the reduction is a
+  // (N, H*W, C) one: columns of channels.
+  ir::Graph g;
+  g.set_opset_version(17);
+  ir::Value* x = g.AddValue("x", DType::kFloat32, {1, 8, 6, 7}, true);
+  g.inputs() = {x};
+  ir::Value* a = AddConv(g, "a", x, 8, 16, 3);
+  ir::Value* norm = g.AddValue("norm");
+  ir::Node* r = g.AddNode("ReduceL2", "l2", {a}, {norm});
+  r->attrs.Set("axes", std::vector<int64_t>{2, 3});
+  g.outputs() = {AddConv(g, "b", norm, 16, 4, 1), AddConv(g, "c", a, 16, 4, 3)};
+  for (const auto& n : g.nodes()) ASSERT_TRUE(ops::InferNode(*n, 17).ok()) << n->name;
+  CpuExecutor fast(g);
+  EXPECT_EQ(KernelsOf(fast, g, "ReduceL2"),
+            std::vector<std::string>{"native reduce columns channels last"});
+  ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 8, 6, 7}, 27)});
+}
+
 TEST(FastKernels, Equal_conv_weights_are_packed_once) {
   REQUIRE_ONEDNN();
   // Two convolutions with the same weights and bias (AddConv seeds them

@@ -8,7 +8,9 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
+#include <tuple>
 
 #include "ops/reduce_plan.h"
 #include "ops/spatial_plan.h"
@@ -805,17 +807,61 @@ class LayerNormRows final : public FastKernel {
 // y[o, i] = Finish(sum over k of Term(x[o, k, i])). Rows (inner 1) sum in
 // 16 lanes; otherwise a chunk of the inner axis accumulates whole, one input
 // row of it after another, so every load streams.
-class ReduceMiddle final : public FastKernel {
+class ReduceMiddle final : public LayoutFlexibleKernel {
  public:
   enum class Kind { kSum, kMean, kSumSquare, kL1, kL2, kLogSum };
 
-  ReduceMiddle(Kind kind, int64_t outer, int64_t len, int64_t inner)
-      : kind_(kind), outer_(outer), len_(len), inner_(inner) {}
+  // `image`, `reduced`: an image's shape (N, C, H, W) and its reduced axes,
+  // when it has 4 dims (else empty): channels last, the same reduction is
+  // another (outer, len, inner) when its axes are still one run.
+  ReduceMiddle(Kind kind, int64_t outer, int64_t len, int64_t inner, Shape image = {},
+               std::vector<bool> reduced = {})
+      : kind_(kind), outer_(outer), len_(len), inner_(inner) {
+    if (image.size() == 4) {
+      // The axes in channels-last order: N, H, W, C.
+      const Shape nhwc = {image[0], image[2], image[3], image[1]};
+      const std::vector<bool> r = {reduced[0], reduced[2], reduced[3], reduced[1]};
+      channels_last_split_ = Split(nhwc, r);
+    }
+  }
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
   ir::KernelChoice Choice() const override {
     return {.family = ir::KernelFamily::kNative,
-            .implementation = inner_ == 1 ? "reduce rows" : "reduce columns"};
+            .implementation = inner_ == 1 ? "reduce rows" : "reduce columns",
+            .variant = channels_last_ ? ir::LayoutName(ir::Layout::kChannelsLast) : ""};
+  }
+  bool CanRunIn(ActivationLayout layout) override {
+    return layout == ActivationLayout::kChannelsLast && channels_last_split_.has_value();
+  }
+  void RunIn(ActivationLayout) override {
+    channels_last_ = true;
+    std::tie(outer_, len_, inner_) = *channels_last_split_;
+  }
+  // Input 1 (the axes, from opset 13 or 18) is a parameter, not data.
+  bool TakesEitherLayout(size_t input, ActivationLayout) const override { return input > 0; }
+
+  // (outer, len, inner) of a reduction of `shape` over `reduced`, or nullopt
+  // when the reduced axes (size-1 axes aside) are not one contiguous run.
+  static std::optional<std::tuple<int64_t, int64_t, int64_t>> Split(
+      const Shape& shape, const std::vector<bool>& reduced) {
+    const auto rank = static_cast<int64_t>(shape.size());
+    int64_t first = -1, last = -1;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (reduced[static_cast<size_t>(d)] && shape[static_cast<size_t>(d)] != 1) {
+        if (first < 0) first = d;
+        last = d;
+      }
+    }
+    if (first < 0) return std::nullopt;
+    for (int64_t d = first; d <= last; ++d) {
+      if (!reduced[static_cast<size_t>(d)] && shape[static_cast<size_t>(d)] != 1)
+        return std::nullopt;
+    }
+    auto span = [&](int64_t from, int64_t to) {
+      return NumElements(Shape(shape.begin() + from, shape.begin() + to));
+    };
+    return std::make_tuple(span(0, first), span(first, last + 1), span(last + 1, rank));
   }
 
   Status Run(ops::KernelContext& ctx) override {
@@ -890,7 +936,9 @@ class ReduceMiddle final : public FastKernel {
   }
 
   const Kind kind_;
-  const int64_t outer_, len_, inner_;
+  int64_t outer_, len_, inner_;
+  std::optional<std::tuple<int64_t, int64_t, int64_t>> channels_last_split_;
+  bool channels_last_ = false;
   const std::vector<ops::ScratchNeed> none_;
 };
 
@@ -1146,25 +1194,12 @@ std::unique_ptr<FastKernel> MakeReduce(const ir::Node& node, int opset) {
   StatusOr<ops::ReducedAxes> plan = ops::PlanReducedAxes(node, opset);
   if (!plan.ok() || plan->identity) return nullptr;
   // The reduced axes (ignoring 1s) must be one contiguous run: (outer, len, inner).
-  const auto rank = static_cast<int64_t>(x->shape.size());
-  int64_t first = -1, last = -1;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (plan->reduced[static_cast<size_t>(d)] && x->shape[static_cast<size_t>(d)] != 1) {
-      if (first < 0) first = d;
-      last = d;
-    }
-  }
-  if (first < 0) return nullptr;  // nothing to reduce: the reference copies
-  for (int64_t d = first; d <= last; ++d) {
-    if (!plan->reduced[static_cast<size_t>(d)] && x->shape[static_cast<size_t>(d)] != 1)
-      return nullptr;
-  }
-  auto span = [&](int64_t from, int64_t to) {
-    return NumElements(Shape(x->shape.begin() + from, x->shape.begin() + to));
-  };
-  const int64_t outer = span(0, first), len = span(first, last + 1), inner = span(last + 1, rank);
+  const auto split = ReduceMiddle::Split(x->shape, plan->reduced);
+  if (!split) return nullptr;  // nothing to reduce (the reference copies), or axes apart
+  const auto [outer, len, inner] = *split;
   if (outer * inner != NumElements(y->shape) || outer * inner == 0 || len == 0) return nullptr;
-  return std::make_unique<ReduceMiddle>(kind->second, outer, len, inner);
+  return std::make_unique<ReduceMiddle>(kind->second, outer, len, inner,
+                                        x->shape.size() == 4 ? x->shape : Shape{}, plan->reduced);
 }
 
 std::unique_ptr<FastKernel> MakeInstanceNorm(const ir::Node& node) {
