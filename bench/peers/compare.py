@@ -17,6 +17,10 @@ geometric mean over the rows of the best peer's latency over tessel's.
 --isa avx2 forces AVX2 on an AVX-512 machine: tessel runs with --isa avx2,
 OpenVINO with ONEDNN_MAX_CPU_ISA=AVX2; ONNX Runtime has no such switch and
 runs on what the CPU has.
+
+A peer that fails on a model (exits non-zero or crashes) is reported as
+failed with its last line, and the row compares with the others; a model
+tessel fails on is reported and left out.
 """
 import argparse
 import json
@@ -72,18 +76,32 @@ def main():
         name = os.path.basename(os.path.dirname(os.path.abspath(model))) or model
         for threads in [int(t) for t in a.threads.split(",")]:
             results = {e: [] for e in engines}
+            failed = {}
             for _ in range(a.rounds):
                 for engine in engines:
-                    results[engine].append(
-                        measure(engine, a.tessel, model, threads, a.warmup, a.repeat, a.isa))
+                    if engine in failed:
+                        continue
+                    try:
+                        results[engine].append(
+                            measure(engine, a.tessel, model, threads, a.warmup, a.repeat, a.isa))
+                    except subprocess.CalledProcessError as e:
+                        # A peer that crashes on a model (OpenVINO forced to
+                        # AVX2 has) is reported, and the others go on.
+                        why = (e.stderr or "").strip().splitlines()[-1:] or [f"exit {e.returncode}"]
+                        failed[engine] = why[0]
+            if "tessel" in failed:
+                print(f"# {name} threads={threads}: tessel failed: {failed['tessel']}",
+                      file=sys.stderr)
+                continue
             summary = {}
             for engine, rs in results.items():
-                summary[engine] = (min(r["latency_ms"]["median"] for r in rs),
-                                   statistics.median(r["rss_delta_bytes"] for r in rs))
+                if rs:
+                    summary[engine] = (min(r["latency_ms"]["median"] for r in rs),
+                                       statistics.median(r["rss_delta_bytes"] for r in rs))
             rows.append((name, threads, summary))
             print(f"# {name} threads={threads}: " + ", ".join(
-                f"{e} {summary[e][0]:.2f} ms {summary[e][1] / 2**20:.1f} MiB" for e in engines),
-                file=sys.stderr)
+                f"{e} {summary[e][0]:.2f} ms {summary[e][1] / 2**20:.1f} MiB" if e in summary
+                else f"{e} failed ({failed[e]})" for e in engines), file=sys.stderr)
     names = {"tessel": "tessel", "onnxruntime": "ORT", "openvino": "OpenVINO",
              "onnxruntime-nospin": "ORT no-spin"}
     peers = [e for e in engines if e != "tessel"]
@@ -92,10 +110,12 @@ def main():
     rows_out = []
     for name, threads, s in rows:
         t = s["tessel"]
-        rows_out.append([name, str(threads)] + [f"{s[e][0]:.2f}" for e in engines] +
-                        [f"{s[e][0] / t[0]:.2f}" for e in peers] +
-                        [f"{s[e][1] / 2**20:.1f}" for e in engines])
-    speedups = [min(s[e][0] for e in peers) / s["tessel"][0] for _, _, s in rows if peers]
+        rows_out.append([name, str(threads)] +
+                        [f"{s[e][0]:.2f}" if e in s else "failed" for e in engines] +
+                        [f"{s[e][0] / t[0]:.2f}" if e in s else "-" for e in peers] +
+                        [f"{s[e][1] / 2**20:.1f}" if e in s else "-" for e in engines])
+    speedups = [min(s[e][0] for e in peers if e in s) / s["tessel"][0] for _, _, s in rows
+                if any(e in s for e in peers)]
     summary_line = (f"geometric mean of the best peer's latency over tessel's: "
                     f"{geomean(speedups):.2f} over {len(speedups)} rows; tessel fastest in "
                     f"{sum(1 for x in speedups if x >= 1)}")
