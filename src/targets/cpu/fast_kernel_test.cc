@@ -620,6 +620,43 @@ TEST(FastGather, Constant_indices_on_any_axis_negative_ones_included) {
   }
 }
 
+TEST(FastGather, Indices_at_run_time_as_an_embedding_lookup_and_out_of_range) {
+  // Token ids (int64 and int32, a negative one too) into a [7, 5] table; an
+  // id past the table gets the reference kernel's error, naming the index.
+  for (DType type : {DType::kInt64, DType::kInt32}) {
+    ir::Graph g;
+    g.set_opset_version(13);
+    Tensor table = RandomFloats({7, 5}, 33);
+    ir::Value* x = g.AddConstant("table", table);
+    ir::Value* ids = g.AddValue("ids", type, {1, 4}, true);
+    g.inputs() = {ids};
+    ir::Value* y = g.AddValue("y");
+    ir::Node* n = g.AddNode("Gather", "embed", {x, ids}, {y});
+    ASSERT_TRUE(ops::InferNode(*n, 13).ok());
+    std::unique_ptr<FastKernel> k = SelectFastKernel(*n, 13);
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->Choice().implementation, "gather rows");
+    const std::vector<int64_t> values = {6, 0, -1, 3};
+    Tensor index = type == DType::kInt64 ? Tensor::FromVector<int64_t>(values, {1, 4})
+                                         : Tensor::FromVector<int32_t>({6, 0, -1, 3}, {1, 4});
+    std::vector<const Tensor*> in = {&table, &index};
+    StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(*n, 13, in);
+    ASSERT_TRUE(ref.ok());
+    Tensor out(DType::kFloat32, y->shape);
+    ops::KernelContext ctx{*n, 13, in, {&out}};
+    ASSERT_TRUE(k->Run(ctx).ok());
+    for (int64_t i = 0; i < out.num_elements(); ++i)
+      ASSERT_EQ(out.data<float>()[i], (*ref)[0].data<float>()[i]) << i;
+    Tensor bad = type == DType::kInt64 ? Tensor::FromVector<int64_t>({1, 7, 0, 0}, {1, 4})
+                                       : Tensor::FromVector<int32_t>({1, 7, 0, 0}, {1, 4});
+    in[1] = &bad;
+    ops::KernelContext bad_ctx{*n, 13, in, {&out}};
+    const Status s = k->Run(bad_ctx);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("indices[1] = 7 is out of range"), std::string::npos) << s.message();
+  }
+}
+
 TEST(FastKernels, Executor_releasing_packed_weights_gives_the_same_outputs) {
   REQUIRE_ONEDNN();
   // Conv (packs W) -> Relu; W is read by the Conv only, B stays (not packed).

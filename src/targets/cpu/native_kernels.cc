@@ -12,6 +12,7 @@
 #include <string>
 #include <tuple>
 
+#include "ops/op_registry.h"
 #include "ops/reduce_plan.h"
 #include "ops/spatial_plan.h"
 #include "ops/strided_view.h"
@@ -673,30 +674,58 @@ class GatherBlocks final : public FastKernel {
  public:
   GatherBlocks(std::vector<int64_t> index, int64_t outer, int64_t axis_len, int64_t block_bytes)
       : index_(std::move(index)), outer_(outer), axis_len_(axis_len), block_(block_bytes) {}
+  // Indices known only at run time (an embedding lookup of token ids): read
+  // from input 1 (`count` of them, int32 or int64) at every run.
+  GatherBlocks(int64_t count, DType index_type, int64_t outer, int64_t axis_len,
+               int64_t block_bytes)
+      : outer_(outer),
+        axis_len_(axis_len),
+        block_(block_bytes),
+        runtime_count_(count),
+        index_type_(index_type) {}
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
   ir::KernelChoice Choice() const override {
-    return {.family = ir::KernelFamily::kNative, .implementation = "gather blocks"};
+    return {.family = ir::KernelFamily::kNative,
+            .implementation = runtime_count_ > 0 ? "gather rows" : "gather blocks"};
   }
 
   Status Run(ops::KernelContext& ctx) override {
+    if (runtime_count_ == 0) return Copy(ctx, index_);
+    std::vector<int64_t> index(static_cast<size_t>(runtime_count_));
+    for (int64_t k = 0; k < runtime_count_; ++k) {
+      int64_t v = index_type_ == DType::kInt64 ? ctx.in(1).data<int64_t>()[k]
+                                               : ctx.in(1).data<int32_t>()[k];
+      if (v < 0) v += axis_len_;
+      if (v < 0 || v >= axis_len_) {
+        // The reference kernel names the index, its position and the range.
+        return ops::RunKernel(*ops::OpRegistry::Global().Find("Gather", ""), ctx);
+      }
+      index[static_cast<size_t>(k)] = v;
+    }
+    return Copy(ctx, index);
+  }
+
+ private:
+  Status Copy(ops::KernelContext& ctx, const std::vector<int64_t>& index) const {
     const auto* in = static_cast<const char*>(ctx.in(0).raw_data());
     auto* out = static_cast<char*>(ctx.out(0).raw_data());
-    const auto n = static_cast<int64_t>(index_.size());
+    const auto n = static_cast<int64_t>(index.size());
     const int64_t items = outer_ * n;
     ForRanges(items, items * block_, 8, [&](int64_t first, int64_t last) {
       for (int64_t i = first; i < last; ++i) {
         const int64_t o = i / n, k = i % n;
-        std::memcpy(out + i * block_, in + (o * axis_len_ + index_[k]) * block_,
+        std::memcpy(out + i * block_, in + (o * axis_len_ + index[static_cast<size_t>(k)]) * block_,
                     static_cast<size_t>(block_));
       }
     });
     return Status::Ok();
   }
 
- private:
   const std::vector<int64_t> index_;  // normalized to [0, axis_len)
   const int64_t outer_, axis_len_, block_;
+  const int64_t runtime_count_ = 0;  // > 0: indices from input 1 at run time
+  const DType index_type_ = DType::kInt64;
   const std::vector<ops::ScratchNeed> none_;
 };
 
@@ -1134,8 +1163,8 @@ std::unique_ptr<FastKernel> MakeGather(const ir::Node& node) {
   const ir::Value* x = node.input(0);
   const ir::Value* indices = node.input(1);
   const ir::Value* y = node.output(0);
-  if (!x || !indices || !y || !indices->is_constant() || x->shape.empty() ||
-      DTypeSize(x->dtype) == 0 || NumElements(y->shape) == 0) {
+  if (!x || !indices || !y || x->shape.empty() || DTypeSize(x->dtype) == 0 ||
+      NumElements(y->shape) == 0) {
     return nullptr;
   }
   const auto rank = static_cast<int64_t>(x->shape.size());
@@ -1143,6 +1172,15 @@ std::unique_ptr<FastKernel> MakeGather(const ir::Node& node) {
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) return nullptr;
   const int64_t len = x->shape[static_cast<size_t>(axis)];
+  if (!indices->is_constant()) {
+    if (indices->dtype != DType::kInt64 && indices->dtype != DType::kInt32) return nullptr;
+    const int64_t count = NumElements(indices->shape);
+    if (count == 0 || !indices->shape_known) return nullptr;
+    return std::make_unique<GatherBlocks>(
+        count, indices->dtype, NumElements(Shape(x->shape.begin(), x->shape.begin() + axis)), len,
+        NumElements(Shape(x->shape.begin() + axis + 1, x->shape.end())) *
+            static_cast<int64_t>(DTypeSize(x->dtype)));
+  }
   std::vector<int64_t> index = indices->constant.ToInt64Vector();
   for (int64_t& i : index) {
     if (i < 0) i += len;

@@ -49,7 +49,9 @@ std::unique_ptr<FastKernel> MakeResize(const ir::Node& node, int opset);
 // cropping) with pads known at compile time, of an input with elements.
 std::unique_ptr<FastKernel> MakePad(const ir::Node& node, int opset);
 
-// Null unless `node` is a Gather whose indices are constants in range.
+// Null unless `node` is a Gather whose indices are constants in range, or
+// int32/int64 read at run time (an embedding lookup; an index out of range
+// gets the reference kernel's error).
 std::unique_ptr<FastKernel> MakeGather(const ir::Node& node);
 
 // Null unless `node` is a LayerNormalization of floats (Y only) whose scale
