@@ -22,4 +22,12 @@ struct StridedView {
 // known at compile time (Expand: its output shape); nullopt for any other node.
 std::optional<StridedView> StridedViewOf(const ir::Node& node, int opset);
 
+// A Slice that keeps one range of channels: axis 1 of 2 dims or more, step
+// 1, every other axis whole (ShuffleNet's halves, GhostNet's cut).
+struct ChannelRange {
+  int64_t start = 0, count = 0;
+};
+// Its range, or nullopt for any other node.
+std::optional<ChannelRange> ChannelRangeOf(const ir::Node& node, int opset);
+
 }  // namespace tessel::ops

@@ -839,4 +839,23 @@ std::optional<StridedView> StridedViewOf(const ir::Node& node, int opset) {
   return std::nullopt;
 }
 
+std::optional<ChannelRange> ChannelRangeOf(const ir::Node& node, int opset) {
+  if (node.op_type != "Slice") return std::nullopt;
+  const std::optional<StridedView> view = StridedViewOf(node, opset);
+  if (!view) return std::nullopt;
+  const Shape& in = node.input(0)->shape;
+  if (in.size() < 2 || view->out.size() != in.size()) return std::nullopt;
+  const std::vector<int64_t> dense = StridesOf(in);
+  const int64_t plane = dense[1];
+  if (plane == 0 || view->base % plane != 0) return std::nullopt;
+  for (size_t d = 0; d < in.size(); ++d) {
+    // (An axis of one element may have any stride: it never steps.)
+    if ((d != 1 && view->out[d] != in[d]) || (view->out[d] > 1 && view->strides[d] != dense[d]))
+      return std::nullopt;
+  }
+  const ChannelRange r{.start = view->base / plane, .count = view->out[1]};
+  if (r.start + r.count > in[1]) return std::nullopt;
+  return r;
+}
+
 }  // namespace tessel::ops

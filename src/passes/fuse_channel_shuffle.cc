@@ -1,6 +1,7 @@
 #include "passes/fuse_channel_shuffle.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 #include "ops/strided_view.h"
@@ -15,23 +16,6 @@ bool Typed(const ir::Value* v) { return v && v->shape_known && v->dtype != DType
 bool IsOp(const ir::Node* n, const char* op_type) {
   return n && n->domain.empty() && n->op_type == op_type && n->outputs.size() == 1 &&
          Typed(n->outputs[0]);
-}
-
-// Where a Slice of `shuffled` along axis 1 starts, or -1 when it is not one
-// plain channel range (other axes whole, step 1).
-int64_t ChannelSliceStart(const ir::Node& slice, int opset, const ir::Value& shuffled) {
-  const std::optional<ops::StridedView> view = ops::StridedViewOf(slice, opset);
-  if (!view || view->out.size() != shuffled.shape.size()) return -1;
-  const Shape& in = shuffled.shape;
-  int64_t plane = 1;
-  for (size_t d = 2; d < in.size(); ++d) plane *= in[d];
-  std::vector<int64_t> dense(in.size(), 1);
-  for (size_t d = in.size() - 1; d > 0; --d) dense[d - 1] = dense[d] * in[d];
-  if (view->strides != dense || plane == 0 || view->base % plane != 0) return -1;
-  for (size_t d = 0; d < in.size(); ++d) {
-    if (d != 1 && view->out[d] != in[d]) return -1;
-  }
-  return view->base / plane;
 }
 
 }  // namespace
@@ -75,9 +59,9 @@ Status FuseChannelShuffle(ir::Graph& graph) {
     std::vector<std::pair<int64_t, ir::Node*>> slices;
     for (ir::Node* r : readers.of(shuffled)) {
       if (!IsOp(r, "Slice") || r->inputs[0] != shuffled) break;
-      const int64_t start = ChannelSliceStart(*r, opset, *shuffled);
-      if (start < 0) break;
-      slices.emplace_back(start, r);
+      const std::optional<ops::ChannelRange> range = ops::ChannelRangeOf(*r, opset);
+      if (!range) break;
+      slices.emplace_back(range->start, r);
     }
     if (!readers.IsGraphOutput(shuffled) && !slices.empty() &&
         slices.size() == readers.of(shuffled).size()) {

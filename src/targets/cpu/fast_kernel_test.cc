@@ -1066,6 +1066,18 @@ TEST(FastKernels, Channel_shuffle_between_convs_runs_channels_last) {
   ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 8, 7, 9}, 24)});
 }
 
+// Types `g`'s nodes, builds the CPU executor on it, and expects the kernels
+// of its `op` nodes to be `kernels` and its outputs the reference's on a
+// random input of `shape`.
+void ExpectKernelsAndReference(ir::Graph& g, const std::string& op,
+                               const std::vector<std::string>& kernels, const Shape& shape,
+                               uint32_t seed) {
+  for (const auto& n : g.nodes()) ASSERT_TRUE(ops::InferNode(*n, 17).ok()) << n->name;
+  CpuExecutor fast(g);
+  EXPECT_EQ(KernelsOf(fast, g, op), kernels);
+  ExpectExecutorMatchesReference(fast, g, {RandomFloats(shape, seed)});
+}
+
 TEST(FastKernels, Split_and_channel_slice_between_convs_run_channels_last) {
   REQUIRE_ONEDNN();
   // A conv -> Split along the channels (uneven) -> a conv on each part, and
@@ -1089,13 +1101,10 @@ TEST(FastKernels, Split_and_channel_slice_between_convs_run_channels_last) {
   g.AddNode("Slice", "slice", {b, ints("starts", 8), ints("ends", 24), ints("axes", 1)}, {cut});
   g.outputs() = {AddConv(g, "c", part0, 8, 4, 1), AddConv(g, "d", part1, 16, 4, 3),
                  AddConv(g, "e", cut, 16, 4, 1)};
-  for (const auto& n : g.nodes()) ASSERT_TRUE(ops::InferNode(*n, 17).ok()) << n->name;
+  ExpectKernelsAndReference(g, "Split", {"native split blocks channels last"}, {1, 8, 7, 9}, 25);
   CpuExecutor fast(g);
-  EXPECT_EQ(KernelsOf(fast, g, "Split"),
-            std::vector<std::string>{"native split blocks channels last"});
   EXPECT_EQ(KernelsOf(fast, g, "Slice"),
             std::vector<std::string>{"native channel rows channels last"});
-  ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 8, 7, 9}, 25)});
 }
 
 TEST(FastKernels, Resize_between_convs_runs_channels_last) {
@@ -1115,11 +1124,8 @@ TEST(FastKernels, Resize_between_convs_runs_channels_last) {
         {a, nullptr, g.AddConstant("scales", Tensor::FromVector<float>({1, 1, 2, 2}, {4}))}, {up});
     r->attrs.Set("mode", std::string(mode));
     g.outputs() = {AddConv(g, "b", up, 16, 4, 3)};
-    for (const auto& n : g.nodes()) ASSERT_TRUE(ops::InferNode(*n, 17).ok()) << n->name;
-    CpuExecutor fast(g);
-    EXPECT_EQ(KernelsOf(fast, g, "Resize"),
-              std::vector<std::string>{"native resize pixels channels last"});
-    ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 8, 5, 7}, 26)});
+    ExpectKernelsAndReference(g, "Resize", {"native resize pixels channels last"}, {1, 8, 5, 7},
+                              26);
   }
 }
 
@@ -1138,11 +1144,8 @@ TEST(FastKernels, Reduction_over_pixels_between_convs_runs_channels_last) {
   ir::Node* r = g.AddNode("ReduceL2", "l2", {a}, {norm});
   r->attrs.Set("axes", std::vector<int64_t>{2, 3});
   g.outputs() = {AddConv(g, "b", norm, 16, 4, 1), AddConv(g, "c", a, 16, 4, 3)};
-  for (const auto& n : g.nodes()) ASSERT_TRUE(ops::InferNode(*n, 17).ok()) << n->name;
-  CpuExecutor fast(g);
-  EXPECT_EQ(KernelsOf(fast, g, "ReduceL2"),
-            std::vector<std::string>{"native reduce columns channels last"});
-  ExpectExecutorMatchesReference(fast, g, {RandomFloats({1, 8, 6, 7}, 27)});
+  ExpectKernelsAndReference(g, "ReduceL2", {"native reduce columns channels last"}, {1, 8, 6, 7},
+                            27);
 }
 
 TEST(FastKernels, Equal_conv_weights_are_packed_once) {

@@ -23,6 +23,22 @@ namespace tessel::cpu {
 
 namespace {
 
+// The sum of f over n floats, in 16 lanes the compiler keeps in vector
+// registers (the target-specific callers inline it into their ISA).
+template <typename F>
+__attribute__((always_inline)) inline double LaneSum(const float* in, int64_t n, F f) {
+  constexpr int kLanes = 16;
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) acc[j] += f(in[i + j]);
+  }
+  double sum = 0;
+  for (; i < n; ++i) sum += f(in[i]);
+  for (int j = 0; j < kLanes; ++j) sum += acc[j];
+  return sum;
+}
+
 // Calls fn(first, last) over ranges covering [0, items): all on the calling
 // thread when the kernel moves fewer than `bytes` worth a second thread
 // (ParallelCopyBytes), else `per_thread` ranges per thread of the pool, so
@@ -548,19 +564,9 @@ class GlobalAverage final : public LayoutFlexibleKernel {
 
  private:
   static constexpr int64_t kBlock = 64;
-  static constexpr int kLanes = 16;
 
-  // Sixteen running sums, which the compiler keeps in vector registers.
   float SumPlane(const float* p) const {
-    float acc[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= pixels_; i += kLanes) {
-      for (int j = 0; j < kLanes; ++j) acc[j] += p[i + j];
-    }
-    float sum = 0;
-    for (; i < pixels_; ++i) sum += p[i];
-    for (int j = 0; j < kLanes; ++j) sum += acc[j];
-    return sum;
+    return static_cast<float>(LaneSum(p, pixels_, [](float v) { return v; }));
   }
 
   // Channels [first, first + kBlock) of one image, channels last or blocked.
@@ -766,19 +772,9 @@ class LayerNormRows final : public FastKernel {
   }
 
  private:
-  static constexpr int kLanes = 16;
-
   template <typename F>
   __attribute__((always_inline)) inline double Sum(const float* in, F f) const {
-    float acc[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= cols_; i += kLanes) {
-      for (int j = 0; j < kLanes; ++j) acc[j] += f(in[i + j]);
-    }
-    double sum = 0;
-    for (; i < cols_; ++i) sum += f(in[i]);
-    for (int j = 0; j < kLanes; ++j) sum += acc[j];
-    return sum;
+    return LaneSum(in, cols_, f);
   }
 
   void Row(const float* in, const float* scale, const float* bias, float* out) const {
@@ -906,7 +902,6 @@ class ReduceMiddle final : public LayoutFlexibleKernel {
   }
 
  private:
-  static constexpr int kLanes = 16;
   static constexpr int64_t kChunk = 512;
 
   float Finish(float sum) const {
@@ -953,15 +948,7 @@ class ReduceMiddle final : public LayoutFlexibleKernel {
 
   template <typename Term>
   float RowSum(const float* in, Term term) const {
-    float acc[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= len_; i += kLanes) {
-      for (int j = 0; j < kLanes; ++j) acc[j] += term(in[i + j]);
-    }
-    float sum = 0;
-    for (; i < len_; ++i) sum += term(in[i]);
-    for (int j = 0; j < kLanes; ++j) sum += acc[j];
-    return sum;
+    return static_cast<float>(LaneSum(in, len_, term));
   }
 
   const Kind kind_;
@@ -1288,24 +1275,11 @@ std::unique_ptr<FastKernel> MakeSplit(const ir::Node& node) {
 std::unique_ptr<FastKernel> MakeSlice(const ir::Node& node, int opset) {
   std::unique_ptr<FastKernel> plain = MakeStridedCopy(node, opset);
   const ir::Value* x = node.input(0);
-  std::optional<ops::StridedView> view = ops::StridedViewOf(node, opset);
-  if (!plain || !view || x->shape.size() < 3 || view->out.size() != x->shape.size()) return plain;
-  // A range of channels: every other axis whole, the input's own strides.
-  std::vector<int64_t> dense(x->shape.size(), 1);
-  for (size_t d = x->shape.size() - 1; d > 0; --d) dense[d - 1] = dense[d] * x->shape[d];
-  const int64_t plane = dense[1], channels = x->shape[1], len = view->out[1];
-  if (plane == 0 || view->base % plane != 0) return plain;
-  for (size_t d = 0; d < x->shape.size(); ++d) {
-    // (An axis of one element may have any stride: it never steps.)
-    if ((d != 1 && view->out[d] != x->shape[d]) ||
-        (view->out[d] > 1 && view->strides[d] != dense[d])) {
-      return plain;
-    }
-  }
-  const int64_t start = view->base / plane;
-  if (start + len > channels) return plain;
+  const std::optional<ops::ChannelRange> range = ops::ChannelRangeOf(node, opset);
+  if (!plain || !range || x->shape.size() < 3) return plain;
+  const int64_t channels = x->shape[1];
   return std::make_unique<ChannelSliceCopy>(std::move(plain), NumElements(x->shape) / channels,
-                                            channels, start, len,
+                                            channels, range->start, range->count,
                                             static_cast<int64_t>(DTypeSize(x->dtype)));
 }
 
