@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <random>
@@ -733,18 +734,26 @@ TEST(FastKernels, Equal_weights_of_two_nodes_are_packed_once) {
   }
 }
 
-TEST(FastLayerNorm, Last_axis_with_bias_and_two_axes_without_on_every_isa) {
-  // The kernel's rows are compiled for AVX-512, AVX2 and baseline x86-64;
-  // the CPU target's isa picks (a cap above the CPU's falls back to it; on a
-  // CPU without AVX2, and at isa generic, no fast kernel runs at all).
-  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
-    GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
-  }
+// Runs `body` with the CPU target's isa capped at AVX-512 and at AVX2 (a cap
+// above the CPU's falls back to it).
+void OnEveryFastIsa(const std::function<void()>& body) {
   for (snippets::Isa isa : {snippets::Isa::kAvx512, snippets::Isa::kAvx2}) {
     CpuOptions options;
     options.isa = std::min(isa, snippets::HostIsa());
     const CpuScope scope(options, ThreadPool::Current());
     SCOPED_TRACE(snippets::IsaName(options.isa));
+    body();
+  }
+}
+
+TEST(FastLayerNorm, Last_axis_with_bias_and_two_axes_without_on_every_isa) {
+  // The kernel's rows are compiled for AVX-512, AVX2 and baseline x86-64;
+  // the CPU target's isa picks (on a CPU without AVX2, and at isa generic,
+  // no fast kernel runs at all).
+  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
+    GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
+  }
+  OnEveryFastIsa([] {
     AttributeMap a;
     a.Set("epsilon", 1e-5f);
     OneNode last("LayerNormalization", "", {{2, 5, 33}, {33}, {33}}, {false, true, true}, a);
@@ -752,7 +761,7 @@ TEST(FastLayerNorm, Last_axis_with_bias_and_two_axes_without_on_every_isa) {
     a.Set("axis", int64_t{1});
     OneNode two("LayerNormalization", "", {{3, 4, 7}, {4, 7}}, {false, false}, a);
     ExpectMatchesReference(two);
-  }
+  });
 }
 
 TEST(FastInstanceNorm, One_scale_and_bias_per_channel_on_every_isa) {
@@ -760,11 +769,7 @@ TEST(FastInstanceNorm, One_scale_and_bias_per_channel_on_every_isa) {
   if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
     GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
   }
-  for (snippets::Isa isa : {snippets::Isa::kAvx512, snippets::Isa::kAvx2}) {
-    CpuOptions options;
-    options.isa = std::min(isa, snippets::HostIsa());
-    const CpuScope scope(options, ThreadPool::Current());
-    SCOPED_TRACE(snippets::IsaName(options.isa));
+  OnEveryFastIsa([] {
     AttributeMap a;
     a.Set("epsilon", 1e-3f);
     for (const Shape& shape : {Shape{2, 3, 301}, Shape{1, 5, 7, 6}}) {
@@ -773,7 +778,7 @@ TEST(FastInstanceNorm, One_scale_and_bias_per_channel_on_every_isa) {
       ExpectMatchesReference(t);
       EXPECT_EQ(SelectFastKernel(*t.node, 17)->Choice().implementation, "instance norm rows");
     }
-  }
+  });
 }
 
 TEST(FastSplit, Uneven_parts_on_the_last_and_a_middle_axis) {
