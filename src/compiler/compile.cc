@@ -24,9 +24,10 @@ namespace tessel {
 
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {
-      "import",         "infer-shapes",      "eliminate-dead-nodes", "decompose",  "fold-batchnorm",
-      "reparameterize", "prune-conv-taps",   "fuse-layernorm",       "fuse-conv",  "fuse-matmul",
-      "fuse-shuffle",   "tokenize-snippets", "select-kernels",       "plan-memory"};
+      "import",          "infer-shapes",   "eliminate-dead-nodes", "decompose",
+      "merge-mixed-convs", "fold-batchnorm", "reparameterize",     "prune-conv-taps",
+      "fuse-layernorm",  "fuse-conv",      "fuse-matmul",          "fuse-shuffle",
+      "tokenize-snippets", "select-kernels", "plan-memory"};
   return names;
 }
 
@@ -78,6 +79,11 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   // snippets fuse and every target runs.
   TESSEL_RETURN_IF_ERROR(passes::DecomposeActivations(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("decompose", true));
+
+  // 3'. Split -> a Conv per part -> Concat (MixNet's mixed kernels) -> one
+  // grouped Conv, before the BatchNormalization after it folds in.
+  if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::MergeMixedConvs(*model.graph).status());
+  TESSEL_RETURN_IF_ERROR(finish_stage("merge-mixed-convs", true));
 
   // 4. Conv -> BatchNormalization (inference) -> one Conv with the
   // normalization folded into its weights and bias; any other inference

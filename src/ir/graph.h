@@ -76,12 +76,18 @@ struct KernelChoice {
   // The target's word that this is a reference-grade path, whose time a
   // fast kernel should take.
   bool slow = false;
+  // Output 0 holds input 0's bytes unchanged, though the op is no view (a
+  // Transpose that moves the channels between axis 1 and the last, its one
+  // side held channels last and the other plain): the planner may give the
+  // two one buffer, as it does a Reshape's (model/graph_memory.h).
+  bool view = false;
 
   // "onednn conv (brgconv:avx512_core) direct x,y"
   std::string ToString() const;
-  // Family, implementation and variant equal: the same kernel decision.
+  // Family, implementation, variant and view equal: the same kernel decision.
   bool SameDecision(const KernelChoice& o) const {
-    return family == o.family && implementation == o.implementation && variant == o.variant;
+    return family == o.family && implementation == o.implementation && variant == o.variant &&
+           view == o.view;
   }
 };
 

@@ -23,15 +23,21 @@ constexpr int64_t kBufferAlignment = 64;
 // A view (ops::IsView: output 0 holds input 0's bytes unchanged) may simply
 // be input 0's buffer when that dies here (the copy kernels skip copying a
 // buffer onto itself).
-// Whether output 0 of `node` may share the buffer of its input `in`.
-bool MayShare(const ir::Node& node, const ir::Value& in, const ir::Value& out) {
+// So may a node whose kernel is a view (ir::KernelChoice::view): a Transpose
+// between channels last and plain.
+// Whether output 0 of `node`, run by `kernel`, may share the buffer of its
+// input `in`.
+bool MayShare(const ir::Node& node, const ir::KernelChoice& kernel, const ir::Value& in,
+              const ir::Value& out) {
   if (in.dtype != out.dtype) return false;
-  if (ops::IsView(node)) return node.input(0) == &in && in.size_bytes() == out.size_bytes();
+  if (ops::IsView(node) || kernel.view) {
+    return node.input(0) == &in && in.size_bytes() == out.size_bytes();
+  }
   return in.shape == out.shape;
 }
 
-bool MayRunInPlace(const ir::Node& node) {
-  if (ops::IsView(node)) return true;
+bool MayRunInPlace(const ir::Node& node, const ir::KernelChoice& kernel) {
+  if (ops::IsView(node) || kernel.view) return true;
   if (ops::IsSubgraph(node)) {
     if (!node.body || node.body->outputs().empty()) return false;
     const ir::Value* first = node.body->outputs()[0];
@@ -226,10 +232,10 @@ StatusOr<GraphMemoryProblem> BuildMemoryProblem(const ir::Graph& graph,
       const auto id = static_cast<size_t>(v->id);
       if ((is_output[id] && !options.plan_io) || IsTexture(*v)) continue;  // the caller's, or 2D
       const int64_t last = std::max(last_use[id], step + 1);
-      if (k == 0 && options.in_place && MayRunInPlace(node)) {
+      if (k == 0 && options.in_place && MayRunInPlace(node, kernels[i].kernel)) {
         for (size_t j = 0; j < node.inputs.size(); ++j) {
           const ir::Value* in = node.inputs[j];
-          if (!in || in->is_constant() || !MayShare(node, *in, *v)) continue;
+          if (!in || in->is_constant() || !MayShare(node, kernels[i].kernel, *in, *v)) continue;
           const auto in_id = static_cast<size_t>(in->id);
           const int32_t shared = out.value_buffer[in_id];
           if (shared < 0 || last_use[in_id] != step + 1 || is_output[in_id]) continue;
@@ -430,8 +436,8 @@ Status CheckMemoryLayout(const ir::Graph& graph, const ir::MemoryLayout& layout)
     if (j == -1) continue;
     const ir::Value* in = j >= 0 ? node.input(static_cast<size_t>(j)) : nullptr;
     const ir::Value* out = node.output(0);
-    if (!in || !out || IsTexture(*in) || IsTexture(*out) || !MayRunInPlace(node) ||
-        !MayShare(node, *in, *out) ||
+    if (!in || !out || IsTexture(*in) || IsTexture(*out) || !MayRunInPlace(node, node.kernel) ||
+        !MayShare(node, node.kernel, *in, *out) ||
         layout.values[static_cast<size_t>(in->id)].pool !=
             layout.values[static_cast<size_t>(out->id)].pool ||
         layout.values[static_cast<size_t>(in->id)].offset_bytes !=

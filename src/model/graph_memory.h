@@ -18,7 +18,9 @@
 // device with images offers. They never run in place.
 // An elementwise or broadcast op, or a fused Subgraph, whose input dies at it
 // with the output's dtype and shape, writes its output over that input: the
-// two values are one buffer (in place). Precondition: the graph is typed,
+// two values are one buffer (in place). So is a view's output (a Reshape, or
+// a node whose kernel is one: ir::KernelChoice::view) its input's buffer when
+// that dies at it. Precondition: the graph is typed,
 // verified and final (value ids and node order are the layout's keys).
 #pragma once
 

@@ -262,7 +262,7 @@ Status ReadGraph(Reader& r, int depth, std::unique_ptr<ir::Graph>* out) {
   for (uint32_t i = 0; i < num_nodes; ++i) {
     std::string nname, op_type, domain;
     ir::KernelChoice kernel;
-    uint8_t family = 0, slow = 0;
+    uint8_t family = 0, flags = 0;
     TESSEL_RETURN_IF_ERROR(r.Str(&nname));
     TESSEL_RETURN_IF_ERROR(r.Str(&op_type));
     TESSEL_RETURN_IF_ERROR(r.Str(&domain));
@@ -270,10 +270,11 @@ Status ReadGraph(Reader& r, int depth, std::unique_ptr<ir::Graph>* out) {
     TESSEL_RETURN_IF_ERROR(r.Str(&kernel.implementation));
     TESSEL_RETURN_IF_ERROR(r.Str(&kernel.variant));
     TESSEL_RETURN_IF_ERROR(r.Str(&kernel.detail));
-    TESSEL_RETURN_IF_ERROR(r.Pod(&slow));
-    if (family > ir::kLastKernelFamily || slow > 1) return Reader::Corrupt("node kernel");
+    TESSEL_RETURN_IF_ERROR(r.Pod(&flags));
+    if (family > ir::kLastKernelFamily || flags > 3) return Reader::Corrupt("node kernel");
     kernel.family = static_cast<ir::KernelFamily>(family);
-    kernel.slow = slow != 0;
+    kernel.slow = (flags & 1) != 0;
+    kernel.view = (flags & 2) != 0;
     std::vector<ir::Value*> ins, outs;
     for (auto* list : {&ins, &outs}) {
       uint32_t n;
@@ -485,7 +486,7 @@ void WriteGraph(Writer& w, const ir::Graph& g) {
     w.Str(n->kernel.implementation);
     w.Str(n->kernel.variant);
     w.Str(n->kernel.detail);
-    w.Pod<uint8_t>(n->kernel.slow ? 1 : 0);
+    w.Pod<uint8_t>(static_cast<uint8_t>((n->kernel.slow ? 1 : 0) | (n->kernel.view ? 2 : 0)));
     w.Pod<uint32_t>(static_cast<uint32_t>(n->inputs.size()));
     for (const ir::Value* v : n->inputs) ref(v);
     w.Pod<uint32_t>(static_cast<uint32_t>(n->outputs.size()));

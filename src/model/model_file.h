@@ -29,7 +29,7 @@
 
 namespace tessel {
 
-inline constexpr uint32_t kModelFormatVersion = 6;
+inline constexpr uint32_t kModelFormatVersion = 7;
 
 // Writes atomically (temporary file, then rename).
 Status WriteCompiledModel(const CompiledModel& model, const std::filesystem::path& path);

@@ -181,7 +181,108 @@ int FoldConvChains(ir::Graph& graph, std::unordered_set<const ir::Node*>& remove
   return folded;
 }
 
+// The Concat that takes exactly `parts`' outputs, in order, along axis 1,
+// each read by nothing else; else null.
+ir::Node* ConcatOfParts(const std::vector<Branch>& parts, const Readers& readers) {
+  ir::Node* concat = readers.Sole(parts[0].conv->outputs[0]);
+  if (!IsOnnx(concat, "Concat") || concat->inputs.size() != parts.size() ||
+      concat->outputs.size() != 1 || !concat->outputs[0]) {
+    return nullptr;
+  }
+  int64_t axis = concat->attrs.Int("axis", 0);
+  if (axis < 0) axis += 4;
+  if (axis != 1) return nullptr;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const ir::Value* y = parts[k].conv->outputs[0];
+    if (concat->inputs[k] != y || readers.Sole(y) != concat) return nullptr;
+  }
+  return concat;
+}
+
 }  // namespace
+
+StatusOr<int> MergeMixedConvs(ir::Graph& graph) {
+  const Readers readers(graph);
+  std::unordered_set<const ir::Node*> removed;
+  int merged = 0;
+  const size_t count = graph.nodes().size();  // merged convs are added at the end
+  for (size_t i = 0; i < count; ++i) {
+    ir::Node* split = graph.nodes()[i].get();
+    ir::Value* x = IsOnnx(split, "Split") ? split->input(0) : nullptr;
+    if (!x || x->dtype != DType::kFloat32 || x->shape.size() != 4 || split->outputs.size() < 2) {
+      continue;
+    }
+    int64_t axis = split->attrs.Int("axis", 0);
+    if (axis < 0) axis += 4;
+    if (axis != 1) continue;
+    std::vector<Branch> parts;
+    for (const ir::Value* part : split->outputs) {
+      std::optional<Branch> b = part ? AsBranch(readers.Sole(part)) : std::nullopt;
+      if (!b || b->conv->inputs[0] != part || !b->conv->outputs[0]) break;
+      parts.push_back(*b);
+    }
+    if (parts.size() != split->outputs.size()) continue;
+    ir::Node* concat = ConcatOfParts(parts, readers);
+    if (!concat) continue;
+    // One geometry: the same channels per group in and out, one stride.
+    const Shape& first = parts[0].weight->shape();
+    const int64_t per_group = first[1], out_per_group = first[0] / parts[0].group;
+    int64_t kh = 1, kw = 1, O = 0, groups = 0;
+    bool ok = true;
+    for (const Branch& b : parts) {
+      const Shape& s = b.weight->shape();
+      ok = ok && s[1] == per_group && s[0] % b.group == 0 && s[0] / b.group == out_per_group &&
+           b.strides == parts[0].strides && (!b.bias || b.bias->num_elements() == s[0]);
+      kh = std::max(kh, s[2]);
+      kw = std::max(kw, s[3]);
+      O += s[0];
+      groups += b.group;
+    }
+    if (!ok) continue;
+    // The parts' kernels, zero-padded to kh x kw at their centre, stacked.
+    Tensor weight(DType::kFloat32, {O, per_group, kh, kw});
+    std::fill_n(weight.data<float>(), weight.num_elements(), 0.0f);
+    Tensor bias(DType::kFloat32, {O});
+    std::fill_n(bias.data<float>(), O, 0.0f);
+    int64_t o0 = 0;
+    for (const Branch& b : parts) {
+      const Shape& s = b.weight->shape();
+      const int64_t dr = (kh - s[2]) / 2, dc = (kw - s[3]) / 2;
+      const float* src = b.weight->data<float>();
+      for (int64_t o = 0; o < s[0]; ++o) {
+        for (int64_t in = 0; in < per_group; ++in) {
+          for (int64_t r = 0; r < s[2]; ++r) {
+            float* dst = weight.data<float>() + (((o0 + o) * per_group + in) * kh + r + dr) * kw + dc;
+            std::copy_n(src + ((o * per_group + in) * s[2] + r) * s[3], s[3], dst);
+          }
+        }
+        if (b.bias) bias.data<float>()[o0 + o] = b.bias->data<float>()[o];
+      }
+      o0 += s[0];
+    }
+    ir::Value* y = concat->outputs[0];
+    const std::string name = concat->name + "/merged";
+    ir::Value* new_w = graph.AddConstant(graph.UniqueValueName(name + "/W"), std::move(weight));
+    ir::Value* new_b = graph.AddConstant(graph.UniqueValueName(name + "/B"), std::move(bias));
+    concat->outputs[0] = nullptr;
+    y->producer = nullptr;
+    ir::Node* conv = graph.AddNode("Conv", name, {x, new_w, new_b}, {y});
+    conv->attrs.Set("group", AttrValue(groups));
+    conv->attrs.Set("strides", AttrValue(parts[0].strides));
+    conv->attrs.Set("kernel_shape", AttrValue(std::vector<int64_t>{kh, kw}));
+    conv->attrs.Set("pads", AttrValue(std::vector<int64_t>{kh / 2, kw / 2, kh / 2, kw / 2}));
+    TESSEL_RETURN_IF_ERROR(ops::InferNode(*conv, graph.opset_version()));
+    removed.insert(split);
+    removed.insert(concat);
+    for (const Branch& b : parts) removed.insert(b.conv);
+    ++merged;
+  }
+  if (merged > 0) {
+    graph.RemoveNodes([&](const ir::Node& n) { return removed.count(&n) != 0; });
+    TESSEL_RETURN_IF_ERROR(graph.SortTopologically());
+  }
+  return merged;
+}
 
 StatusOr<int> ReparameterizeBranches(ir::Graph& graph) {
   const Readers readers(graph);

@@ -52,4 +52,28 @@ namespace tessel::passes {
 // after a convolution, become one Conv).
 StatusOr<int> ReparameterizeBranches(ir::Graph& graph);
 
+// MergeMixedConvs: MixNet's mixed-kernel convolutions (MixConv, and its
+// grouped pointwise ones) split the channels, run a convolution on each
+// part and concatenate the results; each part's convolution is a set of
+// groups of one convolution:
+//
+//   x ─ Split ─┬─ Conv 3x3 ─┐
+//   (channels) ├─ Conv 5x5 ─┼─ Concat ─► y   becomes   x ─ Conv 7x7 (groups of all parts) ─► y
+//              └─ Conv 7x7 ─┘ (channels)
+//
+// the kernels zero-padded to the largest (centred), weights and biases
+// concatenated along the output channels: the same sums of products, with
+// no Split or Concat copy (in MixNet-S they were a third of the run, the
+// copies of short channel rows). Taken when a Split along axis 1 of a
+// float32 4-D tensor has every output read by nothing but one Conv (odd
+// kernels padded by half, dilations 1, constant weights; one stride; the
+// same input and output channels per group: depthwise parts of one
+// multiplier, or dense ones of one size), whose outputs are read by nothing
+// but one Concat along axis 1 that takes exactly them, in the Split's order.
+// Runs before FoldBatchNorm, so that the BatchNormalization after the
+// Concat folds into the merged convolution.
+// Precondition: InferShapes ran. The result is typed and sorted. Returns
+// how many were merged.
+StatusOr<int> MergeMixedConvs(ir::Graph& graph);
+
 }  // namespace tessel::passes

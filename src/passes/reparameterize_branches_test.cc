@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -307,6 +308,104 @@ TEST(ReparameterizeBranches, A_1x1_after_a_convolution_folds_when_no_dearer) {
   Chain read(8, 8, 8, 3, 1, 1, true, 90);
   read.g.outputs().push_back(read.mid);
   EXPECT_EQ(*ReparameterizeBranches(read.g), 0);
+}
+
+// MixNet's MixConv: x split along its channels (sizes `parts` of
+// `channels_per_part` each), a Conv of kernel `kernels[i]` on each part
+// (`group` of them per part: depthwise when group = the part's channels),
+// concatenated into y; x [1, sum, 9, 8].
+struct MixedConv {
+  ir::Graph g;
+  ir::Value *x = nullptr, *y = nullptr;
+
+  MixedConv(const std::vector<int64_t>& kernels, int64_t part_channels, int64_t out_channels,
+            int64_t group, int64_t stride, bool reverse_concat = false, uint32_t seed = 1) {
+    g.set_opset_version(17);
+    const auto n = static_cast<int64_t>(kernels.size());
+    x = g.AddValue("x", DType::kFloat32, {1, n * part_channels, 9, 8}, true);
+    g.inputs() = {x};
+    std::vector<ir::Value*> parts, outs;
+    for (int64_t i = 0; i < n; ++i) parts.push_back(g.AddValue("part" + std::to_string(i)));
+    g.AddNode("Split", "split",
+              {x, g.AddConstant("sizes", Tensor::FromVector<int64_t>(
+                                             std::vector<int64_t>(kernels.size(), part_channels),
+                                             {n}))},
+              parts)
+        ->attrs.Set("axis", int64_t{1});
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k = kernels[static_cast<size_t>(i)];
+      const std::string name = "conv" + std::to_string(i);
+      ir::Value* out = g.AddValue(name + "/y");
+      ir::Node* conv = g.AddNode(
+          "Conv", name,
+          {parts[static_cast<size_t>(i)],
+           g.AddConstant(name + "/w", RandomFloats({out_channels, part_channels / group, k, k},
+                                                   seed++)),
+           g.AddConstant(name + "/b", RandomFloats({out_channels}, seed++))},
+          {out});
+      conv->attrs.Set("pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});
+      conv->attrs.Set("group", AttrValue(group));
+      conv->attrs.Set("strides", std::vector<int64_t>{stride, stride});
+      outs.push_back(out);
+    }
+    if (reverse_concat) std::reverse(outs.begin(), outs.end());
+    y = g.AddValue("y");
+    g.AddNode("Concat", "concat", outs, {y})->attrs.Set("axis", int64_t{1});
+    g.outputs() = {y};
+    EXPECT_TRUE(InferShapes(g).ok());
+  }
+};
+
+TEST(MergeMixedConvs, Mixed_depthwise_and_grouped_pointwise_convs_become_one_conv) {
+  // Depthwise 3x3/5x5/7x7 (stride 2, multiplier 2) and two dense 1x1 parts
+  // (MixNet's grouped pointwise convs): one Conv each, group = all parts'.
+  struct Case {
+    std::vector<int64_t> kernels;
+    int64_t part_channels, out_channels, group, stride;
+    Shape weight;
+    int64_t merged_group;
+  };
+  const Case cases[] = {{{3, 5, 7}, 4, 8, 4, 2, {24, 1, 7, 7}, 12},
+                        {{1, 1}, 6, 5, 1, 1, {10, 6, 1, 1}, 2}};
+  for (const Case& c : cases) {
+    MixedConv m(c.kernels, c.part_channels, c.out_channels, c.group, c.stride);
+    const std::vector<Tensor> inputs = {RandomFloats(m.x->shape, 99)};
+    const std::vector<Tensor> before = EvaluateGraph(m.g, inputs);
+    StatusOr<int> merged = MergeMixedConvs(m.g);
+    ASSERT_TRUE(merged.ok()) << merged.status().message();
+    EXPECT_EQ(*merged, 1);
+    ASSERT_EQ(m.g.nodes().size(), 1u);
+    const ir::Node& conv = *m.g.nodes()[0];
+    EXPECT_EQ(conv.op_type, "Conv");
+    EXPECT_EQ(conv.inputs[0], m.x);
+    EXPECT_EQ(conv.outputs[0], m.y);
+    EXPECT_EQ(conv.input(1)->shape, c.weight);
+    EXPECT_EQ(conv.attrs.Int("group", 1), c.merged_group);
+    ExpectAllNear(before, EvaluateGraph(m.g, inputs), 1e-4f);
+  }
+}
+
+TEST(MergeMixedConvs, Parts_that_are_no_groups_of_one_conv_stay) {
+  // Concatenated in another order than split; dense parts of different
+  // output sizes; a part read by a second node too.
+  {
+    MixedConv m({3, 5}, 4, 4, 4, 1, /*reverse_concat=*/true);
+    EXPECT_EQ(*MergeMixedConvs(m.g), 0);
+  }
+  {
+    MixedConv m({1, 1}, 4, 4, 1, 1);
+    ir::Node* second = m.g.nodes()[2].get();
+    ASSERT_EQ(second->op_type, "Conv");
+    second->inputs[1] = m.g.AddConstant("other/w", RandomFloats({6, 4, 1, 1}, 7));
+    second->inputs[2] = m.g.AddConstant("other/b", RandomFloats({6}, 8));
+    ASSERT_TRUE(InferShapes(m.g).ok());
+    EXPECT_EQ(*MergeMixedConvs(m.g), 0);
+  }
+  {
+    MixedConv m({3, 5}, 4, 4, 4, 1);
+    m.g.outputs().push_back(m.g.nodes()[0]->outputs[0]);
+    EXPECT_EQ(*MergeMixedConvs(m.g), 0);
+  }
 }
 
 }  // namespace

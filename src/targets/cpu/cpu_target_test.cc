@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <random>
 
 #include "compiler/compile.h"
@@ -12,6 +13,7 @@
 #include "targets/cpu/fast_kernel.h"
 #include "targets/cpu/target.h"
 #include "targets/reference/target.h"
+#include "targets/testing.h"
 
 namespace tessel::cpu {
 namespace {
@@ -209,6 +211,143 @@ TEST(CpuTarget, Compiling_and_running_in_one_process_builds_each_kernel_once) {
     ASSERT_EQ((*a)[0].data<float>()[i], (*c)[0].data<float>()[i]) << i;
   }
   fs::remove_all(dir);
+}
+
+// Uniform in [-0.5, 0.5), seeded.
+Tensor RandomTensor(const Shape& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-0.5f, 0.5f);
+  Tensor t(DType::kFloat32, shape);
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = uniform(rng);
+  return t;
+}
+
+void AddConv(onnx_io::ModelBuilder& b, const std::string& x, const std::string& y, int64_t cin,
+             int64_t cout, int64_t k, int64_t group, uint32_t seed) {
+  b.Initializer(y + ".w", RandomTensor({cout, cin / group, k, k}, seed));
+  onnx::NodeProto& conv = b.Node("Conv", {x, y + ".w"}, {y});
+  onnx_io::ModelBuilder::SetAttr(conv, "pads", std::vector<int64_t>(4, k / 2));
+  onnx_io::ModelBuilder::SetAttr(conv, "group", group);
+}
+
+void AddTranspose(onnx_io::ModelBuilder& b, const std::string& x, const std::string& y,
+                  std::vector<int64_t> perm) {
+  onnx_io::ModelBuilder::SetAttr(b.Node("Transpose", {x}, {y}), "perm", perm);
+}
+
+// `b` compiled for the CPU (its kernels by op type, in node order, and its
+// memory plan's in-place choices); its outputs on a random input of
+// `x_shape`, run on that plan and read back from a .tsl, are the reference's.
+struct Compiled {
+  std::map<std::string, std::vector<std::string>> kernels;
+  std::map<std::string, std::vector<int32_t>> in_place;
+};
+Compiled CompileAndCompare(onnx_io::ModelBuilder& b, const std::string& name,
+                           const Shape& x_shape) {
+  const fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  EXPECT_TRUE(b.Save(dir / "model.onnx").ok());
+  Compiled out;
+  auto model = Compile(dir / "model.onnx", targets::testing::Cpu());
+  EXPECT_TRUE(model.ok()) << model.status().message();
+  if (!model.ok()) return out;
+  const auto& nodes = model->graph->nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    out.kernels[nodes[i]->op_type].push_back(nodes[i]->kernel.ToString());
+    out.in_place[nodes[i]->op_type].push_back(model->memory.in_place[i]);
+  }
+  const Tensor x = RandomTensor(x_shape, 11);
+  auto want = targets::testing::RunReference(*model->graph, {x});
+  EXPECT_TRUE(WriteCompiledModel(*model, dir / "model.tsl").ok());
+  auto loaded = ReadCompiledModel(dir / "model.tsl");
+  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
+  for (CompiledModel* m : {&*model, &*loaded}) {
+    auto exe = Prepare(*m, targets::testing::Cpu());
+    EXPECT_TRUE(exe.ok()) << exe.status().message();
+    auto got = (*exe)->Run({x});
+    EXPECT_TRUE(want.ok() && got.ok());
+    const std::vector<float> g = (*got)[0].ToFloatVector(), w = (*want)[0].ToFloatVector();
+    EXPECT_EQ(g.size(), w.size());
+    for (size_t i = 0; i < g.size() && i < w.size(); ++i) {
+      if (std::fabs(g[i] - w[i]) > 1e-4f * (1 + std::fabs(w[i]))) {
+        ADD_FAILURE() << "element " << i << ": " << g[i] << ", reference " << w[i];
+        break;
+      }
+    }
+  }
+  fs::remove_all(dir);
+  return out;
+}
+
+// A vision transformer's Mix-FFN (PVT-v2, SegFormer): tokens -> Linear ->
+// Transpose and Reshape to an image -> depthwise conv -> Reshape and
+// Transpose back to tokens -> Linear. With the conv channels last, the
+// tokens are already its image's bytes: both Transposes are views, and the
+// plan gives each one its input's buffer.
+TEST(CpuTarget, Token_transposes_around_a_channels_last_conv_are_views) {
+#if !TESSEL_WITH_ONEDNN
+  GTEST_SKIP() << "built without oneDNN: no channels-last convolution";
+#endif
+  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
+    GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
+  }
+  onnx_io::ModelBuilder b(17);
+  b.Input("x", DType::kFloat32, {1, 16, 8});
+  b.Initializer("w1", RandomTensor({8, 32}, 1));
+  b.Initializer("w2", RandomTensor({32, 8}, 2));
+  b.Initializer("image", Tensor::FromVector<int64_t>({1, 32, 4, 4}, {4}));
+  b.Initializer("tokens", Tensor::FromVector<int64_t>({1, 32, 16}, {3}));
+  b.Node("MatMul", {"x", "w1"}, {"h"});
+  AddTranspose(b, "h", "ht", {0, 2, 1});
+  b.Node("Reshape", {"ht", "image"}, {"img"});
+  AddConv(b, "img", "dw", 32, 32, 3, 32, 3);
+  b.Node("Reshape", {"dw", "tokens"}, {"flat"});
+  AddTranspose(b, "flat", "back", {0, 2, 1});
+  b.Node("Relu", {"back"}, {"act"});
+  b.Node("MatMul", {"act", "w2"}, {"y"});
+  b.Output("y");
+  const Compiled c = CompileAndCompare(b, "tessel_mix_ffn", {1, 16, 8});
+  EXPECT_EQ(c.kernels.at("Transpose"),
+            (std::vector<std::string>{"native relayout to channels last",
+                                      "native relayout from channels last"}));
+  EXPECT_EQ(c.kernels.at("Reshape"), (std::vector<std::string>{"native view channels last",
+                                                               "native view channels last"}));
+  ASSERT_EQ(c.kernels.at("Conv").size(), 1u);
+  EXPECT_NE(c.kernels.at("Conv")[0].find("direct x,y"), std::string::npos)
+      << c.kernels.at("Conv")[0];
+  EXPECT_EQ(c.in_place.at("Transpose"), (std::vector<int32_t>{0, 0}));
+}
+
+// ConvNeXt's block: conv -> permute to NHWC -> LayerNorm over channels ->
+// Linear -> permute back -> residual Add -> conv. The first permute reads
+// the conv's channels-last output as it lies (a copy: the residual still
+// needs it), the second writes the Add's channels-last input in place.
+TEST(CpuTarget, Permutes_around_a_channels_last_layer_norm_are_views) {
+#if !TESSEL_WITH_ONEDNN
+  GTEST_SKIP() << "built without oneDNN: no channels-last convolution";
+#endif
+  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
+    GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
+  }
+  onnx_io::ModelBuilder b(17);
+  b.Input("x", DType::kFloat32, {1, 8, 6, 6});
+  AddConv(b, "x", "c", 8, 16, 3, 1, 4);
+  AddTranspose(b, "c", "nhwc", {0, 2, 3, 1});
+  b.Initializer("scale", RandomTensor({16}, 5));
+  b.Initializer("bias", RandomTensor({16}, 6));
+  b.Initializer("w", RandomTensor({16, 16}, 7));
+  onnx_io::ModelBuilder::SetAttr(b.Node("LayerNormalization", {"nhwc", "scale", "bias"}, {"ln"}),
+                                 "axis", int64_t{-1});
+  b.Node("MatMul", {"ln", "w"}, {"lin"});
+  AddTranspose(b, "lin", "nchw", {0, 3, 1, 2});
+  b.Node("Add", {"nchw", "c"}, {"sum"});
+  AddConv(b, "sum", "y", 16, 8, 1, 1, 8);
+  b.Output("y");
+  const Compiled c = CompileAndCompare(b, "tessel_convnext_block", {1, 8, 6, 6});
+  EXPECT_EQ(c.kernels.at("Transpose"),
+            (std::vector<std::string>{"native relayout from channels last",
+                                      "native relayout to channels last"}));
+  EXPECT_EQ(c.in_place.at("Transpose"), (std::vector<int32_t>{-1, 0}));
 }
 
 }  // namespace

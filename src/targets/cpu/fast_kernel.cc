@@ -30,9 +30,14 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
     const KernelMaker reduce = [](const ir::Node& n, int opset, ActivationLayout) {
       return MakeReduce(n, opset);
     };
+    const KernelMaker view = [](const ir::Node& n, int, ActivationLayout) { return MakeView(n); };
     auto* t = new std::map<std::pair<std::string, std::string>, KernelMaker>{
         {{"", "Transpose"},
-         [](const ir::Node& n, int opset, ActivationLayout) { return MakeStridedCopy(n, opset); }},
+         [](const ir::Node& n, int opset, ActivationLayout) { return MakeTranspose(n, opset); }},
+        {{"", "Reshape"}, view},
+        {{"", "Flatten"}, view},
+        {{"", "Squeeze"}, view},
+        {{"", "Unsqueeze"}, view},
         {{"", "Slice"},
          [](const ir::Node& n, int opset, ActivationLayout) { return MakeSlice(n, opset); }},
         {{"", "Expand"},

@@ -87,6 +87,29 @@ class LayoutFlexibleKernel : public FastKernel {
   virtual bool TakesEitherLayout(size_t input, ActivationLayout layout) const { return false; }
 };
 
+// A Transpose that moves the channels between axis 1 and the last axis
+// ([B, N, C] <-> [B, C, N], NHWC <-> NCHW): with one side held in the graph's
+// layout (channels last) and the other plain, its output is its input's bytes
+// unchanged. NegotiateLayouts decides which side, if any; the kernel then
+// copies at most (a view: ir::KernelChoice::view, so the planner gives both
+// one buffer where the input dies here), so the transposes around a
+// channels-last convolution vanish (a vision transformer's tokens as an
+// image for a depthwise conv, ConvNeXt's permutes around LayerNorm).
+class RelayoutKernel : public FastKernel {
+ public:
+  enum class Mode {
+    kPlain,       // both sides plain: a transpose
+    kWriteIn,     // input plain, output held in the layout
+    kReadIn,      // input held in the layout, output plain
+  };
+  // Whether its output held in `layout` is its input's plain bytes.
+  virtual bool CanWriteIn(ActivationLayout layout) const = 0;
+  // Whether its input held in `layout` is its output's plain bytes.
+  virtual bool CanReadIn(ActivationLayout layout) const = 0;
+  // Switches mode; CanWriteIn or CanReadIn must hold for a mode not kPlain.
+  virtual void Relayout(Mode mode) = 0;
+};
+
 // The fast kernel for `node`, or null when the reference kernel runs it
 // (op not covered, a dtype or shape the library does not take, weights that
 // are not constants, fast kernels turned off). `node` must be typed.

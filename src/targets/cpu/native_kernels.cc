@@ -1084,6 +1084,112 @@ class ChannelSliceCopy final : public LayoutFlexibleKernel {
   const std::vector<ops::ScratchNeed> none_;
 };
 
+// Copies `bytes` from `in` to `out` over the pool; nothing when they are one
+// buffer (a view the planner ran in place).
+void CopyWhole(char* out, const char* in, int64_t bytes) {
+  if (out == in || bytes == 0) return;
+  constexpr int64_t kChunk = 64 * 1024;
+  const int64_t chunks = (bytes + kChunk - 1) / kChunk;
+  ForRanges(chunks, bytes, 1, [&](int64_t first, int64_t last) {
+    const int64_t begin = first * kChunk, end = std::min(bytes, last * kChunk);
+    std::memcpy(out + begin, in + begin, static_cast<size_t>(end - begin));
+  });
+}
+
+// A Transpose: the strided copy in the plain layout; one that moves the
+// channels between axis 1 and the last axis is its input's bytes when one
+// side is held channels last (RelayoutKernel).
+class TransposeCopy final : public RelayoutKernel {
+ public:
+  TransposeCopy(std::unique_ptr<FastKernel> plain, std::vector<int64_t> perm, int64_t bytes)
+      : plain_(std::move(plain)), perm_(std::move(perm)), bytes_(bytes) {}
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+  ir::KernelChoice Choice() const override {
+    if (mode_ == Mode::kPlain) return plain_->Choice();
+    return {.family = ir::KernelFamily::kNative,
+            .implementation = "relayout",
+            .variant = mode_ == Mode::kWriteIn ? "to channels last" : "from channels last",
+            .view = true};
+  }
+  // Held channels last, the output's axes lie in the order 0, 2, ..., r-1,
+  // 1; they are the input's axes perm[0], perm[2], ..., perm[1]: the
+  // input's own order when perm is (0, r-1, 1, ..., r-2).
+  bool CanWriteIn(ActivationLayout layout) const override {
+    const auto r = static_cast<int64_t>(perm_.size());
+    if (layout != ActivationLayout::kChannelsLast || r < 3 || r > 5) return false;
+    for (int64_t j = 2; j < r; ++j) {
+      if (perm_[static_cast<size_t>(j)] != j - 1) return false;
+    }
+    return perm_[0] == 0 && perm_[1] == r - 1;
+  }
+  // The input held channels last lies as its axes 0, 2, ..., r-1, 1: the
+  // output's plain order when perm is exactly that.
+  bool CanReadIn(ActivationLayout layout) const override {
+    const auto r = static_cast<int64_t>(perm_.size());
+    if (layout != ActivationLayout::kChannelsLast || r < 3 || r > 5) return false;
+    for (int64_t j = 1; j + 1 < r; ++j) {
+      if (perm_[static_cast<size_t>(j)] != j + 1) return false;
+    }
+    return perm_[0] == 0 && perm_.back() == 1;
+  }
+  void Relayout(Mode mode) override {
+    TESSEL_CHECK(mode == Mode::kPlain ||
+                 (mode == Mode::kWriteIn ? CanWriteIn(ActivationLayout::kChannelsLast)
+                                         : CanReadIn(ActivationLayout::kChannelsLast)));
+    mode_ = mode;
+  }
+
+  Status Run(ops::KernelContext& ctx) override {
+    if (mode_ == Mode::kPlain) return plain_->Run(ctx);
+    CopyWhole(static_cast<char*>(ctx.out(0).raw_data()),
+              static_cast<const char*>(ctx.in(0).raw_data()), bytes_);
+    return Status::Ok();
+  }
+
+ private:
+  std::unique_ptr<FastKernel> plain_;
+  const std::vector<int64_t> perm_;
+  const int64_t bytes_;
+  Mode mode_ = Mode::kPlain;
+  const std::vector<ops::ScratchNeed> none_;
+};
+
+// A view op (Reshape, Flatten, Squeeze, Unsqueeze): its input's bytes, not
+// copied where the planner gave both one buffer. One that keeps the batch
+// and the channels (axes 0 and 1) and regroups the rest is the same bytes
+// channels last too ([B, C, H, W] held as [B, H, W, C] is [B, C, H*W] held
+// as [B, H*W, C]): a token sequence seen as an image and back.
+class ViewCopy final : public LayoutFlexibleKernel {
+ public:
+  ViewCopy(int64_t bytes, bool keeps_channels) : bytes_(bytes), keeps_channels_(keeps_channels) {}
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+  ir::KernelChoice Choice() const override {
+    return {.family = ir::KernelFamily::kNative,
+            .implementation = "view",
+            .variant = channels_last_ ? ir::LayoutName(ir::Layout::kChannelsLast) : ""};
+  }
+  bool CanRunIn(ActivationLayout layout) override {
+    return layout == ActivationLayout::kChannelsLast && keeps_channels_;
+  }
+  // Reshape's input 1 (the shape) and Squeeze/Unsqueeze's axes are parameters.
+  bool TakesEitherLayout(size_t input, ActivationLayout) const override { return input > 0; }
+  void RunIn(ActivationLayout) override { channels_last_ = true; }
+
+  Status Run(ops::KernelContext& ctx) override {
+    CopyWhole(static_cast<char*>(ctx.out(0).raw_data()),
+              static_cast<const char*>(ctx.in(0).raw_data()), bytes_);
+    return Status::Ok();
+  }
+
+ private:
+  const int64_t bytes_;
+  const bool keeps_channels_;
+  bool channels_last_ = false;
+  const std::vector<ops::ScratchNeed> none_;
+};
+
 }  // namespace
 
 std::unique_ptr<FastKernel> MakeChannelShuffle(const ir::Node& node) {
@@ -1281,6 +1387,30 @@ std::unique_ptr<FastKernel> MakeSlice(const ir::Node& node, int opset) {
   return std::make_unique<ChannelSliceCopy>(std::move(plain), NumElements(x->shape) / channels,
                                             channels, range->start, range->count,
                                             static_cast<int64_t>(DTypeSize(x->dtype)));
+}
+
+std::unique_ptr<FastKernel> MakeTranspose(const ir::Node& node, int opset) {
+  std::unique_ptr<FastKernel> plain = MakeStridedCopy(node, opset);
+  const ir::Value* x = node.input(0);
+  if (!plain || x->dtype != DType::kFloat32) return plain;
+  std::vector<int64_t> perm = node.attrs.Ints("perm");
+  if (perm.size() != x->shape.size()) return plain;  // reversed axes: never a relayout
+  return std::make_unique<TransposeCopy>(std::move(plain), std::move(perm),
+                                         static_cast<int64_t>(x->size_bytes()));
+}
+
+std::unique_ptr<FastKernel> MakeView(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* y = node.output(0);
+  if (!ops::IsView(node) || !x || !y || !y->shape_known || x->dtype != y->dtype ||
+      x->size_bytes() != y->size_bytes()) {
+    return nullptr;
+  }
+  const bool keeps_channels = x->dtype == DType::kFloat32 && x->shape.size() >= 3 &&
+                              x->shape.size() <= 5 && y->shape.size() >= 3 &&
+                              y->shape.size() <= 5 && x->shape[0] == y->shape[0] &&
+                              x->shape[1] == y->shape[1];
+  return std::make_unique<ViewCopy>(static_cast<int64_t>(x->size_bytes()), keeps_channels);
 }
 
 std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset) {

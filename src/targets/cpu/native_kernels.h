@@ -41,6 +41,16 @@ std::unique_ptr<FastKernel> MakeReduce(const ir::Node& node, int opset);
 // Expand of a known output shape.
 std::unique_ptr<FastKernel> MakeStridedCopy(const ir::Node& node, int opset);
 
+// Null unless `node` is a Transpose: the strided copy, which also runs as
+// a relayout (RelayoutKernel) when it moves the channels of float32
+// between axis 1 and the last axis.
+std::unique_ptr<FastKernel> MakeTranspose(const ir::Node& node, int opset);
+
+// Null unless `node` is a view op (Reshape, Flatten, Squeeze, Unsqueeze) of
+// known shapes: a copy skipped where input and output share a buffer; one
+// that keeps axes 0 and 1 of float32 also runs channels last.
+std::unique_ptr<FastKernel> MakeView(const ir::Node& node);
+
 // Null unless `node` is a Resize or Upsample of floats with constant
 // parameters that resamples only the last two axes.
 std::unique_ptr<FastKernel> MakeResize(const ir::Node& node, int opset);

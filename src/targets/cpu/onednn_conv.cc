@@ -341,14 +341,17 @@ std::vector<bool> NegotiateOneDnnLayouts(const ir::Graph& graph,
   for (const ir::Value* v : graph.outputs()) is_output[static_cast<size_t>(v->id)] = true;
   auto conv_at = [&](size_t i) { return dynamic_cast<OneDnnConv*>(kernels[i].get()); };
   auto flex_at = [&](size_t i) { return dynamic_cast<LayoutFlexibleKernel*>(kernels[i].get()); };
+  auto relayout_at = [&](size_t i) { return dynamic_cast<RelayoutKernel*>(kernels[i].get()); };
   auto id_of = [](const ir::Value* v) { return static_cast<size_t>(v->id); };
 
   // Candidates: outputs that a convolution computes in the graph's layout,
-  // or that a layout-indifferent kernel could (all its outputs or none).
-  // Then drop, until nothing changes, every candidate with a reader that
-  // cannot take it so, and every flexible kernel's outputs when one of its
-  // inputs is not in that layout or one of its outputs was dropped (such a
-  // kernel runs all in the graph's layout or all plain).
+  // that a layout-indifferent kernel could (all its outputs or none), or
+  // that a relayout allowed to (`writes`) holds so. Then drop, until nothing
+  // changes, every candidate with a reader that cannot take it so, and every
+  // flexible kernel's outputs when one of its inputs is not in that layout
+  // or one of its outputs was dropped (such a kernel runs all in the graph's
+  // layout or all plain). A relayout reads a tensor in the layout only when
+  // its own output is plain (it is then that tensor's bytes).
   // A tensor of one pixel per channel (of channels by 16 when blocked) has
   // the same bytes in the graph's layout as plain: any reader takes it
   // either way (a conv that wants another layout reorders it as if it were
@@ -360,70 +363,90 @@ std::vector<bool> NegotiateOneDnnLayouts(const ir::Graph& graph,
                                      ? snippets::ArgLayout::kBlocked16
                                      : snippets::ArgLayout::kChannelsLast);
   };
-  std::vector<bool> direct(graph.values().size(), false);
-  auto outputs_direct = [&](const ir::Node& node, bool value) {
-    for (const ir::Value* y : node.outputs) direct[id_of(y)] = value;
-  };
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const ir::Node& node = *nodes[i];
-    bool candidate = !node.outputs.empty();
-    for (const ir::Value* y : node.outputs) {
-      // A graph output stays plain, unless that is the same bytes.
-      candidate = candidate && y && !LayoutDesc(y->shape, layout).is_zero() &&
-                  (!is_output[id_of(y)] || same_bytes(y));
-    }
-    if (!candidate) continue;
-    if (OneDnnConv* c = conv_at(i)) {
-      const ir::Value* y = node.outputs[0];
-      direct[id_of(y)] =
-          c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == LayoutDesc(y->shape, layout);
-    } else if (LayoutFlexibleKernel* f = flex_at(i)) {
-      outputs_direct(node, f->CanRunIn(layout));
-    }
-  }
-  // Whether every reader of `y` takes it in the graph's layout.
-  auto readers_take = [&](const ir::Value* y) {
-    if (same_bytes(y)) return true;
-    const memory::desc want = LayoutDesc(y->shape, layout);
-    for (const ir::Node* r : consumers[id_of(y)]) {
-      const size_t j = index.at(r);
-      OneDnnConv* c = conv_at(j);
-      LayoutFlexibleKernel* f = flex_at(j);
-      for (size_t k = 0; k < r->inputs.size(); ++k) {
-        if (r->inputs[k] != y) continue;
-        bool ok;
-        if (c && k == 0) {
-          ok = c->src_buffer_ >= 0 && c->src_kernel_.get_desc() == want;
-        } else if (c && static_cast<int>(k) == c->residual_input_) {
-          ok = c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == want;
-        } else {
-          ok = f != nullptr && (direct[id_of(r->output(0))] || f->TakesEitherLayout(k, layout));
-        }
-        if (!ok) return false;
-      }
-    }
-    return true;
-  };
-  for (bool changed = true; changed;) {
-    changed = false;
+  auto solve = [&](const std::vector<bool>& writes) {
+    std::vector<bool> direct(graph.values().size(), false);
+    auto outputs_direct = [&](const ir::Node& node, bool value) {
+      for (const ir::Value* y : node.outputs) direct[id_of(y)] = value;
+    };
     for (size_t i = 0; i < nodes.size(); ++i) {
       const ir::Node& node = *nodes[i];
-      if (node.outputs.empty() || !node.output(0) || !direct[id_of(node.output(0))]) continue;
-      bool ok = true;
-      if (LayoutFlexibleKernel* f = flex_at(i)) {
-        for (size_t k = 0; k < node.inputs.size(); ++k) {
-          const ir::Value* in = node.inputs[k];
-          if (!in) continue;  // an omitted input (Resize's roi): nothing to exchange
-          ok = ok && (direct[id_of(in)] || same_bytes(in) || f->TakesEitherLayout(k, layout));
-        }
+      bool candidate = !node.outputs.empty();
+      for (const ir::Value* y : node.outputs) {
+        // A graph output stays plain, unless that is the same bytes.
+        candidate = candidate && y && !LayoutDesc(y->shape, layout).is_zero() &&
+                    (!is_output[id_of(y)] || same_bytes(y));
       }
-      for (const ir::Value* y : node.outputs) ok = ok && readers_take(y);
-      if (!ok) {
-        outputs_direct(node, false);
-        changed = true;
+      if (!candidate) continue;
+      if (OneDnnConv* c = conv_at(i)) {
+        const ir::Value* y = node.outputs[0];
+        direct[id_of(y)] =
+            c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == LayoutDesc(y->shape, layout);
+      } else if (LayoutFlexibleKernel* f = flex_at(i)) {
+        outputs_direct(node, f->CanRunIn(layout));
+      } else if (relayout_at(i)) {
+        outputs_direct(node, writes[i]);
       }
     }
+    // Whether every reader of `y` takes it in the graph's layout.
+    auto readers_take = [&](const ir::Value* y) {
+      if (same_bytes(y)) return true;
+      const memory::desc want = LayoutDesc(y->shape, layout);
+      for (const ir::Node* r : consumers[id_of(y)]) {
+        const size_t j = index.at(r);
+        OneDnnConv* c = conv_at(j);
+        LayoutFlexibleKernel* f = flex_at(j);
+        RelayoutKernel* t = relayout_at(j);
+        for (size_t k = 0; k < r->inputs.size(); ++k) {
+          if (r->inputs[k] != y) continue;
+          bool ok;
+          if (c && k == 0) {
+            ok = c->src_buffer_ >= 0 && c->src_kernel_.get_desc() == want;
+          } else if (c && static_cast<int>(k) == c->residual_input_) {
+            ok = c->dst_buffer_ >= 0 && c->dst_kernel_.get_desc() == want;
+          } else if (t) {
+            ok = k == 0 && !writes[j] && t->CanReadIn(layout);
+          } else {
+            ok = f != nullptr && (direct[id_of(r->output(0))] || f->TakesEitherLayout(k, layout));
+          }
+          if (!ok) return false;
+        }
+      }
+      return true;
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        const ir::Node& node = *nodes[i];
+        if (node.outputs.empty() || !node.output(0) || !direct[id_of(node.output(0))]) continue;
+        bool ok = true;
+        if (LayoutFlexibleKernel* f = flex_at(i)) {
+          for (size_t k = 0; k < node.inputs.size(); ++k) {
+            const ir::Value* in = node.inputs[k];
+            if (!in) continue;  // an omitted input (Resize's roi): nothing to exchange
+            ok = ok && (direct[id_of(in)] || same_bytes(in) || f->TakesEitherLayout(k, layout));
+          }
+        }
+        for (const ir::Value* y : node.outputs) ok = ok && readers_take(y);
+        if (!ok) {
+          outputs_direct(node, false);
+          changed = true;
+        }
+      }
+    }
+    return direct;
+  };
+  // First without relayouts writing in the layout, so that one that can
+  // read its input so does; then each relayout whose input stayed plain may
+  // write its output in the layout, and the kernels after it follow.
+  std::vector<bool> writes(nodes.size(), false);
+  std::vector<bool> direct = solve(writes);
+  bool any = false;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const RelayoutKernel* t = relayout_at(i);
+    writes[i] = t && t->CanWriteIn(layout) && !direct[id_of(nodes[i]->inputs[0])];
+    any = any || writes[i];
   }
+  if (any) direct = solve(writes);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node& n = *nodes[i];
     if (OneDnnConv* c = conv_at(i)) {
@@ -451,6 +474,12 @@ std::vector<bool> NegotiateOneDnnLayouts(const ir::Graph& graph,
       if (c->residual_direct_) c->scratch_.Shrink(c->residual_reorder_.scratch, 0);
     } else if (LayoutFlexibleKernel* f = flex_at(i); f && direct[id_of(n.outputs[0])]) {
       f->RunIn(layout);
+    } else if (RelayoutKernel* t = relayout_at(i)) {
+      // A tensor of the same bytes either way is read as held.
+      t->Relayout(direct[id_of(n.outputs[0])] ? RelayoutKernel::Mode::kWriteIn
+                  : direct[id_of(n.inputs[0])] && !same_bytes(n.inputs[0])
+                      ? RelayoutKernel::Mode::kReadIn
+                      : RelayoutKernel::Mode::kPlain);
     }
   }
   return direct;
