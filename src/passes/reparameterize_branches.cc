@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "ops/op_registry.h"
+#include "ops/strided_view.h"
 #include "passes/fusion.h"
 
 namespace tessel::passes {
@@ -181,22 +182,37 @@ int FoldConvChains(ir::Graph& graph, std::unordered_set<const ir::Node*>& remove
   return folded;
 }
 
-// The Concat that takes exactly `parts`' outputs, in order, along axis 1,
-// each read by nothing else; else null.
-ir::Node* ConcatOfParts(const std::vector<Branch>& parts, const Readers& readers) {
-  ir::Node* concat = readers.Sole(parts[0].conv->outputs[0]);
-  if (!IsOnnx(concat, "Concat") || concat->inputs.size() != parts.size() ||
-      concat->outputs.size() != 1 || !concat->outputs[0]) {
-    return nullptr;
-  }
-  int64_t axis = concat->attrs.Int("axis", 0);
-  if (axis < 0) axis += 4;
-  if (axis != 1) return nullptr;
+// The nodes that cut x's channels into `parts` (the inputs of the
+// convolutions, in order, each read by its convolution alone): one Split
+// along axis 1 whose outputs they are, or channel-range Slices of x (what
+// torch.export writes for torch.split) that follow one another from
+// channel 0 to the last. Sets x; empty when they are not.
+std::vector<ir::Node*> ChannelCutters(const std::vector<Branch>& parts, const Readers& readers,
+                                      int opset, ir::Value*& x) {
+  std::vector<ir::Node*> cutters;
+  int64_t next = 0;
   for (size_t k = 0; k < parts.size(); ++k) {
-    const ir::Value* y = parts[k].conv->outputs[0];
-    if (concat->inputs[k] != y || readers.Sole(y) != concat) return nullptr;
+    const ir::Value* part = parts[k].conv->inputs[0];
+    ir::Node* p = part ? part->producer : nullptr;
+    if (!p || readers.Sole(part) != parts[k].conv || !p->input(0)) return {};
+    if (k == 0) x = p->inputs[0];
+    if (p->inputs[0] != x) return {};
+    if (IsOnnx(p, "Split")) {
+      int64_t axis = p->attrs.Int("axis", 0);
+      if (axis < 0) axis += 4;
+      if (axis != 1 || p->outputs.size() != parts.size() || p->outputs[k] != part) return {};
+      if (k == 0) cutters.push_back(p);
+      continue;
+    }
+    const std::optional<ops::ChannelRange> range =
+        IsOnnx(p, "Slice") ? ops::ChannelRangeOf(*p, opset) : std::nullopt;
+    if (!range || range->start != next) return {};
+    next += range->count;
+    cutters.push_back(p);
   }
-  return concat;
+  const bool sliced = !IsOnnx(cutters.front(), "Split");
+  if (sliced && next != x->shape[1]) return {};
+  return cutters;
 }
 
 }  // namespace
@@ -207,23 +223,26 @@ StatusOr<int> MergeMixedConvs(ir::Graph& graph) {
   int merged = 0;
   const size_t count = graph.nodes().size();  // merged convs are added at the end
   for (size_t i = 0; i < count; ++i) {
-    ir::Node* split = graph.nodes()[i].get();
-    ir::Value* x = IsOnnx(split, "Split") ? split->input(0) : nullptr;
-    if (!x || x->dtype != DType::kFloat32 || x->shape.size() != 4 || split->outputs.size() < 2) {
+    ir::Node* concat = graph.nodes()[i].get();
+    if (!IsOnnx(concat, "Concat") || concat->inputs.size() < 2 || concat->outputs.size() != 1 ||
+        !concat->outputs[0] || concat->outputs[0]->shape.size() != 4) {
       continue;
     }
-    int64_t axis = split->attrs.Int("axis", 0);
+    int64_t axis = concat->attrs.Int("axis", 0);
     if (axis < 0) axis += 4;
     if (axis != 1) continue;
     std::vector<Branch> parts;
-    for (const ir::Value* part : split->outputs) {
-      std::optional<Branch> b = part ? AsBranch(readers.Sole(part)) : std::nullopt;
-      if (!b || b->conv->inputs[0] != part || !b->conv->outputs[0]) break;
+    for (const ir::Value* y : concat->inputs) {
+      std::optional<Branch> b = y && readers.Sole(y) == concat ? AsBranch(y->producer)
+                                                                 : std::nullopt;
+      if (!b || removed.count(b->conv)) break;
       parts.push_back(*b);
     }
-    if (parts.size() != split->outputs.size()) continue;
-    ir::Node* concat = ConcatOfParts(parts, readers);
-    if (!concat) continue;
+    if (parts.size() != concat->inputs.size()) continue;
+    ir::Value* x = nullptr;
+    const std::vector<ir::Node*> cutters =
+        ChannelCutters(parts, readers, graph.opset_version(), x);
+    if (cutters.empty() || x->dtype != DType::kFloat32 || x->shape.size() != 4) continue;
     // One geometry: the same channels per group in and out, one stride.
     const Shape& first = parts[0].weight->shape();
     const int64_t per_group = first[1], out_per_group = first[0] / parts[0].group;
@@ -252,7 +271,8 @@ StatusOr<int> MergeMixedConvs(ir::Graph& graph) {
       for (int64_t o = 0; o < s[0]; ++o) {
         for (int64_t in = 0; in < per_group; ++in) {
           for (int64_t r = 0; r < s[2]; ++r) {
-            float* dst = weight.data<float>() + (((o0 + o) * per_group + in) * kh + r + dr) * kw + dc;
+            float* dst =
+                weight.data<float>() + (((o0 + o) * per_group + in) * kh + r + dr) * kw + dc;
             std::copy_n(src + ((o * per_group + in) * s[2] + r) * s[3], s[3], dst);
           }
         }
@@ -272,8 +292,8 @@ StatusOr<int> MergeMixedConvs(ir::Graph& graph) {
     conv->attrs.Set("kernel_shape", AttrValue(std::vector<int64_t>{kh, kw}));
     conv->attrs.Set("pads", AttrValue(std::vector<int64_t>{kh / 2, kw / 2, kh / 2, kw / 2}));
     TESSEL_RETURN_IF_ERROR(ops::InferNode(*conv, graph.opset_version()));
-    removed.insert(split);
     removed.insert(concat);
+    removed.insert(cutters.begin(), cutters.end());
     for (const Branch& b : parts) removed.insert(b.conv);
     ++merged;
   }

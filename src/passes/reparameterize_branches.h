@@ -64,12 +64,13 @@ StatusOr<int> ReparameterizeBranches(ir::Graph& graph);
 // the kernels zero-padded to the largest (centred), weights and biases
 // concatenated along the output channels: the same sums of products, with
 // no Split or Concat copy (in MixNet-S they were a third of the run, the
-// copies of short channel rows). Taken when a Split along axis 1 of a
-// float32 4-D tensor has every output read by nothing but one Conv (odd
-// kernels padded by half, dilations 1, constant weights; one stride; the
-// same input and output channels per group: depthwise parts of one
-// multiplier, or dense ones of one size), whose outputs are read by nothing
-// but one Concat along axis 1 that takes exactly them, in the Split's order.
+// copies of short channel rows). Taken when a Concat along axis 1 of
+// float32 4-D tensors takes convolutions read by nothing else (odd kernels
+// padded by half, dilations 1, constant weights; one stride; the same
+// input and output channels per group: depthwise parts of one multiplier,
+// or dense ones of one size), each of a part of one x's channels read by
+// nothing else, in order: the outputs of one Split along axis 1, or Slices
+// of consecutive channel ranges covering x (torch.export's torch.split).
 // Runs before FoldBatchNorm, so that the BatchNormalization after the
 // Concat folds into the merged convolution.
 // Precondition: InferShapes ran. The result is typed and sorted. Returns

@@ -319,19 +319,33 @@ struct MixedConv {
   ir::Value *x = nullptr, *y = nullptr;
 
   MixedConv(const std::vector<int64_t>& kernels, int64_t part_channels, int64_t out_channels,
-            int64_t group, int64_t stride, bool reverse_concat = false, uint32_t seed = 1) {
+            int64_t group, int64_t stride, bool reverse_concat = false, bool slices = false,
+            uint32_t seed = 1) {
     g.set_opset_version(17);
     const auto n = static_cast<int64_t>(kernels.size());
     x = g.AddValue("x", DType::kFloat32, {1, n * part_channels, 9, 8}, true);
     g.inputs() = {x};
     std::vector<ir::Value*> parts, outs;
     for (int64_t i = 0; i < n; ++i) parts.push_back(g.AddValue("part" + std::to_string(i)));
-    g.AddNode("Split", "split",
-              {x, g.AddConstant("sizes", Tensor::FromVector<int64_t>(
-                                             std::vector<int64_t>(kernels.size(), part_channels),
-                                             {n}))},
-              parts)
-        ->attrs.Set("axis", int64_t{1});
+    auto ints = [&](const std::string& name, int64_t v) {
+      return g.AddConstant(name, Tensor::FromVector<int64_t>({v}, {1}));
+    };
+    if (slices) {  // torch.export's torch.split
+      for (int64_t i = 0; i < n; ++i) {
+        const std::string s = std::to_string(i);
+        g.AddNode("Slice", "slice" + s,
+                  {x, ints("start" + s, i * part_channels), ints("end" + s, (i + 1) * part_channels),
+                   ints("axes" + s, 1)},
+                  {parts[static_cast<size_t>(i)]});
+      }
+    } else {
+      g.AddNode("Split", "split",
+                {x, g.AddConstant("sizes", Tensor::FromVector<int64_t>(
+                                               std::vector<int64_t>(kernels.size(), part_channels),
+                                               {n}))},
+                parts)
+          ->attrs.Set("axis", int64_t{1});
+    }
     for (int64_t i = 0; i < n; ++i) {
       const int64_t k = kernels[static_cast<size_t>(i)];
       const std::string name = "conv" + std::to_string(i);
@@ -358,17 +372,20 @@ struct MixedConv {
 
 TEST(MergeMixedConvs, Mixed_depthwise_and_grouped_pointwise_convs_become_one_conv) {
   // Depthwise 3x3/5x5/7x7 (stride 2, multiplier 2) and two dense 1x1 parts
-  // (MixNet's grouped pointwise convs): one Conv each, group = all parts'.
+  // (MixNet's grouped pointwise convs): one Conv each, group = all parts';
+  // the parts cut by a Split, or by Slices as torch.export writes them.
   struct Case {
     std::vector<int64_t> kernels;
     int64_t part_channels, out_channels, group, stride;
+    bool slices;
     Shape weight;
     int64_t merged_group;
   };
-  const Case cases[] = {{{3, 5, 7}, 4, 8, 4, 2, {24, 1, 7, 7}, 12},
-                        {{1, 1}, 6, 5, 1, 1, {10, 6, 1, 1}, 2}};
+  const Case cases[] = {{{3, 5, 7}, 4, 8, 4, 2, false, {24, 1, 7, 7}, 12},
+                        {{1, 1}, 6, 5, 1, 1, false, {10, 6, 1, 1}, 2},
+                        {{3, 5}, 4, 4, 4, 1, true, {8, 1, 5, 5}, 8}};
   for (const Case& c : cases) {
-    MixedConv m(c.kernels, c.part_channels, c.out_channels, c.group, c.stride);
+    MixedConv m(c.kernels, c.part_channels, c.out_channels, c.group, c.stride, false, c.slices);
     const std::vector<Tensor> inputs = {RandomFloats(m.x->shape, 99)};
     const std::vector<Tensor> before = EvaluateGraph(m.g, inputs);
     StatusOr<int> merged = MergeMixedConvs(m.g);
@@ -386,10 +403,10 @@ TEST(MergeMixedConvs, Mixed_depthwise_and_grouped_pointwise_convs_become_one_con
 }
 
 TEST(MergeMixedConvs, Parts_that_are_no_groups_of_one_conv_stay) {
-  // Concatenated in another order than split; dense parts of different
-  // output sizes; a part read by a second node too.
-  {
-    MixedConv m({3, 5}, 4, 4, 4, 1, /*reverse_concat=*/true);
+  // Concatenated in another order than split (or sliced); dense parts of
+  // different output sizes; a part read by a second node too.
+  for (bool slices : {false, true}) {
+    MixedConv m({3, 5}, 4, 4, 4, 1, /*reverse_concat=*/true, slices);
     EXPECT_EQ(*MergeMixedConvs(m.g), 0);
   }
   {
