@@ -20,6 +20,10 @@ const char* LayoutName(Layout l) {
       return "OIHW4o";
     case Layout::kOHW4o:
       return "OHW4o";
+    case Layout::kUnpermuted:
+      return "unpermuted";
+    case Layout::kPermuted:
+      return "permuted";
   }
   return "?";
 }

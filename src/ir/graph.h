@@ -35,8 +35,23 @@ namespace tessel::ir {
 //                  [O/4, I4*4, KH, KW, 4] (input channels padded to 4 too)
 //   kOHW4o         a depthwise convolution's weights [C, 1, KH, KW] as
 //                  [C/4, 1, KH, KW, 4]
-enum class Layout : uint8_t { kPlain = 0, kChannelsLast, kBlocked16, kNCHW4c, kOIHW4o, kOHW4o };
-inline constexpr uint8_t kLastLayout = static_cast<uint8_t>(Layout::kOHW4o);
+//   kUnpermuted    a Transpose's output held as its input lies (the
+//                  Transpose a view): its reader reads it through permuted
+//                  strides (attention's heads, a matrix product's operand)
+//   kPermuted      a Transpose's input held as its output lies (the
+//                  Transpose a view): its writer writes it through permuted
+//                  strides (attention's heads merged back)
+enum class Layout : uint8_t {
+  kPlain = 0,
+  kChannelsLast,
+  kBlocked16,
+  kNCHW4c,
+  kOIHW4o,
+  kOHW4o,
+  kUnpermuted,
+  kPermuted
+};
+inline constexpr uint8_t kLastLayout = static_cast<uint8_t>(Layout::kPermuted);
 // Where a value lives on its target: global memory (buffers), or a 2D
 // image (texture: activations; texture:weight: constants).
 enum class StorageScope : uint8_t { kGlobal = 0, kTexture, kTextureWeight };

@@ -175,6 +175,9 @@ GraphKernels SelectGraphKernels(const ir::Graph& graph) {
   for (size_t v = 0; v < direct.size(); ++v) {
     if (direct[v]) out.layouts[v] = layout;
   }
+#if TESSEL_WITH_ONEDNN
+  ReadTransposesStrided(graph, out.fast, out.layouts);
+#endif
   return out;
 }
 

@@ -90,7 +90,9 @@ class LayoutFlexibleKernel : public FastKernel {
 // A Transpose that moves the channels between axis 1 and the last axis
 // ([B, N, C] <-> [B, C, N], NHWC <-> NCHW): with one side held in the graph's
 // layout (channels last) and the other plain, its output is its input's bytes
-// unchanged. NegotiateLayouts decides which side, if any; the kernel then
+// unchanged. So is any Transpose's whose one reader reads its output
+// through permuted strides, or whose input's writer wrote it so (kUnpermuted,
+// kPermuted: a oneDNN matrix product's operands and result). NegotiateLayouts decides which side, if any; the kernel then
 // copies at most (a view: ir::KernelChoice::view, so the planner gives both
 // one buffer where the input dies here), so the transposes around a
 // channels-last convolution vanish (a vision transformer's tokens as an
@@ -101,13 +103,26 @@ class RelayoutKernel : public FastKernel {
     kPlain,       // both sides plain: a transpose
     kWriteIn,     // input plain, output held in the layout
     kReadIn,      // input held in the layout, output plain
+    kUnpermuted,  // input plain, output held unpermuted (ir::Layout::kUnpermuted):
+                  // its one reader reads it through permuted strides
+    kPermuted,    // input held permuted (ir::Layout::kPermuted), output plain:
+                  // its writer wrote it through permuted strides
   };
+  Mode mode() const { return mode_; }
   // Whether its output held in `layout` is its input's plain bytes.
   virtual bool CanWriteIn(ActivationLayout layout) const = 0;
   // Whether its input held in `layout` is its output's plain bytes.
   virtual bool CanReadIn(ActivationLayout layout) const = 0;
-  // Switches mode; CanWriteIn or CanReadIn must hold for a mode not kPlain.
+  // Switches mode; CanWriteIn or CanReadIn must hold for kWriteIn or kReadIn.
   virtual void Relayout(Mode mode) = 0;
+  // Its permutation (output axis i is input axis perm[i]).
+  virtual const std::vector<int64_t>& perm() const = 0;
+  // Whether it may change mode at all (float32, and not the same bytes
+  // either way already).
+  virtual bool can_relayout() const = 0;
+
+ protected:
+  Mode mode_ = Mode::kPlain;
 };
 
 // The fast kernel for `node`, or null when the reference kernel runs it

@@ -1098,18 +1098,34 @@ void CopyWhole(char* out, const char* in, int64_t bytes) {
 
 // A Transpose: the strided copy in the plain layout; one that moves the
 // channels between axis 1 and the last axis is its input's bytes when one
-// side is held channels last (RelayoutKernel).
+// side is held channels last (RelayoutKernel), and one that only moves
+// axes of one element always is (torch's MultiheadAttention's [S, 1, E] <->
+// [1, S, E]).
 class TransposeCopy final : public RelayoutKernel {
  public:
-  TransposeCopy(std::unique_ptr<FastKernel> plain, std::vector<int64_t> perm, int64_t bytes)
-      : plain_(std::move(plain)), perm_(std::move(perm)), bytes_(bytes) {}
+  // `relayouts`: whether it may be one (float32, what convolutions and
+  // matrix products exchange); `same_bytes`: whether its output is always
+  // its input's bytes.
+  TransposeCopy(std::unique_ptr<FastKernel> plain, std::vector<int64_t> perm, int64_t bytes,
+                bool relayouts, bool same_bytes)
+      : plain_(std::move(plain)),
+        perm_(std::move(perm)),
+        bytes_(bytes),
+        relayouts_(relayouts && !same_bytes),
+        same_bytes_(same_bytes) {}
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
   ir::KernelChoice Choice() const override {
+    if (same_bytes_) {
+      return {.family = ir::KernelFamily::kNative, .implementation = "view", .view = true};
+    }
     if (mode_ == Mode::kPlain) return plain_->Choice();
     return {.family = ir::KernelFamily::kNative,
             .implementation = "relayout",
-            .variant = mode_ == Mode::kWriteIn ? "to channels last" : "from channels last",
+            .variant = mode_ == Mode::kWriteIn    ? "to channels last"
+                       : mode_ == Mode::kReadIn   ? "from channels last"
+                       : mode_ == Mode::kPermuted ? "permuted"
+                                                  : "unpermuted",
             .view = true};
   }
   // Held channels last, the output's axes lie in the order 0, 2, ..., r-1,
@@ -1117,7 +1133,7 @@ class TransposeCopy final : public RelayoutKernel {
   // input's own order when perm is (0, r-1, 1, ..., r-2).
   bool CanWriteIn(ActivationLayout layout) const override {
     const auto r = static_cast<int64_t>(perm_.size());
-    if (layout != ActivationLayout::kChannelsLast || r < 3 || r > 5) return false;
+    if (!relayouts_ || layout != ActivationLayout::kChannelsLast || r < 3 || r > 5) return false;
     for (int64_t j = 2; j < r; ++j) {
       if (perm_[static_cast<size_t>(j)] != j - 1) return false;
     }
@@ -1127,21 +1143,22 @@ class TransposeCopy final : public RelayoutKernel {
   // output's plain order when perm is exactly that.
   bool CanReadIn(ActivationLayout layout) const override {
     const auto r = static_cast<int64_t>(perm_.size());
-    if (layout != ActivationLayout::kChannelsLast || r < 3 || r > 5) return false;
+    if (!relayouts_ || layout != ActivationLayout::kChannelsLast || r < 3 || r > 5) return false;
     for (int64_t j = 1; j + 1 < r; ++j) {
       if (perm_[static_cast<size_t>(j)] != j + 1) return false;
     }
     return perm_[0] == 0 && perm_.back() == 1;
   }
   void Relayout(Mode mode) override {
-    TESSEL_CHECK(mode == Mode::kPlain ||
-                 (mode == Mode::kWriteIn ? CanWriteIn(ActivationLayout::kChannelsLast)
-                                         : CanReadIn(ActivationLayout::kChannelsLast)));
+    TESSEL_CHECK((mode != Mode::kWriteIn || CanWriteIn(ActivationLayout::kChannelsLast)) &&
+                 (mode != Mode::kReadIn || CanReadIn(ActivationLayout::kChannelsLast)));
     mode_ = mode;
   }
+  const std::vector<int64_t>& perm() const override { return perm_; }
+  bool can_relayout() const override { return relayouts_; }
 
   Status Run(ops::KernelContext& ctx) override {
-    if (mode_ == Mode::kPlain) return plain_->Run(ctx);
+    if (mode_ == Mode::kPlain && !same_bytes_) return plain_->Run(ctx);
     CopyWhole(static_cast<char*>(ctx.out(0).raw_data()),
               static_cast<const char*>(ctx.in(0).raw_data()), bytes_);
     return Status::Ok();
@@ -1151,7 +1168,7 @@ class TransposeCopy final : public RelayoutKernel {
   std::unique_ptr<FastKernel> plain_;
   const std::vector<int64_t> perm_;
   const int64_t bytes_;
-  Mode mode_ = Mode::kPlain;
+  const bool relayouts_, same_bytes_;
   const std::vector<ops::ScratchNeed> none_;
 };
 
@@ -1392,11 +1409,22 @@ std::unique_ptr<FastKernel> MakeSlice(const ir::Node& node, int opset) {
 std::unique_ptr<FastKernel> MakeTranspose(const ir::Node& node, int opset) {
   std::unique_ptr<FastKernel> plain = MakeStridedCopy(node, opset);
   const ir::Value* x = node.input(0);
-  if (!plain || x->dtype != DType::kFloat32) return plain;
+  if (!plain) return nullptr;
   std::vector<int64_t> perm = node.attrs.Ints("perm");
-  if (perm.size() != x->shape.size()) return plain;  // reversed axes: never a relayout
+  if (perm.empty()) {  // the default: axes reversed
+    for (size_t i = x->shape.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  }
+  // Axes of more than one element that keep their order: the same bytes.
+  int64_t last = -1;
+  bool same_bytes = true;
+  for (int64_t p : perm) {
+    if (x->shape[static_cast<size_t>(p)] == 1) continue;
+    same_bytes = same_bytes && p > last;
+    last = p;
+  }
   return std::make_unique<TransposeCopy>(std::move(plain), std::move(perm),
-                                         static_cast<int64_t>(x->size_bytes()));
+                                         static_cast<int64_t>(x->size_bytes()),
+                                         x->dtype == DType::kFloat32, same_bytes);
 }
 
 std::unique_ptr<FastKernel> MakeView(const ir::Node& node) {

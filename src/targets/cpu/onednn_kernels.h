@@ -22,7 +22,9 @@
 // onednn_internal.h.
 #pragma once
 
+#include <array>
 #include <memory>
+#include <vector>
 
 #include "targets/cpu/fast_kernel.h"
 
@@ -32,7 +34,16 @@ namespace tessel::cpu {
 // Constant weights are packed by PackWeights, before the first Run.
 std::unique_ptr<FastKernel> MakeOneDnnConv(const ir::Node& node, int opset,
                                            ActivationLayout layout);
-std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset);
+// Operands of a MatMul held as the Transposes next to it lie, by their
+// permutations (empty: plain): input k as the input of the Transpose that
+// produced it (ir::Layout::kUnpermuted), the output as the output of the
+// Transpose that reads it (ir::Layout::kPermuted).
+struct TransposedOperands {
+  std::array<std::vector<int64_t>, 2> inputs;
+  std::vector<int64_t> output;
+};
+std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset,
+                                             const TransposedOperands& transposed = {});
 std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset);
 // tessel's FusedMatMul: the bias as oneDNN's, the residual as a sum post-op.
 std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node);
@@ -46,6 +57,18 @@ std::unique_ptr<FastKernel> MakeOneDnnPool(const ir::Node& node, int opset);
 std::unique_ptr<FastKernel> MakeOneDnnReduce(const ir::Node& node, int opset);
 // Concat of float32 tensors of rank 3-5 computed at run time.
 std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset);
+
+// After NegotiateLayouts: a plain Transpose whose output only a MatMul
+// reads, as an operand (attention's q, k and v heads, k transposed), or
+// that alone reads a MatMul's output (the heads merged back), is made a
+// view (RelayoutKernel::Mode::kUnpermuted or kPermuted; the tensor between
+// them held ir::Layout::kUnpermuted or kPermuted in `layouts`) when
+// oneDNN's matrix product reads or writes it through the permuted strides
+// with the implementation it picks for the plain product (brgemm on
+// AVX-512 and AVX2); the MatMul's kernel is rebuilt so.
+void ReadTransposesStrided(const ir::Graph& graph,
+                           std::vector<std::unique_ptr<FastKernel>>& kernels,
+                           std::vector<ir::Layout>& layouts);
 
 // See ChooseActivationLayout and NegotiateLayouts (fast_kernel.h).
 ActivationLayout ChooseOneDnnActivationLayout(const ir::Graph& graph);

@@ -3,9 +3,11 @@
 // Compiled only with oneDNN (TESSEL_WITH_ONEDNN).
 #if TESSEL_WITH_ONEDNN
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -30,7 +32,8 @@ class OneDnnMatMul final : public FastKernel {
   };
   static std::unique_ptr<FastKernel> Make(const Operand& src, const Operand& weights,
                                           const Operand* bias, const std::vector<int64_t>& dst,
-                                          bool accumulate = false);
+                                          bool accumulate = false,
+                                          const memory::desc* dst_desc = nullptr);
 
   const std::vector<ops::ScratchNeed>& scratch_needs() const override { return scratch_.needs(); }
   ir::KernelChoice Choice() const override {
@@ -92,14 +95,14 @@ class OneDnnMatMul final : public FastKernel {
 
 std::unique_ptr<FastKernel> OneDnnMatMul::Make(const Operand& src, const Operand& weights,
                                                const Operand* bias, const std::vector<int64_t>& dst,
-                                               bool accumulate) {
+                                               bool accumulate, const memory::desc* dst_desc) {
   auto k = std::make_unique<OneDnnMatMul>();
   const double flops =
       2.0 * static_cast<double>(NumElements(dst)) * static_cast<double>(src.dims.back());
   k->single_thread_ = flops < ParallelFlops();
   const SingleThreadScope threads(k->single_thread_);
   try {
-    const memory::desc dst_md = PlainDesc(dst);
+    const memory::desc dst_md = dst_desc ? *dst_desc : PlainDesc(dst);
     const memory::desc w_md = weights.constant ? AnyDesc(weights.dims) : weights.plain;
     using Desc = dnnl::matmul::desc;
     const Desc desc =
@@ -155,7 +158,34 @@ OneDnnMatMul::Operand MatrixOperand(const ir::Value* v, int input, int64_t rows,
 
 }  // namespace
 
-std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset) {
+// The strides of `shape` held as a Transpose of permutation `perm` lies:
+// unpermuted (as its input x, `shape` its output: axis i is x's axis
+// perm[i]), or permuted (as its output, `shape` its input: axis perm[j] is
+// the output's axis j).
+memory::dims TransposedStrides(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm,
+                               bool unpermuted) {
+  const size_t r = shape.size();
+  std::vector<int64_t> held(r), strides(r, 1), out(r);
+  for (size_t i = 0; i < r; ++i) {
+    if (unpermuted) {
+      held[static_cast<size_t>(perm[i])] = shape[i];
+    } else {
+      held[i] = shape[static_cast<size_t>(perm[i])];
+    }
+  }
+  for (size_t i = r - 1; i > 0; --i) strides[i - 1] = strides[i] * held[i];
+  for (size_t i = 0; i < r; ++i) {
+    if (unpermuted) {
+      out[i] = strides[static_cast<size_t>(perm[i])];
+    } else {
+      out[static_cast<size_t>(perm[i])] = strides[i];
+    }
+  }
+  return memory::dims(out.begin(), out.end());
+}
+
+std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset,
+                                             const TransposedOperands& transposed) {
   const ir::Value* a = node.input(0);
   const ir::Value* b = node.input(1);
   const ir::Value* y = node.outputs.empty() ? nullptr : node.outputs[0];
@@ -163,11 +193,13 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset) {
   // Vectors (rank 1) keep the reference kernel; oneDNN needs matrices.
   if (a->shape.size() < 2 || b->shape.size() < 2 || y->shape.size() > 12) return nullptr;
   if (NumElements(y->shape) == 0) return nullptr;
+  const bool strided = !transposed.inputs[0].empty() || !transposed.inputs[1].empty() ||
+                       !transposed.output.empty();
   // Weights shared by every batch (no batch dims of their own): the batch
   // folds into the rows, one large product instead of many thin ones.
   const bool b_shared =
       std::all_of(b->shape.begin(), b->shape.end() - 2, [](int64_t d) { return d == 1; });
-  if (b_shared && a->shape.size() > 2) {
+  if (b_shared && a->shape.size() > 2 && !strided) {
     const int64_t k = a->shape.back(), n = b->shape.back();
     const int64_t rows = NumElements(a->shape) / k;
     return OneDnnMatMul::Make(MatrixOperand(a, 0, rows, k), MatrixOperand(b, 1, k, n), nullptr,
@@ -179,11 +211,98 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset) {
     op.dims.assign(rank - v->shape.size(), 1);
     op.dims.insert(op.dims.end(), v->shape.begin(), v->shape.end());
     op.plain = PlainDesc(op.dims);
+    const std::vector<int64_t>& perm = transposed.inputs[static_cast<size_t>(input)];
+    if (!perm.empty()) {
+      memory::dims strides(rank - v->shape.size(), NumElements(v->shape));
+      const memory::dims held = TransposedStrides(v->shape, perm, true);
+      strides.insert(strides.end(), held.begin(), held.end());
+      op.plain = memory::desc(memory::dims(op.dims.begin(), op.dims.end()),
+                              memory::data_type::f32, strides);
+    }
     op.constant = ConstantData(v);
     op.input = input;
     return op;
   };
-  return OneDnnMatMul::Make(operand(a, 0), operand(b, 1), nullptr, y->shape);
+  if (transposed.output.empty()) {
+    return OneDnnMatMul::Make(operand(a, 0), operand(b, 1), nullptr, y->shape);
+  }
+  const memory::desc dst(memory::dims(y->shape.begin(), y->shape.end()), memory::data_type::f32,
+                         TransposedStrides(y->shape, transposed.output, false));
+  return OneDnnMatMul::Make(operand(a, 0), operand(b, 1), nullptr, y->shape, false, &dst);
+}
+
+void ReadTransposesStrided(const ir::Graph& graph,
+                           std::vector<std::unique_ptr<FastKernel>>& kernels,
+                           std::vector<ir::Layout>& layouts) {
+  const auto& nodes = graph.nodes();
+  const std::vector<std::vector<ir::Node*>> consumers = graph.Consumers();
+  std::vector<bool> is_output(graph.values().size(), false);
+  for (const ir::Value* v : graph.outputs()) is_output[static_cast<size_t>(v->id)] = true;
+  std::unordered_map<const ir::Node*, size_t> index;
+  for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i;
+  // The Transpose (a plain one that may become a view) of node `t`, when
+  // the tensor `between` it and the product is theirs alone, plain, and so
+  // is the Transpose's other side.
+  auto transpose = [&](const ir::Node* t, const ir::Value* between) -> RelayoutKernel* {
+    const auto id = between ? static_cast<size_t>(between->id) : 0;
+    if (!t || !between || is_output[id] || consumers[id].size() != 1 ||
+        layouts[id] != ir::Layout::kPlain || !t->input(0) || !t->output(0)) {
+      return nullptr;
+    }
+    const ir::Value* other = t->input(0) == between ? t->output(0) : t->input(0);
+    auto* k = dynamic_cast<RelayoutKernel*>(kernels[index.at(t)].get());
+    const bool ok = k && k->can_relayout() && k->mode() == RelayoutKernel::Mode::kPlain &&
+                    k->perm().size() == between->shape.size() &&
+                    layouts[static_cast<size_t>(other->id)] == ir::Layout::kPlain;
+    return ok ? k : nullptr;
+  };
+  for (size_t j = 0; j < nodes.size(); ++j) {
+    const ir::Node& mm = *nodes[j];
+    if (!kernels[j] || mm.op_type != "MatMul" || !mm.domain.empty() || mm.inputs.size() != 2 ||
+        mm.inputs[0] == mm.inputs[1] || !mm.output(0)) {
+      continue;
+    }
+    // The Transposes around it: each operand's producer, the result's reader.
+    std::array<RelayoutKernel*, 3> around{};
+    for (size_t k = 0; k < 2; ++k) {
+      const ir::Value* v = mm.inputs[k];
+      around[k] = transpose(v ? v->producer : nullptr, v);
+    }
+    const ir::Value* y = mm.output(0);
+    const auto& readers = consumers[static_cast<size_t>(y->id)];
+    around[2] = transpose(readers.size() == 1 ? readers[0] : nullptr, y);
+    auto operands = [&](unsigned mask) {
+      TransposedOperands t;
+      for (size_t k = 0; k < 2; ++k) {
+        if (around[k] && (mask >> k & 1)) t.inputs[k] = around[k]->perm();
+      }
+      if (around[2] && (mask >> 2 & 1)) t.output = around[2]->perm();
+      return t;
+    };
+    // As many as oneDNN reads and writes so with the implementation it
+    // runs the plain product on (another, such as its older jit gemm, is
+    // slower and packs into memory of its own): all, else fewer.
+    unsigned available = 0;
+    for (unsigned k = 0; k < 3; ++k) available |= around[k] ? 1u << k : 0u;
+    const std::string plain_impl = kernels[j]->Choice().detail;
+    std::unique_ptr<FastKernel> strided;
+    unsigned taken = 0;
+    for (unsigned mask = available; mask != 0 && !strided; mask = (mask - 1) & available) {
+      strided = MakeOneDnnMatMul(mm, graph.opset_version(), operands(mask));
+      if (strided && strided->Choice().detail != plain_impl) strided.reset();
+      taken = mask;
+    }
+    if (!strided) continue;
+    kernels[j] = std::move(strided);
+    for (unsigned k = 0; k < 3; ++k) {
+      if (!(taken >> k & 1)) continue;
+      const ir::Value* between = k < 2 ? mm.inputs[k] : y;
+      around[k]->Relayout(k < 2 ? RelayoutKernel::Mode::kUnpermuted
+                                : RelayoutKernel::Mode::kPermuted);
+      layouts[static_cast<size_t>(between->id)] =
+          k < 2 ? ir::Layout::kUnpermuted : ir::Layout::kPermuted;
+    }
+  }
 }
 
 std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node) {
