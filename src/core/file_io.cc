@@ -1,8 +1,13 @@
 #include "core/file_io.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <sstream>
+#include <utility>
 
 namespace tessel {
 
@@ -34,6 +39,53 @@ StatusOr<std::string> ReadFileBytes(const fs::path& path) {
   rest << in.rdbuf();
   bytes += rest.str();
   return bytes;
+}
+
+StatusOr<MappedFile> MappedFile::Open(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return NotFound("'" + path.string() + "': no such file");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NotFound("'" + path.string() + "': cannot be opened");
+  struct stat st {};
+  MappedFile f;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return NotFound("'" + path.string() + "': not a regular file");
+  }
+  f.size_ = static_cast<size_t>(st.st_size);
+  if (f.size_ > 0) {
+    void* p = ::mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd);
+      return DataLoss("'" + path.string() + "': could not be mapped");
+    }
+    f.data_ = static_cast<const char*>(p);
+  }
+  ::close(fd);
+  return f;
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    this->~MappedFile();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(const_cast<char*>(data_), size_);
+}
+
+void MappedFile::Release(const char* begin, size_t n) const {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto first = (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;
+  const auto last = (reinterpret_cast<uintptr_t>(begin) + n) / page * page;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 Status WriteFileAtomically(const fs::path& path, const std::string& bytes) {

@@ -53,7 +53,9 @@ constexpr int64_t kMaxValueBytes = int64_t{1} << 40;
 
 class Reader {
  public:
-  Reader(const char* data, size_t size) : p_(data), end_(data + size) {}
+  Reader(const char* data, size_t size,
+         const std::function<void(const char*, size_t)>* done = nullptr)
+      : p_(data), end_(data + size), done_(done) {}
 
   template <typename T>
   Status Pod(T* v) {
@@ -91,6 +93,7 @@ class Reader {
     }
     *t = Tensor(static_cast<DType>(dtype), std::move(shape));
     if (n) std::memcpy(t->raw_data(), p_, n);
+    if (done_ && *done_ && n) (*done_)(p_, n);
     p_ += n;
     return Status::Ok();
   }
@@ -104,6 +107,7 @@ class Reader {
  private:
   const char* p_;
   const char* end_;
+  const std::function<void(const char*, size_t)>* done_;
 };
 
 void WriteAttr(Writer& w, const AttrValue& v) {
@@ -522,8 +526,9 @@ std::string SerializeCompiledModel(const CompiledModel& model) {
   return header.str() + payload;
 }
 
-StatusOr<CompiledModel> DeserializeCompiledModel(const std::string& bytes,
-                                                 const std::string& source) {
+StatusOr<CompiledModel> DeserializeCompiledModel(
+    std::string_view bytes, const std::string& source,
+    const std::function<void(const char*, size_t)>& done) {
   const std::string where = "compiled model '" + source + "'";
   if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
     return DataLoss(where + " is not a tessel compiled model (bad magic or too short)");
@@ -546,15 +551,18 @@ StatusOr<CompiledModel> DeserializeCompiledModel(const std::string& bytes,
   if (Fnv1a64(payload, size) != checksum) {
     return DataLoss(where + " is corrupt: checksum mismatch");
   }
-  return DeserializeCompiledModelPayload(std::string_view(payload, size), source);
+  // The checksum read every page; the parser reads them again one by one.
+  if (done) done(payload, size);
+  return DeserializeCompiledModelPayload(std::string_view(payload, size), source, done);
 }
 
-StatusOr<CompiledModel> DeserializeCompiledModelPayload(std::string_view payload,
-                                                        const std::string& source) {
+StatusOr<CompiledModel> DeserializeCompiledModelPayload(
+    std::string_view payload, const std::string& source,
+    const std::function<void(const char*, size_t)>& done) {
   const std::string where = "compiled model '" + source + "'";
   CompiledModel model;
   model.source = source;
-  Reader r(payload.data(), payload.size());
+  Reader r(payload.data(), payload.size(), &done);
   Status s = ReadPayload(r, &model);
   if (!s.ok()) return DataLoss(where + ": " + s.message());
   s = ir::VerifyGraph(*model.graph);
@@ -584,8 +592,12 @@ Status WriteCompiledModel(const CompiledModel& model, const std::filesystem::pat
 }
 
 StatusOr<CompiledModel> ReadCompiledModel(const std::filesystem::path& path) {
-  TESSEL_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
-  return DeserializeCompiledModel(bytes, path.string());
+  // Mapped, its pages released as the weights are copied out of them: the
+  // file and the parsed model are never both resident (wav2vec2: 18 MiB).
+  TESSEL_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
+  return DeserializeCompiledModel(
+      file.bytes(), path.string(),
+      [&file](const char* begin, size_t n) { file.Release(begin, n); });
 }
 
 StatusOr<bool> IsCompiledModelFile(const std::filesystem::path& path) {

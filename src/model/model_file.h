@@ -22,6 +22,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string_view>
 
 #include "core/status.h"
@@ -37,13 +38,17 @@ StatusOr<CompiledModel> ReadCompiledModel(const std::filesystem::path& path);
 
 // Serialization to and from bytes (the file minus nothing: same layout).
 std::string SerializeCompiledModel(const CompiledModel& model);
-StatusOr<CompiledModel> DeserializeCompiledModel(const std::string& bytes,
-                                                 const std::string& source);
+// `done`, when given, is told each range of `bytes` the parser has copied
+// out and will not read again (a mapped file's pages to release).
+StatusOr<CompiledModel> DeserializeCompiledModel(
+    std::string_view bytes, const std::string& source,
+    const std::function<void(const char*, size_t)>& done = nullptr);
 // The payload alone (what follows the header, its checksum already
 // checked): for the fuzzer, which reaches the parser without having to
 // forge checksums.
-StatusOr<CompiledModel> DeserializeCompiledModelPayload(std::string_view payload,
-                                                        const std::string& source);
+StatusOr<CompiledModel> DeserializeCompiledModelPayload(
+    std::string_view payload, const std::string& source,
+    const std::function<void(const char*, size_t)>& done = nullptr);
 
 // True if the file starts with the magic bytes; NotFound if it does not exist.
 StatusOr<bool> IsCompiledModelFile(const std::filesystem::path& path);

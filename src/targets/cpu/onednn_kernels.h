@@ -45,8 +45,11 @@ struct TransposedOperands {
 std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset,
                                              const TransposedOperands& transposed = {});
 std::unique_ptr<FastKernel> MakeOneDnnGemm(const ir::Node& node, int opset);
-// tessel's FusedMatMul: the bias as oneDNN's, the residual as a sum post-op.
-std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node);
+// tessel's FusedMatMul: the bias as oneDNN's, the residual as a sum post-op;
+// its input 0 and output may be held transposed as for MatMul (its
+// weights, input 1, are constants; no residual with a permuted output).
+std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node,
+                                                  const TransposedOperands& transposed = {});
 // Softmax over one axis (opset >= 13) or the flattened trailing axes (before).
 std::unique_ptr<FastKernel> MakeOneDnnSoftmax(const ir::Node& node, int opset);
 // MaxPool (without Indices, dilation 1) and AveragePool (ceil_mode 0), on
@@ -60,7 +63,9 @@ std::unique_ptr<FastKernel> MakeOneDnnConcat(const ir::Node& node, int opset);
 
 // After NegotiateLayouts: a plain Transpose whose output only a MatMul
 // reads, as an operand (attention's q, k and v heads, k transposed), or
-// that alone reads a MatMul's output (the heads merged back), is made a
+// that alone reads a MatMul's output (the heads merged back), or the same
+// around a FusedMatMul's input 0 and output (CaiT's talking heads, a Linear
+// over the heads' axis), is made a
 // view (RelayoutKernel::Mode::kUnpermuted or kPermuted; the tensor between
 // them held ir::Layout::kUnpermuted or kPermuted in `layouts`) when
 // oneDNN's matrix product reads or writes it through the permuted strides

@@ -258,13 +258,15 @@ void ReadTransposesStrided(const ir::Graph& graph,
   };
   for (size_t j = 0; j < nodes.size(); ++j) {
     const ir::Node& mm = *nodes[j];
-    if (!kernels[j] || mm.op_type != "MatMul" || !mm.domain.empty() || mm.inputs.size() != 2 ||
-        mm.inputs[0] == mm.inputs[1] || !mm.output(0)) {
+    // MatMul, or FusedMatMul (whose weights are constants).
+    const bool fused = mm.op_type == "FusedMatMul" && mm.domain == "tessel";
+    const bool plain = mm.op_type == "MatMul" && mm.domain.empty() && mm.inputs.size() == 2;
+    if (!kernels[j] || !(plain || fused) || mm.inputs[0] == mm.inputs[1] || !mm.output(0)) {
       continue;
     }
     // The Transposes around it: each operand's producer, the result's reader.
     std::array<RelayoutKernel*, 3> around{};
-    for (size_t k = 0; k < 2; ++k) {
+    for (size_t k = 0; k < (fused ? 1u : 2u); ++k) {
       const ir::Value* v = mm.inputs[k];
       around[k] = transpose(v ? v->producer : nullptr, v);
     }
@@ -288,7 +290,8 @@ void ReadTransposesStrided(const ir::Graph& graph,
     std::unique_ptr<FastKernel> strided;
     unsigned taken = 0;
     for (unsigned mask = available; mask != 0 && !strided; mask = (mask - 1) & available) {
-      strided = MakeOneDnnMatMul(mm, graph.opset_version(), operands(mask));
+      strided = fused ? MakeOneDnnFusedMatMul(mm, operands(mask))
+                      : MakeOneDnnMatMul(mm, graph.opset_version(), operands(mask));
       if (strided && strided->Choice().detail != plain_impl) strided.reset();
       taken = mask;
     }
@@ -305,7 +308,8 @@ void ReadTransposesStrided(const ir::Graph& graph,
   }
 }
 
-std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node) {
+std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node,
+                                                  const TransposedOperands& transposed) {
   const ir::Value* a = node.input(0);
   const ir::Value* w = node.input(1);
   const ir::Value* bias = node.input(2);
@@ -315,12 +319,39 @@ std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node) {
   if (!w->is_constant() || !bias->is_constant() || w->shape.size() != 2 || a->shape.size() < 2)
     return nullptr;
   if ((z && !IsFloat32(z)) || NumElements(y->shape) == 0) return nullptr;
-  // One set of weights for every row: A's leading dims fold into the rows.
   const int64_t k = w->shape[0], n = w->shape[1], rows = NumElements(a->shape) / k;
-  const OneDnnMatMul::Operand row = MatrixOperand(bias, 2, 1, n);
-  // The residual goes through the output: copied in, then the sum post-op.
-  auto kernel = OneDnnMatMul::Make(MatrixOperand(a, 0, rows, k), MatrixOperand(w, 1, k, n), &row,
-                                   {rows, n}, z != nullptr);
+  std::unique_ptr<FastKernel> kernel;
+  if (!transposed.inputs[0].empty() || !transposed.output.empty()) {
+    // A or Y through permuted strides: batched over A's leading dims, the
+    // weights and bias broadcast (a residual goes through a plain output).
+    if (z && !transposed.output.empty()) return nullptr;
+    const size_t r = a->shape.size();
+    OneDnnMatMul::Operand src{.dims = a->shape, .input = 0};
+    src.plain = transposed.inputs[0].empty()
+                    ? PlainDesc(a->shape)
+                    : memory::desc(memory::dims(a->shape.begin(), a->shape.end()),
+                                   memory::data_type::f32,
+                                   TransposedStrides(a->shape, transposed.inputs[0], true));
+    std::vector<int64_t> w_dims(r - 2, 1), b_dims(r - 1, 1);
+    w_dims.insert(w_dims.end(), {k, n});
+    b_dims.push_back(n);
+    const OneDnnMatMul::Operand weights{
+        .dims = w_dims, .plain = PlainDesc(w_dims), .constant = ConstantData(w), .input = 1};
+    const OneDnnMatMul::Operand row{
+        .dims = b_dims, .plain = PlainDesc(b_dims), .constant = ConstantData(bias), .input = 2};
+    const memory::desc dst =
+        transposed.output.empty()
+            ? PlainDesc(y->shape)
+            : memory::desc(memory::dims(y->shape.begin(), y->shape.end()), memory::data_type::f32,
+                           TransposedStrides(y->shape, transposed.output, false));
+    kernel = OneDnnMatMul::Make(src, weights, &row, y->shape, z != nullptr, &dst);
+  } else {
+    // One set of weights for every row: A's leading dims fold into the rows.
+    const OneDnnMatMul::Operand row = MatrixOperand(bias, 2, 1, n);
+    // The residual goes through the output: copied in, then the sum post-op.
+    kernel = OneDnnMatMul::Make(MatrixOperand(a, 0, rows, k), MatrixOperand(w, 1, k, n), &row,
+                                {rows, n}, z != nullptr);
+  }
   if (kernel && z) {
     auto& mm = static_cast<OneDnnMatMul&>(*kernel);
     mm.addend = {.dims = {rows, n}, .plain = PlainDesc({rows, n}), .input = 3};
