@@ -11,6 +11,7 @@
 #include "passes/decompose_activations.h"
 #include "passes/eliminate_dead_nodes.h"
 #include "passes/fold_batch_norm.h"
+#include "passes/fold_transposes.h"
 #include "passes/fuse_channel_shuffle.h"
 #include "passes/fuse_conv_activation.h"
 #include "passes/fuse_layer_norm.h"
@@ -73,6 +74,8 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
 
   // 3. Drop folded and unused nodes: what remains is the schedule.
   passes::EliminateDeadNodes(*model.graph);
+  // Two Transposes with a view between -> one (MobileViT's patches).
+  if (options.fusion) passes::FoldTransposes(*model.graph);
   TESSEL_RETURN_IF_ERROR(finish_stage("eliminate-dead-nodes", true));
 
   // 3b. Gelu and Swish -> the elementwise ops they are made of, which the
