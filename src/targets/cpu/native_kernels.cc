@@ -39,6 +39,39 @@ __attribute__((always_inline)) inline double LaneSum(const float* in, int64_t n,
   return sum;
 }
 
+__attribute__((target("avx2"))) void CopyRowsAvx2(char* out, int64_t out_stride, const char* in,
+                                                   int64_t in_stride, int64_t row_bytes,
+                                                   int64_t rows) {
+  const int64_t full = row_bytes / 32, tail = row_bytes % 32 / 4;
+  alignas(32) static const int32_t kLanes[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                                  0,  0,  0,  0,  0,  0,  0,  0};
+  const __m256i mask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLanes + 8 - tail));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* src = reinterpret_cast<const float*>(in + r * in_stride);
+    float* dst = reinterpret_cast<float*>(out + r * out_stride);
+    for (int64_t v = 0; v < full; ++v) _mm256_storeu_ps(dst + 8 * v, _mm256_loadu_ps(src + 8 * v));
+    if (tail) {
+      _mm256_maskstore_ps(dst + 8 * full, mask, _mm256_maskload_ps(src + 8 * full, mask));
+    }
+  }
+}
+
+}  // namespace
+
+void CopyRows(char* out, int64_t out_stride, const char* in, int64_t in_stride, int64_t row_bytes,
+              int64_t rows) {
+  const bool avx2 = std::min(ActiveOptions().isa, snippets::HostIsa()) >= snippets::Isa::kAvx2;
+  if (avx2 && row_bytes % 4 == 0 && row_bytes <= 512) {
+    CopyRowsAvx2(out, out_stride, in, in_stride, row_bytes, rows);
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    std::memcpy(out + r * out_stride, in + r * in_stride, static_cast<size_t>(row_bytes));
+  }
+}
+
+namespace {
+
 // Calls fn(first, last) over ranges covering [0, items): all on the calling
 // thread when the kernel moves fewer than `bytes` worth a second thread
 // (ParallelCopyBytes), else `per_thread` ranges per thread of the pool, so
@@ -1006,15 +1039,16 @@ class SplitBlocks final : public LayoutFlexibleKernel {
     const auto parts = static_cast<int64_t>(block_.size());
     const int64_t items = short_rows ? outer_ : outer_ * parts;
     ForRanges(items, outer_ * row_, 8, [&](int64_t first, int64_t last) {
-      for (int64_t i = first; i < last; ++i) {
-        if (short_rows) {
-          const char* src = in + i * row_;
-          for (size_t k = 0; k < block_.size(); ++k) {
-            CopySmall(outs[k] + i * block_[k], src, block_[k]);
-            src += block_[k];
-          }
-          continue;
+      if (short_rows) {
+        int64_t offset = 0;
+        for (size_t k = 0; k < block_.size(); ++k) {
+          CopyRows(outs[k] + first * block_[k], block_[k], in + first * row_ + offset, row_,
+                   block_[k], last - first);
+          offset += block_[k];
         }
+        return;
+      }
+      for (int64_t i = first; i < last; ++i) {
         const int64_t o = i / parts, k = i % parts;
         int64_t offset = 0;
         for (int64_t j = 0; j < k; ++j) offset += block_[static_cast<size_t>(j)];
@@ -1070,9 +1104,8 @@ class ChannelSliceCopy final : public LayoutFlexibleKernel {
     auto* out = static_cast<char*>(ctx.out(0).raw_data());
     const int64_t row = len_ * elem_;
     ForRanges(rows_, rows_ * row, 4, [&](int64_t first, int64_t last) {
-      for (int64_t r = first; r < last; ++r) {
-        CopySmall(out + r * row, in + (r * channels_ + start_) * elem_, row);
-      }
+      CopyRows(out + first * row, row, in + (first * channels_ + start_) * elem_,
+               channels_ * elem_, row, last - first);
     });
     return Status::Ok();
   }

@@ -14,15 +14,13 @@
 
 namespace tessel::cpu {
 
-// Copies `bytes`: a few 4-byte words as moves (the short rows of channels-last
-// splits and concats), else one memcpy call.
-inline void CopySmall(char* out, const char* in, int64_t bytes) {
-  if (bytes <= 64 && bytes % 4 == 0) {
-    for (int64_t w = 0; w < bytes; w += 4) std::memcpy(out + w, in + w, 4);
-  } else {
-    std::memcpy(out, in, static_cast<size_t>(bytes));
-  }
-}
+// Copies `rows` rows of `row_bytes` each, from `in` (a row every
+// `in_stride` bytes) to `out` (every `out_stride`): the short rows of
+// channels-last splits, slices and concats (a few channels of every pixel)
+// as 32-byte AVX2 moves with a masked tail, not a memcpy call per row;
+// rows of more than 512 bytes, or not of 4-byte words, by memcpy.
+void CopyRows(char* out, int64_t out_stride, const char* in, int64_t in_stride, int64_t row_bytes,
+              int64_t rows);
 
 // Slice: the strided copy (MakeStridedCopy); one that keeps a range of
 // channels also runs channels last.

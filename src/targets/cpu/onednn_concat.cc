@@ -31,15 +31,13 @@ OneDnnFlexible::Copy RowCopy(int64_t rows, std::vector<int64_t> row_bytes, const
       std::max<int64_t>(1, (int64_t{64} << 10) / std::max<int64_t>(out_row, 1));
   auto copy = [rows, row_bytes, out_row, rows_per_chunk, parallel](ops::KernelContext& ctx) {
     auto chunk = [&](int64_t c) {
-      const int64_t end = std::min(rows, (c + 1) * rows_per_chunk);
-      char* out = static_cast<char*>(ctx.out(0).raw_data());
-      for (int64_t r = c * rows_per_chunk; r < end; ++r) {
-        char* o = out + r * out_row;
-        for (size_t i = 0; i < row_bytes.size(); ++i) {
-          const int64_t b = row_bytes[i];
-          CopySmall(o, static_cast<const char*>(ctx.in(i).raw_data()) + r * b, b);
-          o += b;
-        }
+      const int64_t first = c * rows_per_chunk, end = std::min(rows, first + rows_per_chunk);
+      char* out = static_cast<char*>(ctx.out(0).raw_data()) + first * out_row;
+      for (size_t i = 0; i < row_bytes.size(); ++i) {
+        const int64_t b = row_bytes[i];
+        CopyRows(out, out_row, static_cast<const char*>(ctx.in(i).raw_data()) + first * b, b, b,
+                 end - first);
+        out += b;
       }
     };
     const int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
