@@ -270,6 +270,25 @@ TEST(FastGemm, Column_bias) {
   ExpectMatchesReference(t);
 }
 
+TEST(FastMatMul, Rows_by_constant_weights_never_run_the_repacking_gemm) {
+  REQUIRE_ONEDNN();
+  // oneDNN 2.6's matmul on AVX2 is its jit gemm, which packs the weights at
+  // every call; tessel runs such a product as a 1x1 convolution over the
+  // rows there (brgemm on AVX-512). With a bias and a residual (a
+  // FusedMatMul), and Gemm's transposed weights.
+  OneNode mm("MatMul", "", {{1, 64, 96}, {96, 72}}, {false, true}, {});
+  OneNode fused("FusedMatMul", "tessel", {{64, 96}, {96, 72}, {72}, {64, 72}},
+                {false, true, true, false}, {});
+  OneNode gemm("Gemm", "", {{64, 96}, {72, 96}, {72}}, {false, true, true},
+               GemmAttrs(0, 1, 1.f, 1.f));
+  for (OneNode* t : {&mm, &fused, &gemm}) {
+    const std::unique_ptr<FastKernel> k = SelectFastKernel(*t->node, 17);
+    ASSERT_NE(k, nullptr) << t->node->op_type;
+    EXPECT_NE(k->Choice().detail.rfind("gemm", 0), 0u) << k->Choice().ToString();
+    ExpectMatchesReference(*t);
+  }
+}
+
 TEST(FastMatMul, Shared_weights_fold_the_batch_into_rows) {
   REQUIRE_ONEDNN();
   OneNode t("MatMul", "", {{9, 1, 12}, {1, 12, 7}}, {false, true}, {});
