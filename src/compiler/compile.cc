@@ -24,11 +24,21 @@
 namespace tessel {
 
 const std::vector<std::string>& StageNames() {
-  static const std::vector<std::string> names = {
-      "import",          "infer-shapes",   "eliminate-dead-nodes", "decompose",
-      "merge-mixed-convs", "fold-batchnorm", "reparameterize",     "prune-conv-taps",
-      "fuse-layernorm",  "fuse-conv",      "fuse-matmul",          "fuse-shuffle",
-      "tokenize-snippets", "select-kernels", "plan-memory"};
+  static const std::vector<std::string> names = {"import",
+                                                 "infer-shapes",
+                                                 "eliminate-dead-nodes",
+                                                 "decompose",
+                                                 "merge-mixed-convs",
+                                                 "fold-batchnorm",
+                                                 "reparameterize",
+                                                 "prune-conv-taps",
+                                                 "fuse-layernorm",
+                                                 "fuse-conv",
+                                                 "fuse-matmul",
+                                                 "fuse-shuffle",
+                                                 "tokenize-snippets",
+                                                 "select-kernels",
+                                                 "plan-memory"};
   return names;
 }
 

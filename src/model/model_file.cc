@@ -595,9 +595,8 @@ StatusOr<CompiledModel> ReadCompiledModel(const std::filesystem::path& path) {
   // Mapped, its pages released as the weights are copied out of them: the
   // file and the parsed model are never both resident (wav2vec2: 18 MiB).
   TESSEL_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
-  return DeserializeCompiledModel(
-      file.bytes(), path.string(),
-      [&file](const char* begin, size_t n) { file.Release(begin, n); });
+  return DeserializeCompiledModel(file.bytes(), path.string(),
+                                  [&file](const char* begin, size_t n) { file.Release(begin, n); });
 }
 
 StatusOr<bool> IsCompiledModelFile(const std::filesystem::path& path) {

@@ -92,9 +92,10 @@ std::optional<Folded> Fold(const Shape& x, const std::vector<int64_t>& p1, const
 }
 
 ir::Value* ShapeConstant(ir::Graph& graph, const std::string& name, const Shape& shape) {
-  return graph.AddConstant(graph.UniqueValueName(name),
-                           Tensor::FromVector<int64_t>(std::vector<int64_t>(shape.begin(), shape.end()),
-                                                       {static_cast<int64_t>(shape.size())}));
+  return graph.AddConstant(
+      graph.UniqueValueName(name),
+      Tensor::FromVector<int64_t>(std::vector<int64_t>(shape.begin(), shape.end()),
+                                  {static_cast<int64_t>(shape.size())}));
 }
 
 }  // namespace
@@ -138,8 +139,7 @@ int FoldTransposes(ir::Graph& graph) {
       }
       second->outputs[0] = nullptr;
       z->producer = nullptr;
-      graph.AddNode("Transpose", name, {in}, {out})
-          ->attrs.Set("perm", f->perm);
+      graph.AddNode("Transpose", name, {in}, {out})->attrs.Set("perm", f->perm);
       if (out != z) {
         graph.AddNode("Reshape", name + "/reshape_z",
                       {out, ShapeConstant(graph, name + "/z_shape", z->shape)}, {z});

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "ops/op_test_util.h"
 #include "ir/verifier.h"
+#include "ops/op_test_util.h"
 #include "passes/infer_shapes.h"
 
 namespace tessel::passes {

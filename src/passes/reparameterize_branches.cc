@@ -233,15 +233,14 @@ StatusOr<int> MergeMixedConvs(ir::Graph& graph) {
     if (axis != 1) continue;
     std::vector<Branch> parts;
     for (const ir::Value* y : concat->inputs) {
-      std::optional<Branch> b = y && readers.Sole(y) == concat ? AsBranch(y->producer)
-                                                                 : std::nullopt;
+      std::optional<Branch> b =
+          y && readers.Sole(y) == concat ? AsBranch(y->producer) : std::nullopt;
       if (!b || removed.count(b->conv)) break;
       parts.push_back(*b);
     }
     if (parts.size() != concat->inputs.size()) continue;
     ir::Value* x = nullptr;
-    const std::vector<ir::Node*> cutters =
-        ChannelCutters(parts, readers, graph.opset_version(), x);
+    const std::vector<ir::Node*> cutters = ChannelCutters(parts, readers, graph.opset_version(), x);
     if (cutters.empty() || x->dtype != DType::kFloat32 || x->shape.size() != 4) continue;
     // One geometry: the same channels per group in and out, one stride.
     const Shape& first = parts[0].weight->shape();

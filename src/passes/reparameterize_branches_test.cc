@@ -334,15 +334,15 @@ struct MixedConv {
       for (int64_t i = 0; i < n; ++i) {
         const std::string s = std::to_string(i);
         g.AddNode("Slice", "slice" + s,
-                  {x, ints("start" + s, i * part_channels), ints("end" + s, (i + 1) * part_channels),
-                   ints("axes" + s, 1)},
+                  {x, ints("start" + s, i * part_channels),
+                   ints("end" + s, (i + 1) * part_channels), ints("axes" + s, 1)},
                   {parts[static_cast<size_t>(i)]});
       }
     } else {
       g.AddNode("Split", "split",
-                {x, g.AddConstant("sizes", Tensor::FromVector<int64_t>(
-                                               std::vector<int64_t>(kernels.size(), part_channels),
-                                               {n}))},
+                {x, g.AddConstant("sizes",
+                                  Tensor::FromVector<int64_t>(
+                                      std::vector<int64_t>(kernels.size(), part_channels), {n}))},
                 parts)
           ->attrs.Set("axis", int64_t{1});
     }
@@ -353,8 +353,8 @@ struct MixedConv {
       ir::Node* conv = g.AddNode(
           "Conv", name,
           {parts[static_cast<size_t>(i)],
-           g.AddConstant(name + "/w", RandomFloats({out_channels, part_channels / group, k, k},
-                                                   seed++)),
+           g.AddConstant(name + "/w",
+                         RandomFloats({out_channels, part_channels / group, k, k}, seed++)),
            g.AddConstant(name + "/b", RandomFloats({out_channels}, seed++))},
           {out});
       conv->attrs.Set("pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});

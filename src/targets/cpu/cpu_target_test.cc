@@ -310,8 +310,8 @@ TEST(CpuTarget, Token_transposes_around_a_channels_last_conv_are_views) {
   EXPECT_EQ(c.kernels.at("Transpose"),
             (std::vector<std::string>{"native relayout to channels last",
                                       "native relayout from channels last"}));
-  EXPECT_EQ(c.kernels.at("Reshape"), (std::vector<std::string>{"native view channels last",
-                                                               "native view channels last"}));
+  EXPECT_EQ(c.kernels.at("Reshape"),
+            (std::vector<std::string>{"native view channels last", "native view channels last"}));
   ASSERT_EQ(c.kernels.at("Conv").size(), 1u);
   EXPECT_NE(c.kernels.at("Conv")[0].find("direct x,y"), std::string::npos)
       << c.kernels.at("Conv")[0];

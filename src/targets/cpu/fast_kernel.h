@@ -92,8 +92,8 @@ class LayoutFlexibleKernel : public FastKernel {
 // layout (channels last) and the other plain, its output is its input's bytes
 // unchanged. So is any Transpose's whose one reader reads its output
 // through permuted strides, or whose input's writer wrote it so (kUnpermuted,
-// kPermuted: a oneDNN matrix product's operands and result). NegotiateLayouts decides which side, if any; the kernel then
-// copies at most (a view: ir::KernelChoice::view, so the planner gives both
+// kPermuted: a oneDNN matrix product's operands and result). NegotiateLayouts decides which side,
+// if any; the kernel then copies at most (a view: ir::KernelChoice::view, so the planner gives both
 // one buffer where the input dies here), so the transposes around a
 // channels-last convolution vanish (a vision transformer's tokens as an
 // image for a depthwise conv, ConvNeXt's permutes around LayerNorm).

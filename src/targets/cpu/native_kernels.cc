@@ -40,11 +40,11 @@ __attribute__((always_inline)) inline double LaneSum(const float* in, int64_t n,
 }
 
 __attribute__((target("avx2"))) void CopyRowsAvx2(char* out, int64_t out_stride, const char* in,
-                                                   int64_t in_stride, int64_t row_bytes,
-                                                   int64_t rows) {
+                                                  int64_t in_stride, int64_t row_bytes,
+                                                  int64_t rows) {
   const int64_t full = row_bytes / 32, tail = row_bytes % 32 / 4;
   alignas(32) static const int32_t kLanes[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
-                                                  0,  0,  0,  0,  0,  0,  0,  0};
+                                                 0,  0,  0,  0,  0,  0,  0,  0};
   const __m256i mask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLanes + 8 - tail));
   for (int64_t r = 0; r < rows; ++r) {
     const float* src = reinterpret_cast<const float*>(in + r * in_stride);
@@ -1104,8 +1104,8 @@ class ChannelSliceCopy final : public LayoutFlexibleKernel {
     auto* out = static_cast<char*>(ctx.out(0).raw_data());
     const int64_t row = len_ * elem_;
     ForRanges(rows_, rows_ * row, 4, [&](int64_t first, int64_t last) {
-      CopyRows(out + first * row, row, in + (first * channels_ + start_) * elem_,
-               channels_ * elem_, row, last - first);
+      CopyRows(out + first * row, row, in + (first * channels_ + start_) * elem_, channels_ * elem_,
+               row, last - first);
     });
     return Status::Ok();
   }

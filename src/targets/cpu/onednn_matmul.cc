@@ -122,8 +122,8 @@ std::unique_ptr<FastKernel> OneDnnMatMul::MakeRowsConv(const Operand& src, const
                   AnyDesc({n, k, 1, 1}), y, {1, 1}, {0, 0}, {0, 0});
   dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
   const std::string impl = pd.impl_info_str();
-  if (impl.rfind("ref", 0) == 0 || impl.find("gemm") != std::string::npos || !(pd.src_desc() == x) ||
-      !(pd.dst_desc() == y)) {
+  if (impl.rfind("ref", 0) == 0 || impl.find("gemm") != std::string::npos ||
+      !(pd.src_desc() == x) || !(pd.dst_desc() == y)) {
     return nullptr;
   }
   auto kernel = std::make_unique<OneDnnMatMul>();
@@ -263,8 +263,8 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset,
   // Vectors (rank 1) keep the reference kernel; oneDNN needs matrices.
   if (a->shape.size() < 2 || b->shape.size() < 2 || y->shape.size() > 12) return nullptr;
   if (NumElements(y->shape) == 0) return nullptr;
-  const bool strided = !transposed.inputs[0].empty() || !transposed.inputs[1].empty() ||
-                       !transposed.output.empty();
+  const bool strided =
+      !transposed.inputs[0].empty() || !transposed.inputs[1].empty() || !transposed.output.empty();
   // Weights shared by every batch (no batch dims of their own): the batch
   // folds into the rows, one large product instead of many thin ones.
   const bool b_shared =
@@ -286,8 +286,8 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset,
       memory::dims strides(rank - v->shape.size(), NumElements(v->shape));
       const memory::dims held = TransposedStrides(v->shape, perm, true);
       strides.insert(strides.end(), held.begin(), held.end());
-      op.plain = memory::desc(memory::dims(op.dims.begin(), op.dims.end()),
-                              memory::data_type::f32, strides);
+      op.plain = memory::desc(memory::dims(op.dims.begin(), op.dims.end()), memory::data_type::f32,
+                              strides);
     }
     op.constant = ConstantData(v);
     op.input = input;
@@ -397,11 +397,11 @@ std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node,
     if (z && !transposed.output.empty()) return nullptr;
     const size_t r = a->shape.size();
     OneDnnMatMul::Operand src{.dims = a->shape, .input = 0};
-    src.plain = transposed.inputs[0].empty()
-                    ? PlainDesc(a->shape)
-                    : memory::desc(memory::dims(a->shape.begin(), a->shape.end()),
-                                   memory::data_type::f32,
-                                   TransposedStrides(a->shape, transposed.inputs[0], true));
+    src.plain =
+        transposed.inputs[0].empty()
+            ? PlainDesc(a->shape)
+            : memory::desc(memory::dims(a->shape.begin(), a->shape.end()), memory::data_type::f32,
+                           TransposedStrides(a->shape, transposed.inputs[0], true));
     std::vector<int64_t> w_dims(r - 2, 1), b_dims(r - 1, 1);
     w_dims.insert(w_dims.end(), {k, n});
     b_dims.push_back(n);
