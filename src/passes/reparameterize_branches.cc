@@ -28,6 +28,23 @@ Tensor ToFloat(const std::vector<double>& values, const Shape& shape) {
   return t;
 }
 
+// Makes `y` (an output of a node that goes) the output of a new Conv of x
+// named `name`: `weight` [O, I/group, kh, kw] and `bias` [O] as new
+// constants, padded by half the (odd) kernel on every side.
+Status WriteByConv(ir::Graph& graph, const std::string& name, ir::Value* x, Tensor weight,
+                   Tensor bias, ir::Value* y, int64_t group, const std::vector<int64_t>& strides) {
+  const int64_t kh = weight.shape()[2], kw = weight.shape()[3];
+  ir::Value* w = graph.AddConstant(graph.UniqueValueName(name + "/W"), std::move(weight));
+  ir::Value* b = graph.AddConstant(graph.UniqueValueName(name + "/B"), std::move(bias));
+  y->producer = nullptr;
+  ir::Node* conv = graph.AddNode("Conv", name, {x, w, b}, {y});
+  conv->attrs.Set("group", AttrValue(group));
+  conv->attrs.Set("strides", AttrValue(strides));
+  conv->attrs.Set("kernel_shape", AttrValue(std::vector<int64_t>{kh, kw}));
+  conv->attrs.Set("pads", AttrValue(std::vector<int64_t>{kh / 2, kw / 2, kh / 2, kw / 2}));
+  return ops::InferNode(*conv, graph.opset_version());
+}
+
 // A branch convolution: its weights [O, I/g, kh, kw] and bias, with the
 // geometry every branch of a block must share.
 struct Branch {
@@ -280,17 +297,9 @@ StatusOr<int> MergeMixedConvs(ir::Graph& graph) {
       o0 += s[0];
     }
     ir::Value* y = concat->outputs[0];
-    const std::string name = concat->name + "/merged";
-    ir::Value* new_w = graph.AddConstant(graph.UniqueValueName(name + "/W"), std::move(weight));
-    ir::Value* new_b = graph.AddConstant(graph.UniqueValueName(name + "/B"), std::move(bias));
     concat->outputs[0] = nullptr;
-    y->producer = nullptr;
-    ir::Node* conv = graph.AddNode("Conv", name, {x, new_w, new_b}, {y});
-    conv->attrs.Set("group", AttrValue(groups));
-    conv->attrs.Set("strides", AttrValue(parts[0].strides));
-    conv->attrs.Set("kernel_shape", AttrValue(std::vector<int64_t>{kh, kw}));
-    conv->attrs.Set("pads", AttrValue(std::vector<int64_t>{kh / 2, kw / 2, kh / 2, kw / 2}));
-    TESSEL_RETURN_IF_ERROR(ops::InferNode(*conv, graph.opset_version()));
+    TESSEL_RETURN_IF_ERROR(WriteByConv(graph, concat->name + "/merged", x, std::move(weight),
+                                       std::move(bias), y, groups, parts[0].strides));
     removed.insert(concat);
     removed.insert(cutters.begin(), cutters.end());
     for (const Branch& b : parts) removed.insert(b.conv);
@@ -429,17 +438,9 @@ StatusOr<int> ReparameterizeBranches(ir::Graph& graph) {
     Tensor b = ToFloat(bias, {O});
 
     // The root Add's output, written by one Conv.
-    const std::string name = root->name + "/reparameterized";
-    ir::Value* new_w = graph.AddConstant(graph.UniqueValueName(name + "/W"), std::move(weight));
-    ir::Value* new_b = graph.AddConstant(graph.UniqueValueName(name + "/B"), std::move(b));
     root->outputs[0] = nullptr;
-    y->producer = nullptr;
-    ir::Node* conv = graph.AddNode("Conv", name, {x, new_w, new_b}, {y});
-    conv->attrs.Set("group", AttrValue(group));
-    conv->attrs.Set("strides", AttrValue(branches[0].strides));
-    conv->attrs.Set("kernel_shape", AttrValue(std::vector<int64_t>{kh, kw}));
-    conv->attrs.Set("pads", AttrValue(std::vector<int64_t>{kh / 2, kw / 2, kh / 2, kw / 2}));
-    TESSEL_RETURN_IF_ERROR(ops::InferNode(*conv, graph.opset_version()));
+    TESSEL_RETURN_IF_ERROR(WriteByConv(graph, root->name + "/reparameterized", x, std::move(weight),
+                                       std::move(b), y, group, branches[0].strides));
     for (ir::Node* n : adds) removed.insert(n);
     for (const Branch& br : branches) removed.insert(br.conv);
     for (ir::Node* n : identity_nodes) removed.insert(n);

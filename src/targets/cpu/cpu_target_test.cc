@@ -213,6 +213,16 @@ TEST(CpuTarget, Compiling_and_running_in_one_process_builds_each_kernel_once) {
   fs::remove_all(dir);
 }
 
+// Skips, saying why, where oneDNN's kernels do not run: built without it,
+// or a CPU with neither AVX2 nor AVX-512.
+#if TESSEL_WITH_ONEDNN
+#define REQUIRE_FAST_ONEDNN()                             \
+  if (snippets::HostIsa() == snippets::Isa::kInterpreter) \
+  GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels"
+#else
+#define REQUIRE_FAST_ONEDNN() GTEST_SKIP() << "built without oneDNN (TESSEL_WITH_ONEDNN=OFF)"
+#endif
+
 // Uniform in [-0.5, 0.5), seeded.
 Tensor RandomTensor(const Shape& shape, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -285,12 +295,7 @@ Compiled CompileAndCompare(onnx_io::ModelBuilder& b, const std::string& name,
 // tokens are already its image's bytes: both Transposes are views, and the
 // plan gives each one its input's buffer.
 TEST(CpuTarget, Token_transposes_around_a_channels_last_conv_are_views) {
-#if !TESSEL_WITH_ONEDNN
-  GTEST_SKIP() << "built without oneDNN: no channels-last convolution";
-#endif
-  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
-    GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
-  }
+  REQUIRE_FAST_ONEDNN();
   onnx_io::ModelBuilder b(17);
   b.Input("x", DType::kFloat32, {1, 16, 8});
   b.Initializer("w1", RandomTensor({8, 32}, 1));
@@ -323,12 +328,7 @@ TEST(CpuTarget, Token_transposes_around_a_channels_last_conv_are_views) {
 // the conv's channels-last output as it lies (a copy: the residual still
 // needs it), the second writes the Add's channels-last input in place.
 TEST(CpuTarget, Permutes_around_a_channels_last_layer_norm_are_views) {
-#if !TESSEL_WITH_ONEDNN
-  GTEST_SKIP() << "built without oneDNN: no channels-last convolution";
-#endif
-  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
-    GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
-  }
+  REQUIRE_FAST_ONEDNN();
   onnx_io::ModelBuilder b(17);
   b.Input("x", DType::kFloat32, {1, 8, 6, 6});
   AddConv(b, "x", "c", 8, 16, 3, 1, 4);
@@ -357,12 +357,7 @@ TEST(CpuTarget, Permutes_around_a_channels_last_layer_norm_are_views) {
 // [S, 1, E] <-> [1, S, E] moves only an axis of one element, the same
 // bytes.
 TEST(CpuTarget, Attention_head_transposes_are_strided_operands_of_the_products) {
-#if !TESSEL_WITH_ONEDNN
-  GTEST_SKIP() << "built without oneDNN: no matrix products that take strides";
-#endif
-  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
-    GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
-  }
+  REQUIRE_FAST_ONEDNN();
   const int64_t S = 24, H = 2, D = 16;
   onnx_io::ModelBuilder b(17);
   b.Input("x", DType::kFloat32, {S, 1, H * D});
