@@ -87,16 +87,18 @@ class LayoutFlexibleKernel : public FastKernel {
   virtual bool TakesEitherLayout(size_t input, ActivationLayout layout) const { return false; }
 };
 
-// A Transpose that moves the channels between axis 1 and the last axis
-// ([B, N, C] <-> [B, C, N], NHWC <-> NCHW): with one side held in the graph's
-// layout (channels last) and the other plain, its output is its input's bytes
-// unchanged. So is any Transpose's whose one reader reads its output
-// through permuted strides, or whose input's writer wrote it so (kUnpermuted,
-// kPermuted: a oneDNN matrix product's operands and result). NegotiateLayouts decides which side,
-// if any; the kernel then copies at most (a view: ir::KernelChoice::view, so the planner gives both
-// one buffer where the input dies here), so the transposes around a
-// channels-last convolution vanish (a vision transformer's tokens as an
-// image for a depthwise conv, ConvNeXt's permutes around LayerNorm).
+// A Transpose whose output can be its input's bytes unchanged: one that
+// moves the channels between axis 1 and the last axis ([B, N, C] <->
+// [B, C, N], NHWC <-> NCHW) when one side is held in the graph's layout
+// (channels last) and the other plain, and any one whose only reader reads
+// its output through permuted strides, or whose input's only writer wrote
+// it so (kUnpermuted, kPermuted: a oneDNN matrix product's operands and
+// result). NegotiateLayouts and ReadTransposesStrided decide; the kernel
+// then copies at most, and is a view (ir::KernelChoice::view), so the
+// planner gives both sides one buffer where the input dies there: the
+// transposes around a channels-last convolution vanish (a vision
+// transformer's tokens as an image for a depthwise conv, ConvNeXt's permutes
+// around LayerNorm), and so do attention's head transposes.
 class RelayoutKernel : public FastKernel {
  public:
   enum class Mode {
