@@ -107,6 +107,21 @@ void ExpectMatchesReference(OneNode& t) {
   }
 }
 
+// Runs `k` (a copy kernel) on `in` and expects exactly the reference's
+// output for `n` at opset 13.
+void ExpectCopyEqualsReference(FastKernel& k, const ir::Node& n,
+                               const std::vector<const Tensor*>& in) {
+  StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(n, 13, in);
+  ASSERT_TRUE(ref.ok()) << ref.status().message();
+  Tensor out(DType::kFloat32, n.outputs[0]->shape);
+  ops::KernelContext ctx{n, 13, in, {&out}};
+  ASSERT_TRUE(k.Run(ctx).ok());
+  ASSERT_EQ(out.shape(), (*ref)[0].shape());
+  for (int64_t i = 0; i < out.num_elements(); ++i)
+    ASSERT_EQ(out.data<float>()[i], (*ref)[0].data<float>()[i])
+        << k.Choice().ToString() << " " << i;
+}
+
 AttributeMap ConvAttrs(std::vector<int64_t> strides, std::vector<int64_t> pads,
                        std::vector<int64_t> dilations = {1, 1}, int64_t group = 1) {
   AttributeMap a;
@@ -432,14 +447,7 @@ TEST(FastCopy, Expand_reads_broadcast_axes_again) {
     std::unique_ptr<FastKernel> k = SelectFastKernel(*n, 13);
     ASSERT_NE(k, nullptr);
     std::vector<const Tensor*> in = {&data, &n->inputs[1]->constant};
-    StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(*n, 13, in);
-    ASSERT_TRUE(ref.ok());
-    Tensor out(DType::kFloat32, y->shape);
-    ops::KernelContext ctx{*n, 13, in, {&out}};
-    ASSERT_TRUE(k->Run(ctx).ok());
-    ASSERT_EQ(out.shape(), (*ref)[0].shape());
-    for (int64_t i = 0; i < out.num_elements(); ++i)
-      EXPECT_EQ(out.data<float>()[i], (*ref)[0].data<float>()[i]) << i;
+    ExpectCopyEqualsReference(*k, *n, in);
   }
 }
 
@@ -461,14 +469,7 @@ TEST(FastCopy, Slice_with_negative_step_and_clamped_ends) {
   ASSERT_NE(k, nullptr);
   std::vector<const Tensor*> in = {&data};
   for (size_t i = 1; i < 5; ++i) in.push_back(&n->inputs[i]->constant);
-  StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(*n, 13, in);
-  ASSERT_TRUE(ref.ok());
-  Tensor out(DType::kFloat32, y->shape);
-  ops::KernelContext ctx{*n, 13, in, {&out}};
-  ASSERT_TRUE(k->Run(ctx).ok());
-  ASSERT_EQ(out.shape(), (*ref)[0].shape());
-  for (int64_t i = 0; i < out.num_elements(); ++i)
-    EXPECT_EQ(out.data<float>()[i], (*ref)[0].data<float>()[i]) << i;
+  ExpectCopyEqualsReference(*k, *n, in);
 }
 
 // A Resize (opset 18) of a float input of `shape` with constant roi, scales
@@ -630,13 +631,7 @@ TEST(FastGather, Constant_indices_on_any_axis_negative_ones_included) {
     std::unique_ptr<FastKernel> k = SelectFastKernel(*n, 13);
     ASSERT_NE(k, nullptr);
     std::vector<const Tensor*> in = {&data, &idx->constant};
-    StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(*n, 13, in);
-    ASSERT_TRUE(ref.ok());
-    Tensor out(DType::kFloat32, y->shape);
-    ops::KernelContext ctx{*n, 13, in, {&out}};
-    ASSERT_TRUE(k->Run(ctx).ok());
-    for (int64_t i = 0; i < out.num_elements(); ++i)
-      ASSERT_EQ(out.data<float>()[i], (*ref)[0].data<float>()[i]) << i;
+    ExpectCopyEqualsReference(*k, *n, in);
   }
 }
 
@@ -660,16 +655,11 @@ TEST(FastGather, Indices_at_run_time_as_an_embedding_lookup_and_out_of_range) {
     Tensor index = type == DType::kInt64 ? Tensor::FromVector<int64_t>(values, {1, 4})
                                          : Tensor::FromVector<int32_t>({6, 0, -1, 3}, {1, 4});
     std::vector<const Tensor*> in = {&table, &index};
-    StatusOr<std::vector<Tensor>> ref = ops::EvaluateNode(*n, 13, in);
-    ASSERT_TRUE(ref.ok());
-    Tensor out(DType::kFloat32, y->shape);
-    ops::KernelContext ctx{*n, 13, in, {&out}};
-    ASSERT_TRUE(k->Run(ctx).ok());
-    for (int64_t i = 0; i < out.num_elements(); ++i)
-      ASSERT_EQ(out.data<float>()[i], (*ref)[0].data<float>()[i]) << i;
+    ExpectCopyEqualsReference(*k, *n, in);
     Tensor bad = type == DType::kInt64 ? Tensor::FromVector<int64_t>({1, 7, 0, 0}, {1, 4})
                                        : Tensor::FromVector<int32_t>({1, 7, 0, 0}, {1, 4});
     in[1] = &bad;
+    Tensor out(DType::kFloat32, y->shape);
     ops::KernelContext bad_ctx{*n, 13, in, {&out}};
     const Status s = k->Run(bad_ctx);
     ASSERT_FALSE(s.ok());
