@@ -12,6 +12,7 @@
 #include "passes/eliminate_dead_nodes.h"
 #include "passes/fold_batch_norm.h"
 #include "passes/fold_transposes.h"
+#include "passes/fuse_attention.h"
 #include "passes/fuse_channel_shuffle.h"
 #include "passes/fuse_conv_activation.h"
 #include "passes/fuse_layer_norm.h"
@@ -24,21 +25,13 @@
 namespace tessel {
 
 const std::vector<std::string>& StageNames() {
-  static const std::vector<std::string> names = {"import",
-                                                 "infer-shapes",
-                                                 "eliminate-dead-nodes",
-                                                 "decompose",
-                                                 "merge-mixed-convs",
-                                                 "fold-batchnorm",
-                                                 "reparameterize",
-                                                 "prune-conv-taps",
-                                                 "fuse-layernorm",
-                                                 "fuse-conv",
-                                                 "fuse-matmul",
-                                                 "fuse-shuffle",
-                                                 "tokenize-snippets",
-                                                 "select-kernels",
-                                                 "plan-memory"};
+  static const std::vector<std::string> names = {
+      "import",         "infer-shapes",      "eliminate-dead-nodes",
+      "decompose",      "merge-mixed-convs", "fold-batchnorm",
+      "reparameterize", "prune-conv-taps",   "fuse-layernorm",
+      "fuse-attention", "fuse-conv",         "fuse-matmul",
+      "fuse-shuffle",   "tokenize-snippets", "select-kernels",
+      "plan-memory"};
   return names;
 }
 
@@ -118,6 +111,12 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   // opset 17) -> one LayerNormalization node.
   if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseLayerNorm(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("fuse-layernorm", true));
+
+  // 4c. Scaled dot-product attention written out (MatMul, scale, mask Add,
+  // Softmax, MatMul) -> one FusedAttention node, its K^T transposed back and
+  // grouped-query attention's repeated heads read as they are.
+  if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseAttention(*model.graph).status());
+  TESSEL_RETURN_IF_ERROR(finish_stage("fuse-attention", true));
 
   // 5. Conv + residual Add + activation (Relu, Clip, LeakyRelu, Sigmoid,
   // HardSigmoid, HardSwish, Swish) -> FusedConv, whose kernel applies the

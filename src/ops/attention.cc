@@ -1,10 +1,15 @@
 // The transformer ops of opset 23 and later: Attention (23, 24, 25) and
 // RotaryEmbedding (23). RMSNormalization sits with the norms (nn_norm.cc).
+// And tessel's FusedAttention, which passes/fuse_attention makes of the
+// scaled dot-product written out in MatMul, Softmax and MatMul.
 //
 // They compute in double and round to the inputs' dtype where the ONNX
 // reference rounds (after each of its numpy steps), so 16-bit floats give
 // what the reference gives rather than a more precise answer the suite
 // would count as wrong.
+#include "ops/attention.h"
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -441,6 +446,123 @@ Status RunRotary(KernelContext& ctx) {
 
 }  // namespace
 
+// ---- FusedAttention (ops/attention.h) -------------------------------------------
+
+StatusOr<FusedAttentionDims> FusedAttentionShapes(const ir::Node& node) {
+  const Shape& q = node.input(0)->shape;
+  const Shape& k = node.input(1)->shape;
+  const Shape& v = node.input(2)->shape;
+  const auto bad = [&](const std::string& why) {
+    return InvalidArgument(node.Describe() + ": Q " + S(q) + ", K " + S(k) + ", V " + S(v) + ": " +
+                           why);
+  };
+  if (q.size() != k.size() || q.size() != v.size() || (q.size() != 3 && q.size() != 4)) {
+    return bad("Q, K and V must all be 3-D or all 4-D");
+  }
+  FusedAttentionDims d;
+  const size_t r = q.size();
+  d.rank = r;
+  if (r == 4) d.batch = q[0];
+  d.q_heads = q[r - 3];
+  d.kv_heads = k[r - 3];
+  d.q_len = q[r - 2];
+  d.kv_len = k[r - 2];
+  d.head = q[r - 1];
+  d.v_head = v[r - 1];
+  if ((r == 4 && (k[0] != d.batch || v[0] != d.batch)) || v[r - 3] != d.kv_heads ||
+      v[r - 2] != d.kv_len || k[r - 1] != d.head) {
+    return bad("K and V do not match Q");
+  }
+  if (d.kv_heads <= 0 || d.q_heads % d.kv_heads != 0 || (r == 3 && d.kv_heads != d.q_heads)) {
+    return bad("the query heads must be a multiple of the key/value heads (rank 4 only)");
+  }
+  if (const ir::Value* m = node.input(3)) {
+    const Shape& ms = m->shape;
+    const Shape full = {d.batch, d.q_heads, d.q_len, d.kv_len};
+    bool fits = ms.size() <= r;
+    for (size_t i = 0; fits && i < ms.size(); ++i) {
+      const int64_t want = full[4 - ms.size() + i];
+      fits = ms[i] == 1 || ms[i] == want;
+    }
+    if (!fits) {
+      return InvalidArgument(node.Describe() + ": bias " + S(ms) + " does not broadcast to " +
+                             S(Shape(full.end() - static_cast<int64_t>(r), full.end())));
+    }
+    int64_t stride = 1;
+    for (size_t a = 4; a-- > 0;) {
+      const int64_t dim = a + ms.size() >= 4 ? ms[a + ms.size() - 4] : 1;
+      d.bias_strides[a] = dim == 1 ? 0 : stride;
+      stride *= dim;
+    }
+  }
+  return d;
+}
+
+namespace {
+
+Status InferFusedAttention(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(RequireDType(node, 0, {DType::kFloat32}));
+  TESSEL_RETURN_IF_ERROR(RequireSameDType(node, {0, 1, 2}));
+  if (node.input(3)) TESSEL_RETURN_IF_ERROR(RequireSameDType(node, {0, 3}));
+  if (!node.attrs.Has("scale")) {
+    return InvalidArgument(node.Describe() + ": needs the attribute scale");
+  }
+  TESSEL_RETURN_IF_ERROR(FusedAttentionShapes(node).status());
+  Shape y = node.input(0)->shape;
+  y.back() = node.input(2)->shape.back();
+  SetOutput(node, 0, DType::kFloat32, y);
+  return Status::Ok();
+}
+
+// In double, a query row at a time.
+Status RunFusedAttention(KernelContext& ctx) {
+  TESSEL_ASSIGN_OR_RETURN(FusedAttentionDims d, FusedAttentionShapes(ctx.node));
+  const double scale = ctx.node.attrs.Float("scale", 1.0f);
+  const bool zero_masked = ctx.node.attrs.Int("zero_masked_rows", 0) != 0;
+  const float* q = ctx.in(0).data<float>();
+  const float* k = ctx.in(1).data<float>();
+  const float* v = ctx.in(2).data<float>();
+  float* y = ctx.out(0).data<float>();
+  const float* bias = ctx.has_in(3) ? ctx.in(3).data<float>() : nullptr;
+  const auto& bs = d.bias_strides;
+  const auto bias_at = [&](int64_t b, int64_t h, int64_t i, int64_t j) -> double {
+    return bias ? bias[b * bs[0] + h * bs[1] + i * bs[2] + j * bs[3]] : 0.0;
+  };
+  const int64_t reps = d.q_heads / d.kv_heads;
+  std::vector<double> s(static_cast<size_t>(d.kv_len)), acc(static_cast<size_t>(d.v_head));
+  for (int64_t b = 0; b < d.batch; ++b) {
+    for (int64_t h = 0; h < d.q_heads; ++h) {
+      const int64_t kh = b * d.kv_heads + h / reps;
+      const float* kb = k + kh * d.kv_len * d.head;
+      const float* vb = v + kh * d.kv_len * d.v_head;
+      for (int64_t i = 0; i < d.q_len; ++i) {
+        const float* qi = q + ((b * d.q_heads + h) * d.q_len + i) * d.head;
+        double row_max = kNegInf;
+        for (int64_t j = 0; j < d.kv_len; ++j) {
+          double dot = 0;
+          for (int64_t e = 0; e < d.head; ++e) dot += double{qi[e]} * kb[j * d.head + e];
+          s[j] = scale * dot + bias_at(b, h, i, j);
+          row_max = std::max(row_max, s[j]);
+        }
+        const bool masked = std::isinf(row_max) && row_max < 0;
+        double sum = 0;
+        for (int64_t j = 0; j < d.kv_len; ++j) sum += s[j] = std::exp(s[j] - row_max);
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t j = 0; j < d.kv_len; ++j) {
+          for (int64_t e = 0; e < d.v_head; ++e) acc[e] += s[j] * vb[j * d.v_head + e];
+        }
+        float* yi = y + ((b * d.q_heads + h) * d.q_len + i) * d.v_head;
+        for (int64_t e = 0; e < d.v_head; ++e) {
+          yi[e] = masked && zero_masked ? 0.f : static_cast<float>(acc[e] / sum);
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 void RegisterAttentionOps(OpRegistry& r) {
   r.Register({.op_type = "Attention",
               .domain = "",
@@ -460,6 +582,14 @@ void RegisterAttentionOps(OpRegistry& r) {
               .infer = InferRotary,
               .run = RunRotary,
               .max_opset = 28});
+  r.Register({.op_type = "FusedAttention",
+              .domain = "tessel",
+              .op_class = OpClass::kOpaque,
+              .min_inputs = 3,
+              .max_inputs = 4,
+              .infer = InferFusedAttention,
+              .run = RunFusedAttention,
+              .foldable = false});
 }
 
 }  // namespace tessel::ops

@@ -91,13 +91,6 @@ std::optional<Folded> Fold(const Shape& x, const std::vector<int64_t>& p1, const
   return out;
 }
 
-ir::Value* ShapeConstant(ir::Graph& graph, const std::string& name, const Shape& shape) {
-  return graph.AddConstant(
-      graph.UniqueValueName(name),
-      Tensor::FromVector<int64_t>(std::vector<int64_t>(shape.begin(), shape.end()),
-                                  {static_cast<int64_t>(shape.size())}));
-}
-
 }  // namespace
 
 int FoldTransposes(ir::Graph& graph) {

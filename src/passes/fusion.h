@@ -13,6 +13,14 @@
 
 namespace tessel::passes {
 
+// A new int64 constant holding `shape`: a Reshape's second input.
+inline ir::Value* ShapeConstant(ir::Graph& graph, const std::string& name, const Shape& shape) {
+  return graph.AddConstant(
+      graph.UniqueValueName(name),
+      Tensor::FromVector<int64_t>(std::vector<int64_t>(shape.begin(), shape.end()),
+                                  {static_cast<int64_t>(shape.size())}));
+}
+
 class Readers {
  public:
   explicit Readers(const ir::Graph& graph)

@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "ops/attention.h"
 #include "ops/fused_activation.h"
 #include "ops/movement_plan.h"
 #include "ops/nn_internal.h"
@@ -592,6 +593,35 @@ StatusOr<NodeCall> Softmax(const CallContext& c) {
   return call;
 }
 
+// tessel's FusedAttention (passes/fuse_attention): one row of queries at a
+// time, an online softmax over the keys.
+StatusOr<NodeCall> FusedAttention(const CallContext& c) {
+  const ir::Value* q = In(c, 0);
+  const ir::Value* k = In(c, 1);
+  const ir::Value* v = In(c, 2);
+  const ir::Value* bias = In(c, 3);
+  const ir::Value* y = Out(c);
+  TESSEL_RETURN_IF_ERROR(RequireFloat(c, {q, k, v, bias, y}));
+  TESSEL_ASSIGN_OR_RETURN(const ops::FusedAttentionDims d, ops::FusedAttentionShapes(c.node));
+  Params p("tessel_attention_t", c.index);
+  p.Int("batch", d.batch)
+      .Int("q_heads", d.q_heads)
+      .Int("reps", d.q_heads / d.kv_heads)
+      .Int("q_len", d.q_len)
+      .Int("kv_len", d.kv_len)
+      .Int("d", d.head)
+      .Int("dv", d.v_head)
+      .Ints("bs", std::vector<int64_t>(d.bias_strides.begin(), d.bias_strides.end()))
+      .Float("scale", c.node.attrs.Float("scale", 1.0f))
+      .Int("zero_masked", c.node.attrs.Int("zero_masked_rows", 0));
+  NodeCall call{.kernel = "attention", .units = {"attention"}, .definitions = p.Definition()};
+  call.statements = Call("tessel_attention", {p.Address(), c.tensor(q), c.tensor(k), c.tensor(v),
+                                              c.tensor(bias), c.tensor(y)});
+  call.macs = d.batch * d.q_heads * d.q_len * d.kv_len * (d.head + d.v_head);
+  call.bytes = Bytes(q) + Bytes(k) + Bytes(v) + Bytes(bias) + Bytes(y);
+  return call;
+}
+
 StatusOr<NodeCall> LayerNorm(const CallContext& c) {
   const ir::Value* x = In(c, 0);
   const ir::Value* scale = In(c, 1);
@@ -674,6 +704,7 @@ const std::map<std::pair<std::string, std::string>, Builder>& Table() {
       {{"", "ArgMin"}, ArgExtreme},
       {{"", "Softmax"}, Softmax},
       {{"", "LogSoftmax"}, Softmax},
+      {{"tessel", "FusedAttention"}, FusedAttention},
       {{"", "LayerNormalization"}, LayerNorm},
       {{"", "BatchNormalization"}, BatchNorm},
       {{"", "Gather"}, Gather},

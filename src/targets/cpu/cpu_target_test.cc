@@ -352,12 +352,12 @@ TEST(CpuTarget, Permutes_around_a_channels_last_layer_norm_are_views) {
 
 // Attention's heads: q, k and v split into heads by Reshape + Transpose
 // (k's transposed for q k^T), and the result merged back by Transpose +
-// Reshape. oneDNN's matrix products read and write them through permuted
-// strides, so the Transposes are views; torch's MultiheadAttention's
-// [S, 1, E] <-> [1, S, E] moves only an axis of one element, the same
-// bytes.
-TEST(CpuTarget, Attention_head_transposes_are_strided_operands_of_the_products) {
-  REQUIRE_FAST_ONEDNN();
+// Reshape. The kernels reading them take them through permuted strides, so
+// the Transposes are views: the fused attention's (the products around a
+// Softmax are one FusedAttention), and oneDNN's matrix products (around
+// another op: a sigmoid attention). torch's MultiheadAttention's [S, 1, E]
+// <-> [1, S, E] moves only an axis of one element, the same bytes.
+void ExpectHeadTransposesStrided(const std::string& between) {
   const int64_t S = 24, H = 2, D = 16;
   onnx_io::ModelBuilder b(17);
   b.Input("x", DType::kFloat32, {S, 1, H * D});
@@ -373,26 +373,45 @@ TEST(CpuTarget, Attention_head_transposes_are_strided_operands_of_the_products) 
   AddTranspose(b, "k.h", "k.t", {0, 2, 3, 1});
   AddTranspose(b, "v.h", "v.t", {0, 2, 1, 3});
   b.Node("MatMul", {"q.t", "k.t"}, {"scores"});
-  b.Node("Softmax", {"scores"}, {"p"});
+  b.Node(between, {"scores"}, {"p"});
   b.Node("MatMul", {"p", "v.t"}, {"o"});
   AddTranspose(b, "o", "o.t", {0, 2, 1, 3});
   b.Node("Reshape", {"o.t", "merged"}, {"y"});
   b.Output("y");
-  const Compiled c = CompileAndCompare(b, "tessel_attention_heads", {S, 1, H * D});
+  const Compiled c = CompileAndCompare(b, "tessel_attention_heads_" + between, {S, 1, H * D});
   const std::vector<std::string>& t = c.kernels.at("Transpose");
   ASSERT_EQ(t.size(), 5u);
   EXPECT_EQ(t[0], "native view");
   EXPECT_EQ(c.in_place.at("Transpose")[0], -1) << "x is a graph input, the caller's";
-  const std::vector<std::string>& products = c.kernels.at("MatMul");
-  if (products.back().find("brg") == std::string::npos) {
-    std::printf("note: oneDNN runs these products on %s here, not brgemm: heads copied\n",
-                products.back().c_str());
-    return;
+  if (between == "Softmax") {
+    EXPECT_EQ(c.kernels.count("Softmax"), 0u);
+    ASSERT_EQ(c.kernels.at("FusedAttention").size(), 1u);
+  } else {
+    const std::vector<std::string>& products = c.kernels.at("MatMul");
+    if (products.back().find("brg") == std::string::npos) {
+      std::printf("note: oneDNN runs these products on %s here, not brgemm: heads copied\n",
+                  products.back().c_str());
+      return;
+    }
   }
+  // q, k (its two Transposes merged into one) and v unpermuted, the result
+  // permuted back.
   EXPECT_EQ(std::vector<std::string>(t.begin() + 1, t.end()),
             (std::vector<std::string>{"native relayout unpermuted", "native relayout unpermuted",
                                       "native relayout unpermuted", "native relayout permuted"}));
   for (size_t i = 1; i < t.size(); ++i) EXPECT_EQ(c.in_place.at("Transpose")[i], 0) << i;
+}
+
+TEST(CpuTarget, Attention_head_transposes_are_strided_operands_of_the_fused_attention) {
+  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
+    GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
+  }
+  ExpectHeadTransposesStrided("Softmax");
+}
+
+TEST(CpuTarget, Attention_head_transposes_are_strided_operands_of_the_products) {
+  REQUIRE_FAST_ONEDNN();
+  ExpectHeadTransposesStrided("Sigmoid");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "ops/subgraph.h"
+#include "targets/cpu/attention_kernel.h"
 #include "targets/cpu/native_kernels.h"
 #include "targets/cpu/thread_pool.h"
 #if TESSEL_WITH_ONEDNN
@@ -66,6 +67,8 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
         {{"", "ReduceL1"}, reduce},
         {{"", "ReduceL2"}, reduce},
         {{"", "ReduceLogSum"}, reduce},
+        {{"tessel", "FusedAttention"},
+         [](const ir::Node& n, int, ActivationLayout) { return MakeFusedAttention(n); }},
         {{"tessel", "ChannelShuffle"},
          [](const ir::Node& n, int, ActivationLayout) { return MakeChannelShuffle(n); }},
     };
@@ -135,6 +138,63 @@ std::atomic<int64_t> built{0};
 
 }  // namespace
 
+std::vector<int64_t> TransposedStrides(const std::vector<int64_t>& shape,
+                                       const std::vector<int64_t>& perm, bool unpermuted) {
+  const size_t r = shape.size();
+  std::vector<int64_t> held(r), strides(r, 1), out(r);
+  for (size_t i = 0; i < r; ++i) {
+    if (unpermuted) {
+      held[static_cast<size_t>(perm[i])] = shape[i];
+    } else {
+      held[i] = shape[static_cast<size_t>(perm[i])];
+    }
+  }
+  for (size_t i = r - 1; i > 0; --i) strides[i - 1] = strides[i] * held[i];
+  for (size_t i = 0; i < r; ++i) {
+    if (unpermuted) {
+      out[i] = strides[static_cast<size_t>(perm[i])];
+    } else {
+      out[static_cast<size_t>(perm[i])] = strides[i];
+    }
+  }
+  return out;
+}
+
+AdjacentTransposes::AdjacentTransposes(const ir::Graph& graph,
+                                       std::vector<std::unique_ptr<FastKernel>>& kernels,
+                                       const std::vector<ir::Layout>& layouts)
+    : kernels_(kernels),
+      layouts_(layouts),
+      consumers_(graph.Consumers()),
+      is_output_(graph.values().size(), false) {
+  for (const ir::Value* v : graph.outputs()) is_output_[static_cast<size_t>(v->id)] = true;
+  for (size_t i = 0; i < graph.nodes().size(); ++i) index_[graph.nodes()[i].get()] = i;
+}
+
+RelayoutKernel* AdjacentTransposes::Producing(const ir::Value* v) const {
+  return v ? At(v->producer, v) : nullptr;
+}
+
+RelayoutKernel* AdjacentTransposes::Reading(const ir::Value* v) const {
+  if (!v) return nullptr;
+  const auto& readers = consumers_[static_cast<size_t>(v->id)];
+  return At(readers.size() == 1 ? readers[0] : nullptr, v);
+}
+
+RelayoutKernel* AdjacentTransposes::At(const ir::Node* t, const ir::Value* between) const {
+  const auto id = between ? static_cast<size_t>(between->id) : 0;
+  if (!t || !between || is_output_[id] || consumers_[id].size() != 1 ||
+      layouts_[id] != ir::Layout::kPlain || !t->input(0) || !t->output(0)) {
+    return nullptr;
+  }
+  const ir::Value* other = t->input(0) == between ? t->output(0) : t->input(0);
+  auto* k = dynamic_cast<RelayoutKernel*>(kernels_[index_.at(t)].get());
+  const bool ok = k && k->can_relayout() && k->mode() == RelayoutKernel::Mode::kPlain &&
+                  k->perm().size() == between->shape.size() &&
+                  layouts_[static_cast<size_t>(other->id)] == ir::Layout::kPlain;
+  return ok ? k : nullptr;
+}
+
 int64_t FastKernelsBuilt() { return built.load(std::memory_order_relaxed); }
 
 ActivationLayout ChooseActivationLayout(const ir::Graph& graph) {
@@ -178,6 +238,7 @@ GraphKernels SelectGraphKernels(const ir::Graph& graph) {
 #if TESSEL_WITH_ONEDNN
   ReadTransposesStrided(graph, out.fast, out.layouts);
 #endif
+  ReadAttentionTransposesStrided(graph, out.fast, out.layouts);
   return out;
 }
 

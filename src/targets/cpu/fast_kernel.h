@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/status.h"
@@ -125,6 +126,36 @@ class RelayoutKernel : public FastKernel {
 
  protected:
   Mode mode_ = Mode::kPlain;
+};
+
+// The strides (in elements) of `shape` held as a Transpose of permutation
+// `perm` lies: unpermuted (as its input x, `shape` its output: axis i is x's
+// axis perm[i]), or permuted (as its output, `shape` its input: axis perm[j]
+// is the output's axis j).
+std::vector<int64_t> TransposedStrides(const std::vector<int64_t>& shape,
+                                       const std::vector<int64_t>& perm, bool unpermuted);
+
+// After NegotiateLayouts: the plain Transposes next to a kernel's operands
+// that could become views (RelayoutKernel::Mode::kUnpermuted, kPermuted),
+// the kernel reading or writing the tensor between them through
+// TransposedStrides. The tensor must be theirs alone (one reader, no graph
+// output), plain, and so must the Transpose's other side.
+class AdjacentTransposes {
+ public:
+  AdjacentTransposes(const ir::Graph& graph, std::vector<std::unique_ptr<FastKernel>>& kernels,
+                     const std::vector<ir::Layout>& layouts);
+  // The Transpose that produced the operand `v`; null if none may be a view.
+  RelayoutKernel* Producing(const ir::Value* v) const;
+  // The Transpose that alone reads the result `v`; null if none may be a view.
+  RelayoutKernel* Reading(const ir::Value* v) const;
+
+ private:
+  RelayoutKernel* At(const ir::Node* t, const ir::Value* between) const;
+  std::vector<std::unique_ptr<FastKernel>>& kernels_;
+  const std::vector<ir::Layout>& layouts_;
+  std::vector<std::vector<ir::Node*>> consumers_;
+  std::vector<bool> is_output_;
+  std::unordered_map<const ir::Node*, size_t> index_;
 };
 
 // The fast kernel for `node`, or null when the reference kernel runs it

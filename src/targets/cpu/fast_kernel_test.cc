@@ -790,6 +790,52 @@ TEST(FastInstanceNorm, One_scale_and_bias_per_channel_on_every_isa) {
   });
 }
 
+TEST(FastAttention, Matches_the_reference_on_every_isa) {
+  // Head sizes off the vector width, keys in several blocks, grouped-query
+  // heads, biases broadcast along every axis, rank 3, one query.
+  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
+    GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
+  }
+  struct Case {
+    Shape q, k, v, bias;
+  };
+  const Case cases[] = {
+      {{1, 3, 197, 64}, {1, 3, 197, 64}, {1, 3, 197, 64}, {}},
+      {{2, 4, 7, 40}, {2, 2, 9, 40}, {2, 2, 9, 24}, {2, 1, 7, 9}},
+      {{1, 2, 5, 8}, {1, 2, 700, 8}, {1, 2, 700, 8}, {700}},
+      {{6, 33, 16}, {6, 20, 16}, {6, 20, 16}, {6, 33, 20}},
+      {{1, 1, 1, 3}, {1, 1, 1, 3}, {1, 1, 1, 5}, {1, 1, 1, 1}},
+      {{1, 8, 64, 32}, {1, 2, 64, 32}, {1, 2, 64, 32}, {1, 1, 64, 64}},
+  };
+  OnEveryFastIsa([&] {
+    for (const Case& c : cases) {
+      for (int zero_masked = 0; zero_masked < 2; ++zero_masked) {
+        AttributeMap a;
+        a.Set("scale", 0.3f);
+        a.Set("zero_masked_rows", int64_t{zero_masked});
+        OneNode t("FusedAttention", "tessel", {c.q, c.k, c.v, c.bias},
+                  {false, false, false, !c.bias.empty()}, a);
+        if (!c.bias.empty() && c.bias.size() == 4 && c.bias[2] > 1) {
+          // Query row 1 sees no key (NaN, or zeros), row 2 only the last.
+          Tensor& bias = t.g.values()[3]->constant;
+          float* b = bias.data<float>();
+          const int64_t keys = c.bias[3];
+          for (int64_t r = 0; r < bias.num_elements() / (c.bias[2] * keys); ++r) {
+            float* rows = b + r * c.bias[2] * keys;
+            std::fill(rows + keys, rows + 2 * keys, -std::numeric_limits<float>::infinity());
+            std::fill(rows + 2 * keys, rows + 3 * keys - 1,
+                      -std::numeric_limits<float>::infinity());
+          }
+          t.inputs[3] = bias;
+        }
+        ExpectMatchesReference(t);
+        EXPECT_EQ(SelectFastKernel(*t.node, 17)->Choice().implementation,
+                  "attention (online softmax)");
+      }
+    }
+  });
+}
+
 TEST(FastSplit, Uneven_parts_on_the_last_and_a_middle_axis) {
   for (int64_t axis : {-1, 1}) {
     SCOPED_TRACE(axis);

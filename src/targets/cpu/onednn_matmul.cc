@@ -7,7 +7,6 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -228,32 +227,6 @@ OneDnnMatMul::Operand MatrixOperand(const ir::Value* v, int input, int64_t rows,
 
 }  // namespace
 
-// The strides of `shape` held as a Transpose of permutation `perm` lies:
-// unpermuted (as its input x, `shape` its output: axis i is x's axis
-// perm[i]), or permuted (as its output, `shape` its input: axis perm[j] is
-// the output's axis j).
-memory::dims TransposedStrides(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm,
-                               bool unpermuted) {
-  const size_t r = shape.size();
-  std::vector<int64_t> held(r), strides(r, 1), out(r);
-  for (size_t i = 0; i < r; ++i) {
-    if (unpermuted) {
-      held[static_cast<size_t>(perm[i])] = shape[i];
-    } else {
-      held[i] = shape[static_cast<size_t>(perm[i])];
-    }
-  }
-  for (size_t i = r - 1; i > 0; --i) strides[i - 1] = strides[i] * held[i];
-  for (size_t i = 0; i < r; ++i) {
-    if (unpermuted) {
-      out[i] = strides[static_cast<size_t>(perm[i])];
-    } else {
-      out[static_cast<size_t>(perm[i])] = strides[i];
-    }
-  }
-  return memory::dims(out.begin(), out.end());
-}
-
 std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset,
                                              const TransposedOperands& transposed) {
   const ir::Value* a = node.input(0);
@@ -305,27 +278,7 @@ void ReadTransposesStrided(const ir::Graph& graph,
                            std::vector<std::unique_ptr<FastKernel>>& kernels,
                            std::vector<ir::Layout>& layouts) {
   const auto& nodes = graph.nodes();
-  const std::vector<std::vector<ir::Node*>> consumers = graph.Consumers();
-  std::vector<bool> is_output(graph.values().size(), false);
-  for (const ir::Value* v : graph.outputs()) is_output[static_cast<size_t>(v->id)] = true;
-  std::unordered_map<const ir::Node*, size_t> index;
-  for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i;
-  // The Transpose (a plain one that may become a view) of node `t`, when
-  // the tensor `between` it and the product is theirs alone, plain, and so
-  // is the Transpose's other side.
-  auto transpose = [&](const ir::Node* t, const ir::Value* between) -> RelayoutKernel* {
-    const auto id = between ? static_cast<size_t>(between->id) : 0;
-    if (!t || !between || is_output[id] || consumers[id].size() != 1 ||
-        layouts[id] != ir::Layout::kPlain || !t->input(0) || !t->output(0)) {
-      return nullptr;
-    }
-    const ir::Value* other = t->input(0) == between ? t->output(0) : t->input(0);
-    auto* k = dynamic_cast<RelayoutKernel*>(kernels[index.at(t)].get());
-    const bool ok = k && k->can_relayout() && k->mode() == RelayoutKernel::Mode::kPlain &&
-                    k->perm().size() == between->shape.size() &&
-                    layouts[static_cast<size_t>(other->id)] == ir::Layout::kPlain;
-    return ok ? k : nullptr;
-  };
+  const AdjacentTransposes adjacent(graph, kernels, layouts);
   for (size_t j = 0; j < nodes.size(); ++j) {
     const ir::Node& mm = *nodes[j];
     // MatMul, or FusedMatMul (whose weights are constants).
@@ -336,13 +289,9 @@ void ReadTransposesStrided(const ir::Graph& graph,
     }
     // The Transposes around it: each operand's producer, the result's reader.
     std::array<RelayoutKernel*, 3> around{};
-    for (size_t k = 0; k < (fused ? 1u : 2u); ++k) {
-      const ir::Value* v = mm.inputs[k];
-      around[k] = transpose(v ? v->producer : nullptr, v);
-    }
+    for (size_t k = 0; k < (fused ? 1u : 2u); ++k) around[k] = adjacent.Producing(mm.inputs[k]);
     const ir::Value* y = mm.output(0);
-    const auto& readers = consumers[static_cast<size_t>(y->id)];
-    around[2] = transpose(readers.size() == 1 ? readers[0] : nullptr, y);
+    around[2] = adjacent.Reading(y);
     auto operands = [&](unsigned mask) {
       TransposedOperands t;
       for (size_t k = 0; k < 2; ++k) {

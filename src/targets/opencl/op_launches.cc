@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 
+#include "ops/attention.h"
 #include "ops/fused_activation.h"
 #include "ops/movement_plan.h"
 #include "ops/nn_internal.h"
@@ -723,6 +724,32 @@ Status Softmax(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   return Status::Ok();
 }
 
+// tessel's FusedAttention (passes/fuse_attention): one work-group per query
+// row, an online softmax over blocks of keys.
+Status FusedAttention(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* q = c.node.input(0);
+  const ir::Value* k = c.node.input(1);
+  const ir::Value* v = c.node.input(2);
+  const ir::Value* bias = c.node.input(3);
+  const ir::Value* y = c.node.output(0);
+  if (q->dtype != DType::kFloat32)
+    return Unsupported(c.node, "runs FusedAttention on float32 only");
+  TESSEL_ASSIGN_OR_RETURN(const ops::FusedAttentionDims d, ops::FusedAttentionShapes(c.node));
+  PendingLaunch l;
+  l.kernel_name = "f32_attention_rows";
+  l.args.Tensor(c.ref(q)).Tensor(c.ref(k)).Tensor(c.ref(v));
+  l.args.Tensor(bias ? c.ref(bias) : c.ref(q)).Int(bias ? 1 : 0).Tensor(c.ref(y));
+  l.args.Int(d.q_heads).Int(d.q_heads / d.kv_heads).Int(d.q_len).Int(d.kv_len).Int(d.head);
+  l.args.Int(d.v_head);
+  for (int64_t s : d.bias_strides) l.args.Int(s);
+  l.args.Float(c.node.attrs.Float("scale", 1.0f)).Int(c.node.attrs.Int("zero_masked_rows", 0));
+  l.geometry = Rows(d.batch * d.q_heads * d.q_len);
+  l.bytes = Bytes(q) + Bytes(k) + Bytes(v) + Bytes(bias) + Bytes(y);
+  l.flops = 2 * d.batch * d.q_heads * d.q_len * d.kv_len * (d.head + d.v_head);
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
 Status LayerNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const ir::Value* x = c.node.input(0);
   const ir::Value* scale = c.node.input(1);
@@ -863,6 +890,7 @@ const std::map<std::pair<std::string, std::string>, LaunchBuilder>& KernelTable(
       {{"", "ReduceLogSum"}, ReduceOp},
       {{"", "Softmax"}, Softmax},
       {{"", "LogSoftmax"}, Softmax},
+      {{"tessel", "FusedAttention"}, FusedAttention},
       {{"", "LayerNormalization"}, LayerNorm},
       {{"", "InstanceNormalization"}, InstanceNorm},
       {{"", "BatchNormalization"}, BatchNorm},
