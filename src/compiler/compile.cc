@@ -17,6 +17,7 @@
 #include "passes/fuse_conv_activation.h"
 #include "passes/fuse_layer_norm.h"
 #include "passes/fuse_matmul_bias.h"
+#include "passes/fuse_rotary.h"
 #include "passes/infer_shapes.h"
 #include "passes/prune_conv_taps.h"
 #include "passes/reparameterize_branches.h"
@@ -25,13 +26,24 @@
 namespace tessel {
 
 const std::vector<std::string>& StageNames() {
-  static const std::vector<std::string> names = {
-      "import",         "infer-shapes",      "eliminate-dead-nodes",
-      "decompose",      "merge-mixed-convs", "fold-batchnorm",
-      "reparameterize", "prune-conv-taps",   "fuse-layernorm",
-      "fuse-attention", "fuse-conv",         "fuse-matmul",
-      "fuse-shuffle",   "tokenize-snippets", "select-kernels",
-      "plan-memory"};
+  // One per line: the order the stages run in.
+  static const std::vector<std::string> names = {"import",                //
+                                                 "infer-shapes",          //
+                                                 "eliminate-dead-nodes",  //
+                                                 "decompose",             //
+                                                 "merge-mixed-convs",     //
+                                                 "fold-batchnorm",        //
+                                                 "reparameterize",        //
+                                                 "prune-conv-taps",       //
+                                                 "fuse-layernorm",        //
+                                                 "fuse-rotary",           //
+                                                 "fuse-attention",        //
+                                                 "fuse-conv",             //
+                                                 "fuse-matmul",           //
+                                                 "fuse-shuffle",          //
+                                                 "tokenize-snippets",     //
+                                                 "select-kernels",        //
+                                                 "plan-memory"};
   return names;
 }
 
@@ -112,7 +124,12 @@ StatusOr<CompiledModel> Compile(const std::filesystem::path& onnx_path,
   if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseLayerNorm(*model.graph));
   TESSEL_RETURN_IF_ERROR(finish_stage("fuse-layernorm", true));
 
-  // 4c. Scaled dot-product attention written out (MatMul, scale, mask Add,
+  // 4c. Rotary position embeddings written out (Slices, Neg, Concat, Mul,
+  // Add) -> one Rotary node.
+  if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseRotary(*model.graph).status());
+  TESSEL_RETURN_IF_ERROR(finish_stage("fuse-rotary", true));
+
+  // 4d. Scaled dot-product attention written out (MatMul, scale, mask Add,
   // Softmax, MatMul) -> one FusedAttention node, its K^T transposed back and
   // grouped-query attention's repeated heads read as they are.
   if (options.fusion) TESSEL_RETURN_IF_ERROR(passes::FuseAttention(*model.graph).status());

@@ -488,11 +488,61 @@ StatusOr<FusedAttentionDims> FusedAttentionShapes(const ir::Node& node) {
       return InvalidArgument(node.Describe() + ": bias " + S(ms) + " does not broadcast to " +
                              S(Shape(full.end() - static_cast<int64_t>(r), full.end())));
     }
-    int64_t stride = 1;
-    for (size_t a = 4; a-- > 0;) {
-      const int64_t dim = a + ms.size() >= 4 ? ms[a + ms.size() - 4] : 1;
-      d.bias_strides[a] = dim == 1 ? 0 : stride;
-      stride *= dim;
+    d.bias_strides = BroadcastStrides4(ms);
+  }
+  return d;
+}
+
+std::array<int64_t, 4> BroadcastStrides4(const Shape& shape) {
+  std::array<int64_t, 4> out{};
+  int64_t stride = 1;
+  for (size_t a = 4; a-- > 0;) {
+    const int64_t dim = a + shape.size() >= 4 ? shape[a + shape.size() - 4] : 1;
+    out[a] = dim == 1 ? 0 : stride;
+    stride *= dim;
+  }
+  return out;
+}
+
+int64_t BroadcastRowOffset(const Shape& x, const Shape& c, int64_t row) {
+  int64_t at = 0, stride = c.empty() ? 1 : c.back();
+  // X's axes before the last, innermost first, against c's from the right.
+  for (size_t a = x.size() - 1; a-- > 0;) {
+    const int64_t i = row % x[a];
+    row /= x[a];
+    const size_t from_end = x.size() - a;  // 2 for X's second to last axis
+    if (from_end > c.size()) break;
+    const int64_t dim = c[c.size() - from_end];
+    if (dim != 1) at += i * stride;
+    stride *= dim;
+  }
+  return at;
+}
+
+StatusOr<FusedRotaryDims> FusedRotaryShapes(const ir::Node& node) {
+  const Shape& x = node.input(0)->shape;
+  FusedRotaryDims d;
+  if (x.empty()) return InvalidArgument(node.Describe() + ": X must have a feature axis");
+  d.width = x.back();
+  d.rows = d.width == 0 ? 0 : NumElements(x) / d.width;
+  d.rotary = node.attrs.Int("rotary_dim", d.width);
+  if (d.rotary <= 0 || d.rotary > d.width || d.rotary % 2 != 0) {
+    return InvalidArgument(node.Describe() + ": rotary_dim " + std::to_string(d.rotary) +
+                           " must be even and at most X's " + std::to_string(d.width) +
+                           " features");
+  }
+  Shape rotated = x;
+  rotated.back() = d.rotary;
+  for (size_t i = 1; i < 3; ++i) {
+    const Shape& c = node.input(i)->shape;
+    bool fits = c.size() <= x.size();
+    for (size_t a = 0; fits && a < c.size(); ++a) {
+      const int64_t want = rotated[rotated.size() - c.size() + a];
+      fits = c[a] == 1 || c[a] == want;
+    }
+    if (!fits || c.empty() || c.back() != d.rotary) {
+      return InvalidArgument(node.Describe() + ": " + (i == 1 ? "cos " : "sin ") + S(c) +
+                             " does not broadcast to " + S(rotated));
     }
   }
   return d;
@@ -561,6 +611,40 @@ Status RunFusedAttention(KernelContext& ctx) {
   return Status::Ok();
 }
 
+Status InferFusedRotary(ir::Node& node, int opset) {
+  TESSEL_RETURN_IF_ERROR(RequireDType(node, 0, {DType::kFloat32}));
+  TESSEL_RETURN_IF_ERROR(RequireSameDType(node, {0, 1, 2}));
+  TESSEL_RETURN_IF_ERROR(FusedRotaryShapes(node).status());
+  SetOutput(node, 0, DType::kFloat32, node.input(0)->shape);
+  return Status::Ok();
+}
+
+Status RunFusedRotary(KernelContext& ctx) {
+  TESSEL_ASSIGN_OR_RETURN(FusedRotaryDims d, FusedRotaryShapes(ctx.node));
+  const bool interleaved = ctx.node.attrs.Int("interleaved", 0) != 0;
+  const Shape& xs = ctx.in(0).shape();
+  const float* x = ctx.in(0).data<float>();
+  float* y = ctx.out(0).data<float>();
+  const int64_t half = d.rotary / 2;
+  for (int64_t r = 0; r < d.rows; ++r) {
+    const float* xr = x + r * d.width;
+    float* yr = y + r * d.width;
+    const float* cos = ctx.in(1).data<float>() + BroadcastRowOffset(xs, ctx.in(1).shape(), r);
+    const float* sin = ctx.in(2).data<float>() + BroadcastRowOffset(xs, ctx.in(2).shape(), r);
+    for (int64_t j = 0; j < d.rotary; ++j) {
+      float rot;
+      if (interleaved) {
+        rot = j % 2 == 0 ? -xr[j + 1] : xr[j - 1];
+      } else {
+        rot = j < half ? -xr[j + half] : xr[j - half];
+      }
+      yr[j] = xr[j] * cos[j] + rot * sin[j];
+    }
+    for (int64_t j = d.rotary; j < d.width; ++j) yr[j] = xr[j];
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void RegisterAttentionOps(OpRegistry& r) {
@@ -582,6 +666,14 @@ void RegisterAttentionOps(OpRegistry& r) {
               .infer = InferRotary,
               .run = RunRotary,
               .max_opset = 28});
+  r.Register({.op_type = "Rotary",
+              .domain = "tessel",
+              .op_class = OpClass::kOpaque,
+              .min_inputs = 3,
+              .max_inputs = 3,
+              .infer = InferFusedRotary,
+              .run = RunFusedRotary,
+              .foldable = false});
   r.Register({.op_type = "FusedAttention",
               .domain = "tessel",
               .op_class = OpClass::kOpaque,

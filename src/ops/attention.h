@@ -32,4 +32,27 @@ struct FusedAttentionDims {
 // Checks the node's shapes (InvalidArgument naming it when they do not fit).
 StatusOr<FusedAttentionDims> FusedAttentionShapes(const ir::Node& node);
 
+// tessel's Rotary (domain "tessel", made by passes/fuse_rotary): the rotary
+// position embedding as the exporters write it out,
+//   Y[..., j] = X[..., j] * cos[..., j] + rot(X)[..., j] * sin[..., j]   (j < R)
+//   Y[..., j] = X[..., j]                                                (j >= R)
+// with R the attribute rotary_dim (default: X's last axis, even), and
+// rot(X)[j] = -X[j + R/2] for j < R/2, X[j - R/2] after (rotate_half), or
+// with interleaved = 1, rot(X)[2i] = -X[2i + 1], rot(X)[2i + 1] = X[2i].
+// X float32; cos and sin of R features, broadcast to X's shape from the
+// right. Nothing about cos and sin is assumed (not that their halves repeat).
+struct FusedRotaryDims {
+  int64_t rows = 0, width = 0, rotary = 0;  // X as [rows, width]
+};
+StatusOr<FusedRotaryDims> FusedRotaryShapes(const ir::Node& node);
+
+// Where row `row` of X (its axes before the last, row-major) starts in c
+// (cos or sin), broadcast to X from the right.
+int64_t BroadcastRowOffset(const Shape& x, const Shape& c, int64_t row);
+
+// The plain strides of `shape` padded to 4 axes with leading ones, and 0
+// along its axes of one element: where a tensor broadcast from the right to
+// 4 axes (FusedAttention's bias, Rotary's cos and sin) is read.
+std::array<int64_t, 4> BroadcastStrides4(const Shape& shape);
+
 }  // namespace tessel::ops

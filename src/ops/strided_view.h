@@ -30,4 +30,13 @@ struct ChannelRange {
 // Its range, or nullopt for any other node.
 std::optional<ChannelRange> ChannelRangeOf(const ir::Node& node, int opset);
 
+// A Slice that keeps every axis but the last whole, and of the last `count`
+// elements from `start`, `step` apart (step > 0): rotary embeddings' halves
+// and their even and odd features.
+struct LastAxisRange {
+  int64_t start = 0, count = 0, step = 1;
+};
+// Its range, or nullopt for any other node.
+std::optional<LastAxisRange> LastAxisRangeOf(const ir::Node& node, int opset);
+
 }  // namespace tessel::ops

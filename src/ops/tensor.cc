@@ -858,4 +858,27 @@ std::optional<ChannelRange> ChannelRangeOf(const ir::Node& node, int opset) {
   return r;
 }
 
+std::optional<LastAxisRange> LastAxisRangeOf(const ir::Node& node, int opset) {
+  if (node.op_type != "Slice") return std::nullopt;
+  const std::optional<StridedView> view = StridedViewOf(node, opset);
+  if (!view) return std::nullopt;
+  const Shape& in = node.input(0)->shape;
+  const size_t r = in.size();
+  if (r == 0 || view->out.size() != r) return std::nullopt;
+  const std::vector<int64_t> dense = StridesOf(in);
+  for (size_t d = 0; d + 1 < r; ++d) {
+    if (view->out[d] != in[d] || (view->out[d] > 1 && view->strides[d] != dense[d])) {
+      return std::nullopt;
+    }
+  }
+  const LastAxisRange range{.start = view->base,
+                            .count = view->out[r - 1],
+                            .step = view->out[r - 1] > 1 ? view->strides[r - 1] : 1};
+  if (range.step <= 0 || range.start < 0 || range.count <= 0 ||
+      range.start + (range.count - 1) * range.step >= in[r - 1]) {
+    return std::nullopt;
+  }
+  return range;
+}
+
 }  // namespace tessel::ops

@@ -16,11 +16,6 @@ namespace tessel::passes {
 
 namespace {
 
-bool IsOp(const ir::Node* n, const char* op_type) {
-  return n && n->domain.empty() && n->op_type == op_type && n->outputs.size() == 1 &&
-         n->output(0) != nullptr;
-}
-
 bool IsFloat32(const ir::Value* v) { return v && v->dtype == DType::kFloat32 && v->shape_known; }
 
 // A float32 constant of one element.
@@ -82,7 +77,7 @@ struct Found {
 // The attention whose Softmax is `softmax`, if the chain is one.
 std::optional<Found> Match(ir::Node* softmax, const Readers& readers, const ChainFusion& fusion,
                            int opset) {
-  if (!IsOp(softmax, "Softmax") || fusion.Taken(softmax)) return std::nullopt;
+  if (!IsOnnxOp(softmax, "Softmax") || fusion.Taken(softmax)) return std::nullopt;
   ir::Value* scores = softmax->inputs[0];
   const size_t rank = scores->shape.size();
   if (!IsFloat32(scores) || (rank != 3 && rank != 4)) return std::nullopt;
@@ -101,13 +96,14 @@ std::optional<Found> Match(ir::Node* softmax, const Readers& readers, const Chai
   // Backwards from the Softmax: [+ bias], [* c], the scores' MatMul.
   ir::Value* s = scores;
   ir::Node* next = softmax;
-  if (ir::Node* add = s->producer; IsOp(add, "Add") && add->inputs.size() == 2) {
+  if (ir::Node* add = s->producer; IsOnnxOp(add, "Add") && add->inputs.size() == 2) {
     for (size_t i = 0; i < 2; ++i) {
       ir::Value* x = add->inputs[i];
       ir::Value* b = add->inputs[1 - i];
       ir::Node* p = x->producer;
-      const bool scores_side = IsOp(p, "MatMul") || (ScaledBy(p) && ScaledBy(p)->x->producer &&
-                                                     IsOp(ScaledBy(p)->x->producer, "MatMul"));
+      const bool scores_side =
+          IsOnnxOp(p, "MatMul") ||
+          (ScaledBy(p) && ScaledBy(p)->x->producer && IsOnnxOp(ScaledBy(p)->x->producer, "MatMul"));
       if (x->shape == s->shape && IsFloat32(b) && b != x && Broadcasts(b->shape, s->shape) &&
           scores_side) {
         if (!link(add, s, next)) return std::nullopt;
@@ -125,7 +121,7 @@ std::optional<Found> Match(ir::Node* softmax, const Readers& readers, const Chai
     s = scaled->x;
   }
   ir::Node* mm1 = s->producer;
-  if (!IsOp(mm1, "MatMul") || !link(mm1, s, next)) return std::nullopt;
+  if (!IsOnnxOp(mm1, "MatMul") || !link(mm1, s, next)) return std::nullopt;
   ir::Value* q = mm1->inputs[0];
   ir::Value* kt = mm1->inputs[1];
   if (q == kt) return std::nullopt;
@@ -147,8 +143,8 @@ std::optional<Found> Match(ir::Node* softmax, const Readers& readers, const Chai
   if (!mm2 && p_readers.size() == 2 && !readers.IsGraphOutput(p)) {
     ir::Node* isnan = p_readers[0];
     ir::Node* where = p_readers[1];
-    if (IsOp(where, "IsNaN")) std::swap(isnan, where);
-    if (!IsOp(isnan, "IsNaN") || !IsOp(where, "Where") || where->inputs.size() != 3 ||
+    if (IsOnnxOp(where, "IsNaN")) std::swap(isnan, where);
+    if (!IsOnnxOp(isnan, "IsNaN") || !IsOnnxOp(where, "Where") || where->inputs.size() != 3 ||
         where->inputs[0] != isnan->output(0) || where->inputs[2] != p ||
         Scalar(where->inputs[1]) != 0.0 || where->output(0)->shape != p->shape ||
         !link(isnan, isnan->output(0), where) || fusion.Taken(where)) {
@@ -159,7 +155,7 @@ std::optional<Found> Match(ir::Node* softmax, const Readers& readers, const Chai
     p = where->output(0);
     mm2 = readers.Sole(p);
   }
-  if (!IsOp(mm2, "MatMul") || fusion.Taken(mm2) || mm2->inputs[0] != p || mm2->inputs[1] == p) {
+  if (!IsOnnxOp(mm2, "MatMul") || fusion.Taken(mm2) || mm2->inputs[0] != p || mm2->inputs[1] == p) {
     return std::nullopt;
   }
   f.chain.push_back(mm2);
@@ -184,7 +180,7 @@ std::optional<Found> Match(ir::Node* softmax, const Readers& readers, const Chai
   // K: the input of a Transpose that swapped the last two axes, else K^T
   // transposed back (a new node).
   ir::Node* t = kt->producer;
-  if (IsOp(t, "Transpose") && t->attrs.Ints("perm", {}) == SwapLastTwo(rank) &&
+  if (IsOnnxOp(t, "Transpose") && t->attrs.Ints("perm", {}) == SwapLastTwo(rank) &&
       link(t, kt, kt_reader)) {
     f.k = t->inputs[0];
   } else {
@@ -196,7 +192,7 @@ std::optional<Found> Match(ir::Node* softmax, const Readers& readers, const Chai
 bool IsViewOrIdentity(const ir::Node* n) {
   if (!n || n->outputs.size() != 1 || !n->input(0)) return false;
   if (ops::IsView(*n)) return true;
-  if (!IsOp(n, "Transpose")) return false;
+  if (!IsOnnxOp(n, "Transpose")) return false;
   const std::vector<int64_t> perm = n->attrs.Ints("perm", {});
   for (size_t i = 0; i < perm.size(); ++i) {
     if (perm[i] != static_cast<int64_t>(i)) return false;
@@ -219,7 +215,7 @@ std::optional<Heads> RepeatedHeads(ir::Graph& graph, ir::Value* kv) {
   ir::Value* v = kv;
   while (v->producer && IsViewOrIdentity(v->producer)) v = v->producer->inputs[0];
   ir::Node* expand = v->producer;
-  if (!IsOp(expand, "Expand") || !expand->input(0)) return std::nullopt;
+  if (!IsOnnxOp(expand, "Expand") || !expand->input(0)) return std::nullopt;
   ir::Value* source = expand->inputs[0];
   const Shape& in = source->shape;
   const Shape& out = v->shape;
@@ -274,7 +270,7 @@ void TransposeLast(ir::Graph& graph, const Readers& readers, ir::Node& node, siz
     v = v->producer->inputs[0];
   }
   ir::Node* t = v->producer;
-  if (v == z || !IsOp(t, "Transpose") || NonUnit(v->shape) != NonUnit(z->shape)) return;
+  if (v == z || !IsOnnxOp(t, "Transpose") || NonUnit(v->shape) != NonUnit(z->shape)) return;
   const ir::Value* x = t->inputs[0];
   std::vector<int64_t> perm = t->attrs.Ints("perm", {});
   if (perm.size() != x->shape.size()) return;

@@ -13,6 +13,12 @@
 
 namespace tessel::passes {
 
+// Whether `n` is the default-domain op `op_type` with one output.
+inline bool IsOnnxOp(const ir::Node* n, const char* op_type) {
+  return n && n->domain.empty() && n->op_type == op_type && n->outputs.size() == 1 &&
+         n->output(0) != nullptr;
+}
+
 // A new int64 constant holding `shape`: a Reshape's second input.
 inline ir::Value* ShapeConstant(ir::Graph& graph, const std::string& name, const Shape& shape) {
   return graph.AddConstant(

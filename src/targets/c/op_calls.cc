@@ -622,6 +622,33 @@ StatusOr<NodeCall> FusedAttention(const CallContext& c) {
   return call;
 }
 
+// tessel's Rotary (passes/fuse_rotary): a row of features at a time.
+StatusOr<NodeCall> Rotary(const CallContext& c) {
+  const ir::Value* x = In(c, 0);
+  const ir::Value* y = Out(c);
+  TESSEL_RETURN_IF_ERROR(RequireFloat(c, {x, In(c, 1), In(c, 2), y}));
+  if (x->shape.size() > 4) return NoKernel(c.node, "embeds at most 4 axes");
+  TESSEL_ASSIGN_OR_RETURN(const ops::FusedRotaryDims d, ops::FusedRotaryShapes(c.node));
+  Shape x4 = x->shape;
+  while (x4.size() < 4) x4.insert(x4.begin(), 1);
+  const std::array<int64_t, 4> cs = ops::BroadcastStrides4(In(c, 1)->shape);
+  const std::array<int64_t, 4> ss = ops::BroadcastStrides4(In(c, 2)->shape);
+  Params p("tessel_rotary_t", c.index);
+  p.Int("d0", x4[0])
+      .Int("d1", x4[1])
+      .Int("d2", x4[2])
+      .Int("width", d.width)
+      .Int("rotary", d.rotary)
+      .Ints("cs", {cs[0], cs[1], cs[2]})
+      .Ints("ss", {ss[0], ss[1], ss[2]})
+      .Int("interleaved", c.node.attrs.Int("interleaved", 0));
+  NodeCall call{.kernel = "rotary", .units = {"rotary"}, .definitions = p.Definition()};
+  call.statements = Call("tessel_rotary", {p.Address(), c.tensor(x), c.tensor(In(c, 1)),
+                                           c.tensor(In(c, 2)), c.tensor(y)});
+  call.bytes = 2 * Bytes(x) + Bytes(In(c, 1)) + Bytes(In(c, 2));
+  return call;
+}
+
 StatusOr<NodeCall> LayerNorm(const CallContext& c) {
   const ir::Value* x = In(c, 0);
   const ir::Value* scale = In(c, 1);
@@ -705,6 +732,7 @@ const std::map<std::pair<std::string, std::string>, Builder>& Table() {
       {{"", "Softmax"}, Softmax},
       {{"", "LogSoftmax"}, Softmax},
       {{"tessel", "FusedAttention"}, FusedAttention},
+      {{"tessel", "Rotary"}, Rotary},
       {{"", "LayerNormalization"}, LayerNorm},
       {{"", "BatchNormalization"}, BatchNorm},
       {{"", "Gather"}, Gather},

@@ -228,8 +228,13 @@ Status AttentionKernel::Run(ops::KernelContext& ctx) {
       const int64_t kv_head = task.h / reps;
       const int64_t kv = task.b * g_.kv_heads + kv_head;
       if (kv != packed_head) {
-        Pack(k + task.b * g_.k_strides[0] + kv_head * g_.k_strides[1], kt,
-             v + task.b * g_.v_strides[0] + kv_head * g_.v_strides[1], vp);
+        const float* kh = k + task.b * g_.k_strides[0] + kv_head * g_.k_strides[1];
+        const float* vh = v + task.b * g_.v_strides[0] + kv_head * g_.v_strides[1];
+        if (lanes_ == 16) {
+          PackAvx512(kh, kt, vh, vp);
+        } else {
+          PackAvx2(kh, kt, vh, vp);
+        }
         packed_head = kv;
       }
       task.kt = kt;
@@ -258,7 +263,8 @@ Status AttentionKernel::Run(ops::KernelContext& ctx) {
 
 // One head's keys, transposed and scaled, in rows of keys_pad_ (zeros
 // after the keys), and its values in rows of v_cols_ unless read in place.
-void AttentionKernel::Pack(const float* k, float* kt, const float* v, float* vp) const {
+TESSEL_INLINE void AttentionKernel::Pack(const float* k, float* kt, const float* v,
+                                         float* vp) const {
   for (int64_t e = 0; e < g_.head; ++e) {
     std::fill(kt + e * keys_pad_ + g_.kv_len, kt + (e + 1) * keys_pad_, 0.f);
   }
@@ -318,6 +324,10 @@ TESSEL_INLINE void AttentionKernel::RunTask(const Task& t) const {
       for (; j + N * L <= keys_pad; j += N * L) {
         ScoreTile<L, N>(qp + r * d, d, kt + j, keys_pad_, s + r * key_block_ + j, key_block_);
       }
+      if (N > 2 && j + 2 * L <= keys_pad) {
+        ScoreTile<L, 2>(qp + r * d, d, kt + j, keys_pad_, s + r * key_block_ + j, key_block_);
+        j += 2 * L;
+      }
       for (; j < keys_pad; j += L) {
         ScoreTile<L, 1>(qp + r * d, d, kt + j, keys_pad_, s + r * key_block_ + j, key_block_);
       }
@@ -370,6 +380,11 @@ TESSEL_INLINE void AttentionKernel::RunTask(const Task& t) const {
         ValueTile<L, N>(s + r * key_block_, key_block_, keys, v + c, t.v_stride,
                         o + r * v_cols_ + c, v_cols_);
       }
+      if (N > 2 && c + 2 * L <= v_cols_) {
+        ValueTile<L, 2>(s + r * key_block_, key_block_, keys, v + c, t.v_stride,
+                        o + r * v_cols_ + c, v_cols_);
+        c += 2 * L;
+      }
       for (; c < v_cols_; c += L) {
         ValueTile<L, 1>(s + r * key_block_, key_block_, keys, v + c, t.v_stride,
                         o + r * v_cols_ + c, v_cols_);
@@ -395,6 +410,157 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) void AttentionKernel::RunTa
 
 __attribute__((target("avx2,fma"))) void AttentionKernel::RunTaskAvx2(const Task& t) const {
   RunTask<8>(t);
+}
+
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) void AttentionKernel::PackAvx512(
+    const float* k, float* kt, const float* v, float* vp) const {
+  Pack(k, kt, v, vp);
+}
+
+__attribute__((target("avx2,fma"))) void AttentionKernel::PackAvx2(const float* k, float* kt,
+                                                                   const float* v,
+                                                                   float* vp) const {
+  Pack(k, kt, v, vp);
+}
+
+namespace {
+
+// tessel's Rotary (ops/attention.h): X (rank <= 4, rows of whole features,
+// possibly as a head Transpose left them) read once, rows of Y written in
+// order; rotate_half in vectors of L lanes, the interleaved pairs and the
+// features past rotary_dim one by one.
+class RotaryKernel final : public FastKernel {
+ public:
+  RotaryKernel(const Shape& x, std::array<int64_t, 4> x_strides, std::array<int64_t, 4> cos,
+               std::array<int64_t, 4> sin, int64_t rotary, bool interleaved)
+      : dims_{x[0], x[1], x[2], x[3]},
+        x_(x_strides),
+        cos_(cos),
+        sin_(sin),
+        rotary_(rotary),
+        interleaved_(interleaved) {}
+
+  const std::vector<ops::ScratchNeed>& scratch_needs() const override { return none_; }
+  ir::KernelChoice Choice() const override {
+    return {.family = ir::KernelFamily::kNative,
+            .implementation = interleaved_ ? "rotary interleaved" : "rotary rotate-half"};
+  }
+
+  Status Run(ops::KernelContext& ctx) override {
+    const float* x = ctx.in(0).data<float>();
+    const float* cos = ctx.in(1).data<float>();
+    const float* sin = ctx.in(2).data<float>();
+    float* y = ctx.out(0).data<float>();
+    const int64_t rows = dims_[0] * dims_[1] * dims_[2], width = dims_[3];
+    auto range = [&](int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) {
+        const int64_t c = r % dims_[2], b = r / dims_[2] % dims_[1], a = r / dims_[2] / dims_[1];
+        const auto at = [&](const std::array<int64_t, 4>& s) {
+          return a * s[0] + b * s[1] + c * s[2];
+        };
+        Row(x + at(x_), cos + at(cos_), sin + at(sin_), y + r * width);
+      }
+    };
+    const int64_t bytes = 2 * rows * width * static_cast<int64_t>(sizeof(float));
+    ThreadPool& pool = ThreadPool::Current();
+    const int64_t chunks =
+        bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(rows, 4 * pool.num_threads());
+    if (chunks <= 1) {
+      range(0, rows);
+    } else {
+      pool.ParallelFor(chunks,
+                       [&](int64_t i) { range(rows * i / chunks, rows * (i + 1) / chunks); });
+    }
+    return Status::Ok();
+  }
+
+ private:
+  void Row(const float* x, const float* c, const float* s, float* y) const {
+    if (isa_ == snippets::Isa::kAvx512) {
+      RowAvx512(x, c, s, y);
+    } else {
+      RowAvx2(x, c, s, y);
+    }
+  }
+  __attribute__((target("avx512f,avx512vl,avx2,fma"))) void RowAvx512(const float* x,
+                                                                      const float* c,
+                                                                      const float* s,
+                                                                      float* y) const {
+    RowAny<16>(x, c, s, y);
+  }
+  __attribute__((target("avx2,fma"))) void RowAvx2(const float* x, const float* c, const float* s,
+                                                   float* y) const {
+    RowAny<8>(x, c, s, y);
+  }
+
+  // rotate_half over features [j, half) and their partners, in whole
+  // vectors of L lanes; returns where it stopped.
+  template <int L>
+  TESSEL_INLINE int64_t RotateHalf(const float* x, const float* c, const float* s, float* y,
+                                   int64_t j, int64_t half) const {
+    for (; j + L <= half; j += L) {
+      const auto x1 = Load<L>(x + j), x2 = Load<L>(x + half + j);
+      Store<L>(y + j, x1 * Load<L>(c + j) - x2 * Load<L>(s + j));
+      Store<L>(y + half + j, x2 * Load<L>(c + half + j) + x1 * Load<L>(s + half + j));
+    }
+    return j;
+  }
+
+  template <int L>
+  TESSEL_INLINE void RowAny(const float* x, const float* c, const float* s, float* y) const {
+    const int64_t half = rotary_ / 2;
+    if (interleaved_) {
+      for (int64_t j = 0; j < rotary_; j += 2) {
+        y[j] = x[j] * c[j] - x[j + 1] * s[j];
+        y[j + 1] = x[j + 1] * c[j + 1] + x[j] * s[j + 1];
+      }
+    } else {
+      int64_t j = RotateHalf<L>(x, c, s, y, 0, half);
+      if (L > 8) j = RotateHalf<8>(x, c, s, y, j, half);  // Phi's 8-wide halves
+      for (; j < half; ++j) {
+        y[j] = x[j] * c[j] - x[j + half] * s[j];
+        y[half + j] = x[half + j] * c[half + j] + x[j] * s[half + j];
+      }
+    }
+    std::copy(x + rotary_, x + dims_[3], y + rotary_);
+  }
+
+  const std::array<int64_t, 4> dims_, x_, cos_, sin_;
+  const int64_t rotary_;
+  const bool interleaved_;
+  const snippets::Isa isa_ = std::min(ActiveOptions().isa, snippets::HostIsa());
+  const std::vector<ops::ScratchNeed> none_;
+};
+
+// A shape padded to 4 axes with leading ones.
+Shape Dims4(const Shape& s) {
+  Shape d = s;
+  while (d.size() < 4) d.insert(d.begin(), 1);
+  return d;
+}
+
+}  // namespace
+
+std::unique_ptr<FastKernel> MakeRotary(const ir::Node& node, const std::vector<int64_t>& strides) {
+  if (std::min(ActiveOptions().isa, snippets::HostIsa()) < snippets::Isa::kAvx2) return nullptr;
+  const ir::Value* x = node.input(0);
+  for (size_t i = 0; i < 3; ++i) {
+    if (!node.input(i) || node.input(i)->dtype != DType::kFloat32) return nullptr;
+  }
+  StatusOr<ops::FusedRotaryDims> dims = ops::FusedRotaryShapes(node);
+  if (!dims.ok() || x->shape.size() > 4 || dims->rows == 0) return nullptr;
+  // X's strides as [a, b, c, features]; its rows must be whole.
+  std::array<int64_t, 4> xs = ops::BroadcastStrides4(x->shape);
+  if (!strides.empty()) {
+    const size_t pad = 4 - strides.size();
+    for (size_t a = 0; a < strides.size(); ++a) xs[pad + a] = x->shape[a] == 1 ? 0 : strides[a];
+    if (x->shape.back() > 1 && xs[3] != 1) return nullptr;
+  }
+  // cos and sin against X's rows: right-aligned, their features R wide.
+  return std::make_unique<RotaryKernel>(Dims4(x->shape), xs,
+                                        ops::BroadcastStrides4(node.input(1)->shape),
+                                        ops::BroadcastStrides4(node.input(2)->shape), dims->rotary,
+                                        node.attrs.Int("interleaved", 0) != 0);
 }
 
 std::unique_ptr<FastKernel> MakeFusedAttention(const ir::Node& node,
@@ -448,7 +614,20 @@ void ReadAttentionTransposesStrided(const ir::Graph& graph,
   const auto& nodes = graph.nodes();
   for (size_t n = 0; n < nodes.size(); ++n) {
     const ir::Node& node = *nodes[n];
-    if (!kernels[n] || node.op_type != "FusedAttention" || node.domain != "tessel") continue;
+    if (!kernels[n] || node.domain != "tessel") continue;
+    if (node.op_type == "Rotary") {
+      RelayoutKernel* t = adjacent.Producing(node.inputs[0]);
+      if (!t) continue;
+      const ir::Value* x = node.inputs[0];
+      std::unique_ptr<FastKernel> strided =
+          MakeRotary(node, TransposedStrides(x->shape, t->perm(), true));
+      if (!strided) continue;
+      kernels[n] = std::move(strided);
+      t->Relayout(RelayoutKernel::Mode::kUnpermuted);
+      layouts[static_cast<size_t>(x->id)] = ir::Layout::kUnpermuted;
+      continue;
+    }
+    if (node.op_type != "FusedAttention") continue;
     AttentionOperandStrides strides;
     std::array<RelayoutKernel*, 4> around{};
     std::array<const ir::Value*, 4> between{};

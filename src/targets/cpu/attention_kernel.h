@@ -1,7 +1,8 @@
-// tessel's FusedAttention (ops/attention.cc) on the CPU: one kernel, tiled
+// tessel's FusedAttention (ops/attention.h) on the CPU: one kernel, tiled
 // over query rows and key blocks, with an online softmax (attention_kernel.cc
 // says how). Its operands may lie as the Transposes next to it left them
 // (attention's heads): it reads Q, K and V and writes Y through strides.
+// And tessel's Rotary, whose X may lie so too.
 #pragma once
 
 #include <array>
@@ -37,6 +38,8 @@ class AttentionKernel final : public FastKernel {
   void RunTaskAvx512(const Task& t) const;
   void RunTaskAvx2(const Task& t) const;
   void Pack(const float* k, float* kt, const float* v, float* vp) const;
+  void PackAvx512(const float* k, float* kt, const float* v, float* vp) const;
+  void PackAvx2(const float* k, float* kt, const float* v, float* vp) const;
 
   const AttentionGeometry g_;
   snippets::Isa isa_;
@@ -57,10 +60,16 @@ using AttentionOperandStrides = std::array<std::vector<int64_t>, 4>;
 std::unique_ptr<FastKernel> MakeFusedAttention(const ir::Node& node,
                                                const AttentionOperandStrides& strides = {});
 
+// tessel's Rotary, X read through `strides` (one per axis, in floats) when
+// given (a head Transpose's); null where the reference kernel runs it.
+std::unique_ptr<FastKernel> MakeRotary(const ir::Node& node,
+                                       const std::vector<int64_t>& strides = {});
+
 // After NegotiateLayouts: the plain Transposes that make a FusedAttention's
 // Q, K or V, or that alone read its result (attention's head Transposes),
-// become views (AdjacentTransposes), the kernel rebuilt to read and write
-// the tensors between through their strides.
+// and those that make a Rotary's X, become views (AdjacentTransposes), the
+// kernel rebuilt to read and write the tensors between through their
+// strides.
 void ReadAttentionTransposesStrided(const ir::Graph& graph,
                                     std::vector<std::unique_ptr<FastKernel>>& kernels,
                                     std::vector<ir::Layout>& layouts);

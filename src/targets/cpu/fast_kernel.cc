@@ -67,6 +67,8 @@ const std::map<std::pair<std::string, std::string>, KernelMaker>& KernelTable() 
         {{"", "ReduceL1"}, reduce},
         {{"", "ReduceL2"}, reduce},
         {{"", "ReduceLogSum"}, reduce},
+        {{"tessel", "Rotary"},
+         [](const ir::Node& n, int, ActivationLayout) { return MakeRotary(n); }},
         {{"tessel", "FusedAttention"},
          [](const ir::Node& n, int, ActivationLayout) { return MakeFusedAttention(n); }},
         {{"tessel", "ChannelShuffle"},

@@ -836,6 +836,33 @@ TEST(FastAttention, Matches_the_reference_on_every_isa) {
   });
 }
 
+TEST(FastRotary, Matches_the_reference_on_every_isa) {
+  // rotate_half with halves of whole vectors and not, a partial rotation,
+  // interleaved pairs; cos and sin broadcast along every axis.
+  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
+    GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
+  }
+  struct Case {
+    Shape x, table;
+    int64_t rotary;
+    bool interleaved;
+  };
+  const Case cases[] = {
+      {{1, 8, 64, 64}, {64, 64}, 64, false},     {{1, 8, 64, 32}, {1, 1, 64, 16}, 16, false},
+      {{2, 3, 5, 40}, {2, 1, 5, 40}, 40, false}, {{1, 3, 7, 10}, {7, 10}, 10, true},
+      {{6, 9, 24}, {9, 24}, 24, false},          {{4, 12}, {8}, 8, true},
+  };
+  OnEveryFastIsa([&] {
+    for (const Case& c : cases) {
+      AttributeMap a;
+      a.Set("rotary_dim", c.rotary);
+      a.Set("interleaved", int64_t{c.interleaved ? 1 : 0});
+      OneNode t("Rotary", "tessel", {c.x, c.table, c.table}, {false, true, true}, a);
+      ExpectMatchesReference(t);
+    }
+  });
+}
+
 TEST(FastSplit, Uneven_parts_on_the_last_and_a_middle_axis) {
   for (int64_t axis : {-1, 1}) {
     SCOPED_TRACE(axis);

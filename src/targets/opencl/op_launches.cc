@@ -750,6 +750,30 @@ Status FusedAttention(const NodeContext& c, std::vector<PendingLaunch>* launches
   return Status::Ok();
 }
 
+// tessel's Rotary (passes/fuse_rotary): an item per element.
+Status Rotary(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  const ir::Value* x = c.node.input(0);
+  const ir::Value* y = c.node.output(0);
+  if (x->dtype != DType::kFloat32) return Unsupported(c.node, "runs Rotary on float32 only");
+  if (x->shape.size() > 4) return Unsupported(c.node, "runs Rotary on at most 4 axes");
+  TESSEL_ASSIGN_OR_RETURN(const ops::FusedRotaryDims d, ops::FusedRotaryShapes(c.node));
+  Shape x4 = x->shape;
+  while (x4.size() < 4) x4.insert(x4.begin(), 1);
+  const std::array<int64_t, 4> cs = ops::BroadcastStrides4(c.node.input(1)->shape);
+  const std::array<int64_t, 4> ss = ops::BroadcastStrides4(c.node.input(2)->shape);
+  PendingLaunch l;
+  l.kernel_name = "f32_rotary";
+  l.args.Tensor(c.ref(x)).Tensor(c.ref(c.node.input(1))).Tensor(c.ref(c.node.input(2)));
+  l.args.Tensor(c.ref(y)).Int(d.width).Int(d.rotary).Int(c.node.attrs.Int("interleaved", 0));
+  l.args.Int(x4[1]).Int(x4[2]).Int(cs[0]).Int(cs[1]).Int(cs[2]).Int(ss[0]).Int(ss[1]).Int(ss[2]);
+  l.args.Int(d.rows);
+  l.geometry = Grid(d.width, d.rows, 1);
+  l.bytes = 2 * Bytes(x) + Bytes(c.node.input(1)) + Bytes(c.node.input(2));
+  l.flops = 3 * NumElements(x->shape);
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
 Status LayerNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const ir::Value* x = c.node.input(0);
   const ir::Value* scale = c.node.input(1);
@@ -891,6 +915,7 @@ const std::map<std::pair<std::string, std::string>, LaunchBuilder>& KernelTable(
       {{"", "Softmax"}, Softmax},
       {{"", "LogSoftmax"}, Softmax},
       {{"tessel", "FusedAttention"}, FusedAttention},
+      {{"tessel", "Rotary"}, Rotary},
       {{"", "LayerNormalization"}, LayerNorm},
       {{"", "InstanceNormalization"}, InstanceNorm},
       {{"", "BatchNormalization"}, BatchNorm},

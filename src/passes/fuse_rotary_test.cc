@@ -1,0 +1,146 @@
+#include "passes/fuse_rotary.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+#include "ir/verifier.h"
+#include "ops/op_test_util.h"
+#include "passes/infer_shapes.h"
+
+namespace tessel::passes {
+namespace {
+
+using ops::test_util::EvaluateGraph;
+using ops::test_util::ExpectAllNear;
+using ops::test_util::RandomFloats;
+
+constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();  // a Slice to the end
+
+// Rotary embeddings as the exporters write them out.
+struct Rope {
+  ir::Graph g;
+  std::vector<Tensor> inputs;
+  int slices = 0;
+
+  Rope() { g.set_opset_version(17); }
+
+  ir::Value* Input(const std::string& name, const Shape& shape) {
+    ir::Value* v = g.AddValue(name, DType::kFloat32, shape, true);
+    g.inputs().push_back(v);
+    inputs.push_back(RandomFloats(shape, static_cast<uint32_t>(inputs.size() + 5)));
+    return v;
+  }
+  ir::Value* Ints(const std::vector<int64_t>& v) {
+    return g.AddConstant("c" + std::to_string(g.values().size()),
+                         Tensor::FromVector<int64_t>(v, {static_cast<int64_t>(v.size())}));
+  }
+  ir::Value* Op(const std::string& op, const std::vector<ir::Value*>& in) {
+    ir::Value* y = g.AddValue(op + std::to_string(g.nodes().size()));
+    g.AddNode(op, y->name, in, {y});
+    return y;
+  }
+  // x[..., start:end:step] on the last axis.
+  ir::Value* Slice(ir::Value* x, int64_t start, int64_t end, int64_t step = 1) {
+    ++slices;
+    return Op("Slice", {x, Ints({start}), Ints({end}), Ints({-1}), Ints({step})});
+  }
+  ir::Value* Concat(const std::vector<ir::Value*>& in) {
+    ir::Value* y = Op("Concat", in);
+    y->producer->attrs.Set("axis", int64_t{-1});
+    return y;
+  }
+  // rotate_half(x): cat(-x[..., R/2:], x[..., :R/2]).
+  ir::Value* RotateHalf(ir::Value* x, int64_t r) {
+    return Concat({Op("Neg", {Slice(x, r / 2, kEnd)}), Slice(x, 0, r / 2)});
+  }
+  // timm's rot(x): stack([-x[..., 1::2], x[..., ::2]], -1).reshape(x.shape).
+  ir::Value* Interleaved(ir::Value* x, const Shape& shape) {
+    ir::Value* odd = Op("Unsqueeze", {Op("Neg", {Slice(x, 1, kEnd, 2)}), Ints({-1})});
+    ir::Value* even = Op("Unsqueeze", {Slice(x, 0, kEnd, 2), Ints({-1})});
+    return Op("Reshape", {Concat({odd, even}), Ints(std::vector<int64_t>(shape))});
+  }
+  ir::Value* Embed(ir::Value* x, ir::Value* rot, ir::Value* cos, ir::Value* sin) {
+    return Op("Add", {Op("Mul", {x, cos}), Op("Mul", {sin, rot})});
+  }
+  void Output(ir::Value* y) {
+    g.outputs() = {Op("Relu", {y})};  // a reader after it, as in a model
+    const Status s = InferShapes(g);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  int Count(const std::string& op) const {
+    int n = 0;
+    for (const auto& node : g.nodes()) n += node->op_type == op;
+    return n;
+  }
+  void ExpectFused(int expected) {
+    const std::vector<Tensor> before = EvaluateGraph(g, inputs);
+    StatusOr<int> fused = FuseRotary(g);
+    ASSERT_TRUE(fused.ok()) << fused.status().message();
+    EXPECT_EQ(*fused, expected);
+    const Status ok = ir::VerifyGraph(g, true);
+    EXPECT_TRUE(ok.ok()) << ok.message();
+    ExpectAllNear(before, EvaluateGraph(g, inputs), 1e-5f);
+  }
+};
+
+// Llama's q * cos + rotate_half(q) * sin, cos and sin [S, D].
+TEST(FuseRotary, Rotate_half_is_one_node) {
+  Rope r;
+  ir::Value* x = r.Input("x", {1, 4, 6, 8});
+  ir::Value* cos = r.Input("cos", {6, 8});
+  ir::Value* sin = r.Input("sin", {1, 1, 6, 8});
+  r.Output(r.Embed(x, r.RotateHalf(x, 8), cos, sin));
+  r.ExpectFused(1);
+  EXPECT_EQ(r.Count("Slice") + r.Count("Concat") + r.Count("Neg") + r.Count("Mul"), 0);
+  EXPECT_EQ(r.Count("Rotary"), 1);
+}
+
+// Phi's partial rotation: the first R features embedded, the rest after.
+TEST(FuseRotary, A_partial_rotation_is_one_node_over_the_whole_features) {
+  Rope r;
+  ir::Value* x = r.Input("x", {2, 3, 5, 12});
+  ir::Value* cos = r.Input("cos", {1, 1, 5, 4});
+  ir::Value* sin = r.Input("sin", {1, 1, 5, 4});
+  ir::Value* rot = r.Slice(x, 0, 4);
+  ir::Value* pass = r.Slice(x, 4, kEnd);
+  r.Output(r.Concat({r.Embed(rot, r.RotateHalf(rot, 4), cos, sin), pass}));
+  r.ExpectFused(1);
+  ASSERT_EQ(r.Count("Rotary"), 1);
+  EXPECT_EQ(r.Count("Slice") + r.Count("Concat"), 0);
+  for (const auto& n : r.g.nodes()) {
+    if (n->op_type == "Rotary") EXPECT_EQ(n->attrs.Int("rotary_dim", 0), 4);
+  }
+}
+
+// EVA-02's interleaved pairs.
+TEST(FuseRotary, Interleaved_pairs_are_one_node) {
+  Rope r;
+  const Shape shape = {1, 3, 7, 10};
+  ir::Value* x = r.Input("x", shape);
+  ir::Value* cos = r.Input("cos", {7, 10});
+  ir::Value* sin = r.Input("sin", {7, 10});
+  r.Output(r.Embed(x, r.Interleaved(x, shape), cos, sin));
+  r.ExpectFused(1);
+  EXPECT_EQ(r.Count("Slice") + r.Count("Concat") + r.Count("Reshape"), 0);
+}
+
+// Halves swapped the other way, or a sine of one feature: not a rotary
+// embedding the node computes; stays.
+TEST(FuseRotary, Other_rotations_stay) {
+  for (int variant = 0; variant < 2; ++variant) {
+    Rope r;
+    ir::Value* x = r.Input("x", {1, 2, 4, 8});
+    ir::Value* cos = r.Input("cos", {4, 8});
+    ir::Value* sin = r.Input("sin", {4, variant == 1 ? 1 : 8});
+    ir::Value* rot = variant == 0 ? r.Concat({r.Op("Neg", {r.Slice(x, 0, 4)}), r.Slice(x, 4, kEnd)})
+                                  : r.RotateHalf(x, 8);
+    r.Output(r.Embed(x, rot, cos, sin));
+    r.ExpectFused(0);
+    EXPECT_EQ(r.Count("Rotary"), 0) << variant;
+  }
+}
+
+}  // namespace
+}  // namespace tessel::passes
