@@ -39,4 +39,12 @@ struct LastAxisRange {
 // Its range, or nullopt for any other node.
 std::optional<LastAxisRange> LastAxisRangeOf(const ir::Node& node, int opset);
 
+// The strides (in elements) of `shape` held as a Transpose of permutation
+// `perm` lies: unpermuted (as its input x, `shape` its output: axis i is x's
+// axis perm[i]), or permuted (as its output, `shape` its input: axis perm[j]
+// is the output's axis j). What a kernel reads or writes through when the
+// Transpose next to it is a view.
+std::vector<int64_t> TransposedStrides(const std::vector<int64_t>& shape,
+                                       const std::vector<int64_t>& perm, bool unpermuted);
+
 }  // namespace tessel::ops

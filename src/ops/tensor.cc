@@ -881,4 +881,26 @@ std::optional<LastAxisRange> LastAxisRangeOf(const ir::Node& node, int opset) {
   return range;
 }
 
+std::vector<int64_t> TransposedStrides(const std::vector<int64_t>& shape,
+                                       const std::vector<int64_t>& perm, bool unpermuted) {
+  const size_t r = shape.size();
+  std::vector<int64_t> held(r), strides(r, 1), out(r);
+  for (size_t i = 0; i < r; ++i) {
+    if (unpermuted) {
+      held[static_cast<size_t>(perm[i])] = shape[i];
+    } else {
+      held[i] = shape[static_cast<size_t>(perm[i])];
+    }
+  }
+  for (size_t i = r - 1; i > 0; --i) strides[i - 1] = strides[i] * held[i];
+  for (size_t i = 0; i < r; ++i) {
+    if (unpermuted) {
+      out[i] = strides[static_cast<size_t>(perm[i])];
+    } else {
+      out[static_cast<size_t>(perm[i])] = strides[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace tessel::ops

@@ -22,6 +22,7 @@
 
 #include "ops/attention.h"
 #include "ops/op_util.h"
+#include "ops/strided_view.h"
 #include "snippets/isa.h"
 #include "targets/cpu/options.h"
 #include "targets/cpu/thread_pool.h"
@@ -620,7 +621,7 @@ void ReadAttentionTransposesStrided(const ir::Graph& graph,
       if (!t) continue;
       const ir::Value* x = node.inputs[0];
       std::unique_ptr<FastKernel> strided =
-          MakeRotary(node, TransposedStrides(x->shape, t->perm(), true));
+          MakeRotary(node, ops::TransposedStrides(x->shape, t->perm(), true));
       if (!strided) continue;
       kernels[n] = std::move(strided);
       t->Relayout(RelayoutKernel::Mode::kUnpermuted);
@@ -636,11 +637,12 @@ void ReadAttentionTransposesStrided(const ir::Graph& graph,
       // An input read twice (self-attention of one tensor) stays plain.
       const bool shared = std::count(node.inputs.begin(), node.inputs.end(), between[i]) > 1;
       around[i] = shared ? nullptr : adjacent.Producing(between[i]);
-      if (around[i]) strides[i] = TransposedStrides(between[i]->shape, around[i]->perm(), true);
+      if (around[i])
+        strides[i] = ops::TransposedStrides(between[i]->shape, around[i]->perm(), true);
     }
     between[3] = node.output(0);
     around[3] = adjacent.Reading(between[3]);
-    if (around[3]) strides[3] = TransposedStrides(between[3]->shape, around[3]->perm(), false);
+    if (around[3]) strides[3] = ops::TransposedStrides(between[3]->shape, around[3]->perm(), false);
     if (std::none_of(around.begin(), around.end(), [](auto* k) { return k != nullptr; })) continue;
     std::unique_ptr<FastKernel> strided = MakeFusedAttention(node, strides);
     if (!strided) continue;

@@ -140,28 +140,6 @@ std::atomic<int64_t> built{0};
 
 }  // namespace
 
-std::vector<int64_t> TransposedStrides(const std::vector<int64_t>& shape,
-                                       const std::vector<int64_t>& perm, bool unpermuted) {
-  const size_t r = shape.size();
-  std::vector<int64_t> held(r), strides(r, 1), out(r);
-  for (size_t i = 0; i < r; ++i) {
-    if (unpermuted) {
-      held[static_cast<size_t>(perm[i])] = shape[i];
-    } else {
-      held[i] = shape[static_cast<size_t>(perm[i])];
-    }
-  }
-  for (size_t i = r - 1; i > 0; --i) strides[i - 1] = strides[i] * held[i];
-  for (size_t i = 0; i < r; ++i) {
-    if (unpermuted) {
-      out[i] = strides[static_cast<size_t>(perm[i])];
-    } else {
-      out[static_cast<size_t>(perm[i])] = strides[i];
-    }
-  }
-  return out;
-}
-
 AdjacentTransposes::AdjacentTransposes(const ir::Graph& graph,
                                        std::vector<std::unique_ptr<FastKernel>>& kernels,
                                        const std::vector<ir::Layout>& layouts)

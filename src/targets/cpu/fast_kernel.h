@@ -128,17 +128,10 @@ class RelayoutKernel : public FastKernel {
   Mode mode_ = Mode::kPlain;
 };
 
-// The strides (in elements) of `shape` held as a Transpose of permutation
-// `perm` lies: unpermuted (as its input x, `shape` its output: axis i is x's
-// axis perm[i]), or permuted (as its output, `shape` its input: axis perm[j]
-// is the output's axis j).
-std::vector<int64_t> TransposedStrides(const std::vector<int64_t>& shape,
-                                       const std::vector<int64_t>& perm, bool unpermuted);
-
 // After NegotiateLayouts: the plain Transposes next to a kernel's operands
 // that could become views (RelayoutKernel::Mode::kUnpermuted, kPermuted),
 // the kernel reading or writing the tensor between them through
-// TransposedStrides. The tensor must be theirs alone (one reader, no graph
+// ops::TransposedStrides. The tensor must be theirs alone (one reader, no graph
 // output), plain, and so must the Transpose's other side.
 class AdjacentTransposes {
  public:

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "ops/strided_view.h"
 #include "targets/cpu/onednn_internal.h"
 #include "targets/cpu/onednn_kernels.h"
 
@@ -257,7 +258,7 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset,
     const std::vector<int64_t>& perm = transposed.inputs[static_cast<size_t>(input)];
     if (!perm.empty()) {
       memory::dims strides(rank - v->shape.size(), NumElements(v->shape));
-      const memory::dims held = TransposedStrides(v->shape, perm, true);
+      const memory::dims held = ops::TransposedStrides(v->shape, perm, true);
       strides.insert(strides.end(), held.begin(), held.end());
       op.plain = memory::desc(memory::dims(op.dims.begin(), op.dims.end()), memory::data_type::f32,
                               strides);
@@ -270,7 +271,7 @@ std::unique_ptr<FastKernel> MakeOneDnnMatMul(const ir::Node& node, int opset,
     return OneDnnMatMul::Make(operand(a, 0), operand(b, 1), nullptr, y->shape);
   }
   const memory::desc dst(memory::dims(y->shape.begin(), y->shape.end()), memory::data_type::f32,
-                         TransposedStrides(y->shape, transposed.output, false));
+                         ops::TransposedStrides(y->shape, transposed.output, false));
   return OneDnnMatMul::Make(operand(a, 0), operand(b, 1), nullptr, y->shape, false, &dst);
 }
 
@@ -350,7 +351,7 @@ std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node,
         transposed.inputs[0].empty()
             ? PlainDesc(a->shape)
             : memory::desc(memory::dims(a->shape.begin(), a->shape.end()), memory::data_type::f32,
-                           TransposedStrides(a->shape, transposed.inputs[0], true));
+                           ops::TransposedStrides(a->shape, transposed.inputs[0], true));
     std::vector<int64_t> w_dims(r - 2, 1), b_dims(r - 1, 1);
     w_dims.insert(w_dims.end(), {k, n});
     b_dims.push_back(n);
@@ -362,7 +363,7 @@ std::unique_ptr<FastKernel> MakeOneDnnFusedMatMul(const ir::Node& node,
         transposed.output.empty()
             ? PlainDesc(y->shape)
             : memory::desc(memory::dims(y->shape.begin(), y->shape.end()), memory::data_type::f32,
-                           TransposedStrides(y->shape, transposed.output, false));
+                           ops::TransposedStrides(y->shape, transposed.output, false));
     kernel = OneDnnMatMul::Make(src, weights, &row, y->shape, z != nullptr, &dst);
   } else {
     // One set of weights for every row: A's leading dims fold into the rows.

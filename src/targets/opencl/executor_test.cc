@@ -357,6 +357,90 @@ TEST_F(OpenClTest, FusedMatMul_bias_in_the_product_and_residual_as_an_epilogue) 
   EXPECT_TRUE(Used("f32_conv_epilogue"));
 }
 
+// BERT's attention: q, k, v split into heads by Reshape + Transpose, the
+// scores scaled and masked, the result merged back. One FusedAttention
+// launch reads the heads and writes the merged result through the
+// Transposes' strides: no copy is launched (each Transpose a view).
+TEST_F(OpenClTest, Attention_reads_and_writes_its_heads_through_strides) {
+  const int64_t S = 9, H = 2, D = 8;
+  ModelBuilder b(13);
+  b.Initializer("heads", Tensor::FromVector<int64_t>({1, S, H, D}, {4}));
+  b.Initializer("merged", Tensor::FromVector<int64_t>({1, S, H * D}, {3}));
+  b.Initializer("root", Tensor::FromVector<float>({2.83f}, {}));
+  for (const std::string x : {"q", "k", "v"}) {
+    b.Input(x, DType::kFloat32, {1, S, H * D});
+    b.Node("Reshape", {x, "heads"}, {x + ".h"});
+    ModelBuilder::SetAttr(
+        b.Node("Transpose", {x + ".h"}, {x + ".t"}), "perm",
+        x == "k" ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3});
+  }
+  b.Input("mask", DType::kFloat32, {1, 1, 1, S});
+  b.Node("MatMul", {"q.t", "k.t"}, {"s"});
+  b.Node("Div", {"s", "root"}, {"sd"});
+  b.Node("Add", {"sd", "mask"}, {"sm"});
+  b.Node("Softmax", {"sm"}, {"p"});
+  b.Node("MatMul", {"p", "v.t"}, {"o"});
+  ModelBuilder::SetAttr(b.Node("Transpose", {"o"}, {"o.t"}), "perm",
+                        std::vector<int64_t>{0, 2, 1, 3});
+  b.Node("Reshape", {"o.t", "merged"}, {"y"});
+  b.Output("y");
+  ExpectMatchesReference(b, /*fusion=*/true);
+  EXPECT_TRUE(Used("f32_attention_rows"));
+  EXPECT_FALSE(Used("b32_strided_copy"));
+}
+
+// Llama's: rotary embeddings on q and k (read through the head Transposes'
+// strides), grouped-query heads repeated by Expand (read as they are).
+TEST_F(OpenClTest, Rotary_and_grouped_query_attention) {
+  const int64_t S = 7, D = 8, Hq = 4, Hkv = 2;
+  ModelBuilder b(17);
+  auto ints = [&](const std::string& name, const std::vector<int64_t>& v) {
+    b.Initializer(name, Tensor::FromVector<int64_t>(v, {static_cast<int64_t>(v.size())}));
+  };
+  ints("half", {D / 2});
+  ints("zero", {0});
+  ints("end", {D});
+  ints("last", {-1});
+  ints("axis2", {2});
+  ints("expand", {1, Hkv, Hq / Hkv, S, D});
+  ints("heads", {1, Hq, S, D});
+  b.Input("cos", DType::kFloat32, {S, D});
+  b.Input("sin", DType::kFloat32, {S, D});
+  for (const std::string x : {"q", "k", "v"}) {
+    const int64_t h = x == "q" ? Hq : Hkv;
+    b.Input(x, DType::kFloat32, {1, S, h * D});
+    ints(x + ".split", {1, S, h, D});
+    b.Node("Reshape", {x, x + ".split"}, {x + ".h"});
+    ModelBuilder::SetAttr(b.Node("Transpose", {x + ".h"}, {x + ".t"}), "perm",
+                          std::vector<int64_t>{0, 2, 1, 3});
+  }
+  for (const std::string x : {"q", "k"}) {
+    b.Node("Slice", {x + ".t", "half", "end", "last"}, {x + ".x2"});
+    b.Node("Slice", {x + ".t", "zero", "half", "last"}, {x + ".x1"});
+    b.Node("Neg", {x + ".x2"}, {x + ".n"});
+    ModelBuilder::SetAttr(b.Node("Concat", {x + ".n", x + ".x1"}, {x + ".rot"}), "axis",
+                          int64_t{-1});
+    b.Node("Mul", {x + ".t", "cos"}, {x + ".c"});
+    b.Node("Mul", {x + ".rot", "sin"}, {x + ".s"});
+    b.Node("Add", {x + ".c", x + ".s"}, {x + ".e"});
+  }
+  for (const std::string x : {"k.e", "v.t"}) {
+    b.Node("Unsqueeze", {x, "axis2"}, {x + ".u"});
+    b.Node("Expand", {x + ".u", "expand"}, {x + ".x"});
+    b.Node("Reshape", {x + ".x", "heads"}, {x + ".r"});
+  }
+  ModelBuilder::SetAttr(b.Node("Transpose", {"k.e.r"}, {"kt"}), "perm",
+                        std::vector<int64_t>{0, 1, 3, 2});
+  b.Node("MatMul", {"q.e", "kt"}, {"scores"});
+  b.Node("Softmax", {"scores"}, {"p"});
+  b.Node("MatMul", {"p", "v.t.r"}, {"y"});
+  b.Output("y");
+  ExpectMatchesReference(b, /*fusion=*/true);
+  EXPECT_TRUE(Used("f32_rotary"));
+  EXPECT_TRUE(Used("f32_attention_rows"));
+  EXPECT_FALSE(Used("b32_strided_copy"));
+}
+
 TEST_F(OpenClTest, MaxPool_ceil_mode) {
   ModelBuilder b(13);
   b.Input("x", DType::kFloat32, {1, 3, 10, 9});

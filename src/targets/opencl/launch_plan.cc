@@ -251,6 +251,15 @@ StatusOr<std::optional<snippets::KernelIR>> LowerNodeSnippet(const ir::Node& nod
   return std::optional<snippets::KernelIR>(std::move(*ir));
 }
 
+std::vector<bool> InBuffers(const ir::Graph& graph, const PlanOptions& options) {
+  std::vector<bool> in_buffer(graph.values().size(), true);
+  if (!options.storage) return in_buffer;
+  for (size_t v = 0; v < in_buffer.size(); ++v) {
+    in_buffer[v] = options.storage->values[v].scope == ir::StorageScope::kGlobal;
+  }
+  return in_buffer;
+}
+
 std::string SnippetKernelName(size_t index) {
   return "f32_snippet_" + std::to_string(index) + "__opencl";
 }
@@ -265,6 +274,7 @@ StatusOr<LaunchPlan> PlanLaunches(const ir::Graph& graph, const ir::MemoryLayout
   plan.snippets.resize(nodes.size());
   plan.snippet_image_args.resize(nodes.size());
   ScratchTextures scratch;
+  const std::vector<std::vector<int64_t>> held = HeldStrides(graph, InBuffers(graph, options));
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (options.storage && options.storage->image_node[i]) {
       const size_t first = plan.launches.size();
@@ -284,6 +294,7 @@ StatusOr<LaunchPlan> PlanLaunches(const ir::Graph& graph, const ir::MemoryLayout
                     snippet ? SnippetKernelName(i) : std::string(),
                     snippet && nodes[i]->op_type != "Subgraph" ? &single_op_inputs : nullptr};
     ctx.compute_units = std::max<int64_t>(options.compute_units, 1);
+    ctx.held = &held;
     const size_t first = plan.launches.size();
     TESSEL_RETURN_IF_ERROR(BuildNodeLaunches(ctx, &plan.launches));
     for (size_t k = first; k < plan.launches.size(); ++k) {

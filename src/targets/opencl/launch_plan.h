@@ -74,6 +74,10 @@ struct PlanOptions {
   const StorageDecisions* storage = nullptr;
 };
 
+// By value id, whether the value lives in a buffer (not an image) under
+// `options.storage`: HeldStrides' `in_buffer`.
+std::vector<bool> InBuffers(const ir::Graph& graph, const PlanOptions& options);
+
 // The name of node `index`'s snippet kernel ("f32_snippet_<index>__opencl").
 std::string SnippetKernelName(size_t index);
 

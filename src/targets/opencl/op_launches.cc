@@ -10,6 +10,7 @@
 #include "ops/movement_plan.h"
 #include "ops/nn_internal.h"
 #include "ops/spatial_plan.h"
+#include "ops/strided_view.h"
 
 namespace tessel::opencl {
 
@@ -138,6 +139,10 @@ Status Copy(const NodeContext& c, std::vector<PendingLaunch>* launches) {
 // Transpose, Slice, Concat, Split, Expand, ChannelShuffle: the strided
 // copies of ops/movement_plan.h, each one launch.
 Status Movement(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  if (c.node.op_type == "Transpose" &&
+      (!c.HeldStrides(c.node.output(0)).empty() || !c.HeldStrides(c.node.input(0)).empty())) {
+    return Copy(c, launches);  // a view: its reader or writer strides
+  }
   StatusOr<std::vector<ops::StridedCopy>> copies = ops::PlanMovement(c.node, c.opset);
   if (!copies.ok()) return tessel::Unsupported("the OpenCL target: " + copies.status().message());
   for (const ops::StridedCopy& k : *copies) {
@@ -735,6 +740,15 @@ Status FusedAttention(const NodeContext& c, std::vector<PendingLaunch>* launches
   if (q->dtype != DType::kFloat32)
     return Unsupported(c.node, "runs FusedAttention on float32 only");
   TESSEL_ASSIGN_OR_RETURN(const ops::FusedAttentionDims d, ops::FusedAttentionShapes(c.node));
+  // Each operand's strides as [B, H, S, D]: plain, or as a head Transpose
+  // next to it lies.
+  auto strides4 = [&](const ir::Value* x) {
+    std::vector<int64_t> st = c.HeldStrides(x);
+    if (st.empty()) st = StridesOf(x->shape);
+    std::array<int64_t, 4> out{};
+    for (size_t a = 0; a < st.size(); ++a) out[4 - st.size() + a] = st[a];
+    return out;
+  };
   PendingLaunch l;
   l.kernel_name = "f32_attention_rows";
   l.args.Tensor(c.ref(q)).Tensor(c.ref(k)).Tensor(c.ref(v));
@@ -743,6 +757,9 @@ Status FusedAttention(const NodeContext& c, std::vector<PendingLaunch>* launches
   l.args.Int(d.v_head);
   for (int64_t s : d.bias_strides) l.args.Int(s);
   l.args.Float(c.node.attrs.Float("scale", 1.0f)).Int(c.node.attrs.Int("zero_masked_rows", 0));
+  for (const ir::Value* x : {q, k, v, y}) {
+    for (int64_t st : strides4(x)) l.args.Int(st);
+  }
   l.geometry = Rows(d.batch * d.q_heads * d.q_len);
   l.bytes = Bytes(q) + Bytes(k) + Bytes(v) + Bytes(bias) + Bytes(y);
   l.flops = 2 * d.batch * d.q_heads * d.q_len * d.kv_len * (d.head + d.v_head);
@@ -767,6 +784,11 @@ Status Rotary(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   l.args.Tensor(c.ref(y)).Int(d.width).Int(d.rotary).Int(c.node.attrs.Int("interleaved", 0));
   l.args.Int(x4[1]).Int(x4[2]).Int(cs[0]).Int(cs[1]).Int(cs[2]).Int(ss[0]).Int(ss[1]).Int(ss[2]);
   l.args.Int(d.rows);
+  // X's strides as [a, b, c, features]: plain, or as a head Transpose lies.
+  std::vector<int64_t> xs = c.HeldStrides(x);
+  if (xs.empty()) xs = StridesOf(x->shape);
+  while (xs.size() < 4) xs.insert(xs.begin(), 0);
+  for (int64_t st : xs) l.args.Int(st);
   l.geometry = Grid(d.width, d.rows, 1);
   l.bytes = 2 * Bytes(x) + Bytes(c.node.input(1)) + Bytes(c.node.input(2));
   l.flops = 3 * NumElements(x->shape);
@@ -954,6 +976,53 @@ ResizeTables MakeResizeTables(const ops::AxisSampling& rows, const ops::AxisSamp
     return std::vector<unsigned char>(p, p + v.size() * sizeof(v[0]));
   };
   return {.index = bytes(index), .weight = bytes(weight)};
+}
+
+std::vector<std::vector<int64_t>> HeldStrides(const ir::Graph& graph,
+                                              const std::vector<bool>& in_buffer) {
+  std::vector<std::vector<int64_t>> held(graph.values().size());
+  const std::vector<std::vector<ir::Node*>> consumers = graph.Consumers();
+  std::vector<bool> is_output(graph.values().size(), false);
+  for (const ir::Value* v : graph.outputs()) is_output[static_cast<size_t>(v->id)] = true;
+  const auto id = [](const ir::Value* v) { return static_cast<size_t>(v->id); };
+  // A float32 Transpose between buffers, `between` one of its sides and
+  // theirs alone (no graph output, one reader), neither side held yet.
+  const auto transpose = [&](const ir::Node* t, const ir::Value* between) -> bool {
+    if (!t || t->op_type != "Transpose" || !t->domain.empty() || !t->input(0) || !t->output(0) ||
+        t->output(0)->dtype != DType::kFloat32) {
+      return false;
+    }
+    const ir::Value* a = t->input(0);
+    const ir::Value* b = t->output(0);
+    return !is_output[id(between)] && consumers[id(between)].size() == 1 && in_buffer[id(a)] &&
+           in_buffer[id(b)] && held[id(a)].empty() && held[id(b)].empty();
+  };
+  const auto perm = [](const ir::Node& t) {
+    std::vector<int64_t> p = t.attrs.Ints("perm", {});
+    if (p.empty()) {
+      for (size_t i = t.input(0)->shape.size(); i-- > 0;) p.push_back(static_cast<int64_t>(i));
+    }
+    return p;
+  };
+  for (const auto& owned : graph.nodes()) {
+    const ir::Node& n = *owned;
+    if (n.domain != "tessel" || (n.op_type != "FusedAttention" && n.op_type != "Rotary")) continue;
+    const size_t operands = n.op_type == "Rotary" ? 1 : 3;
+    for (size_t k = 0; k < operands && k < n.inputs.size(); ++k) {
+      const ir::Value* v = n.inputs[k];
+      if (!v || std::count(n.inputs.begin(), n.inputs.end(), v) != 1 || !in_buffer[id(v)] ||
+          !transpose(v->producer, v)) {
+        continue;
+      }
+      held[id(v)] = ops::TransposedStrides(v->shape, perm(*v->producer), true);
+    }
+    const ir::Value* y = n.output(0);
+    if (n.op_type == "FusedAttention" && y && in_buffer[id(y)] && consumers[id(y)].size() == 1 &&
+        transpose(consumers[id(y)][0], y) && consumers[id(y)][0]->input(0) == y) {
+      held[id(y)] = ops::TransposedStrides(y->shape, perm(*consumers[id(y)][0]), false);
+    }
+  }
+  return held;
 }
 
 Status BuildNodeLaunches(const NodeContext& c, std::vector<PendingLaunch>* out) {

@@ -132,7 +132,24 @@ struct NodeContext {
   const std::vector<ir::Value*>* snippet_inputs = nullptr;
   // The device's compute units: kernel variants are chosen to fill them.
   int64_t compute_units = 1;
+  // By value id (HeldStrides): the strides, per axis in elements, of a value
+  // held as the Transpose next to it lies; empty (or null): plain.
+  const std::vector<std::vector<int64_t>>* held = nullptr;
+  const std::vector<int64_t>& HeldStrides(const ir::Value* v) const {
+    static const std::vector<int64_t> plain;
+    return held && v ? (*held)[static_cast<size_t>(v->id)] : plain;
+  }
 };
+
+// The Transposes that produce a FusedAttention's Q, K or V or a Rotary's X
+// (attention's heads), or alone read a FusedAttention's result, each value
+// between theirs alone, in buffers (`in_buffer`, by value id): the kernel
+// reads or writes it through the Transpose's strides (ops::TransposedStrides),
+// and the Transpose copies its bytes as they are, or nothing where the plan
+// gives both sides one buffer (a view: ir::KernelChoice::view). By value id,
+// the strides of each value held so; empty for the others.
+std::vector<std::vector<int64_t>> HeldStrides(const ir::Graph& graph,
+                                              const std::vector<bool>& in_buffer);
 
 // Appends the node's launches (none for a copy onto itself). Unsupported,
 // naming the node, when no kernel here runs it.

@@ -350,6 +350,24 @@ StatusOr<targets::KernelDecisions> OpenClTarget::SelectKernels(const ir::Graph& 
     }
   }
   decisions.values = storage.values;
+  // Transposes a FusedAttention or Rotary reads or writes through (the
+  // heads): views, which the planner may give one buffer.
+  const std::vector<std::vector<int64_t>> held =
+      HeldStrides(graph, InBuffers(graph, {.storage = &storage}));
+  for (size_t i = 0; i < decisions.nodes.size(); ++i) {
+    const ir::Node& n = *graph.nodes()[i];
+    if (n.op_type != "Transpose" || !n.domain.empty()) continue;
+    const bool unpermuted = !held[static_cast<size_t>(n.output(0)->id)].empty();
+    const bool permuted = !held[static_cast<size_t>(n.input(0)->id)].empty();
+    if (!unpermuted && !permuted) continue;
+    ir::KernelChoice& k = decisions.nodes[i].kernel;
+    k.implementation = "view";
+    k.detail = unpermuted ? "unpermuted" : "permuted";
+    k.view = true;
+    const ir::Value* between = unpermuted ? n.output(0) : n.input(0);
+    decisions.values[static_cast<size_t>(between->id)].layout =
+        unpermuted ? ir::Layout::kUnpermuted : ir::Layout::kPermuted;
+  }
   if (storage_ == Storage::kAuto) {
     decisions.resolved_spec = spec_;
     if (resolved == Storage::kBuffer) {
