@@ -360,33 +360,38 @@ TEST_F(OpenClTest, FusedMatMul_bias_in_the_product_and_residual_as_an_epilogue) 
 // BERT's attention: q, k, v split into heads by Reshape + Transpose, the
 // scores scaled and masked, the result merged back. One FusedAttention
 // launch reads the heads and writes the merged result through the
-// Transposes' strides: no copy is launched (each Transpose a view).
+// Transposes' strides: no copy is launched (each Transpose a view). Heads
+// of up to 64 features and 300 query rows run the tiled kernel (20
+// work-groups, at least one per compute unit of the CPU devices tests run
+// on), larger heads a work-group per query row.
 TEST_F(OpenClTest, Attention_reads_and_writes_its_heads_through_strides) {
-  const int64_t S = 9, H = 2, D = 8;
-  ModelBuilder b(13);
-  b.Initializer("heads", Tensor::FromVector<int64_t>({1, S, H, D}, {4}));
-  b.Initializer("merged", Tensor::FromVector<int64_t>({1, S, H * D}, {3}));
-  b.Initializer("root", Tensor::FromVector<float>({2.83f}, {}));
-  for (const std::string x : {"q", "k", "v"}) {
-    b.Input(x, DType::kFloat32, {1, S, H * D});
-    b.Node("Reshape", {x, "heads"}, {x + ".h"});
-    ModelBuilder::SetAttr(
-        b.Node("Transpose", {x + ".h"}, {x + ".t"}), "perm",
-        x == "k" ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3});
+  for (const int64_t D : {8, 80}) {
+    const int64_t S = D == 8 ? 300 : 37, H = 2;
+    ModelBuilder b(13);
+    b.Initializer("heads", Tensor::FromVector<int64_t>({1, S, H, D}, {4}));
+    b.Initializer("merged", Tensor::FromVector<int64_t>({1, S, H * D}, {3}));
+    b.Initializer("root", Tensor::FromVector<float>({2.83f}, {}));
+    for (const std::string x : {"q", "k", "v"}) {
+      b.Input(x, DType::kFloat32, {1, S, H * D});
+      b.Node("Reshape", {x, "heads"}, {x + ".h"});
+      ModelBuilder::SetAttr(
+          b.Node("Transpose", {x + ".h"}, {x + ".t"}), "perm",
+          x == "k" ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3});
+    }
+    b.Input("mask", DType::kFloat32, {1, 1, 1, S});
+    b.Node("MatMul", {"q.t", "k.t"}, {"s"});
+    b.Node("Div", {"s", "root"}, {"sd"});
+    b.Node("Add", {"sd", "mask"}, {"sm"});
+    b.Node("Softmax", {"sm"}, {"p"});
+    b.Node("MatMul", {"p", "v.t"}, {"o"});
+    ModelBuilder::SetAttr(b.Node("Transpose", {"o"}, {"o.t"}), "perm",
+                          std::vector<int64_t>{0, 2, 1, 3});
+    b.Node("Reshape", {"o.t", "merged"}, {"y"});
+    b.Output("y");
+    ExpectMatchesReference(b, /*fusion=*/true);
+    EXPECT_TRUE(Used(D <= 64 ? "f32_attention_tiled" : "f32_attention_rows")) << D;
+    EXPECT_FALSE(Used("b32_strided_copy")) << D;
   }
-  b.Input("mask", DType::kFloat32, {1, 1, 1, S});
-  b.Node("MatMul", {"q.t", "k.t"}, {"s"});
-  b.Node("Div", {"s", "root"}, {"sd"});
-  b.Node("Add", {"sd", "mask"}, {"sm"});
-  b.Node("Softmax", {"sm"}, {"p"});
-  b.Node("MatMul", {"p", "v.t"}, {"o"});
-  ModelBuilder::SetAttr(b.Node("Transpose", {"o"}, {"o.t"}), "perm",
-                        std::vector<int64_t>{0, 2, 1, 3});
-  b.Node("Reshape", {"o.t", "merged"}, {"y"});
-  b.Output("y");
-  ExpectMatchesReference(b, /*fusion=*/true);
-  EXPECT_TRUE(Used("f32_attention_rows"));
-  EXPECT_FALSE(Used("b32_strided_copy"));
 }
 
 // Llama's: rotary embeddings on q and k (read through the head Transposes'
@@ -437,7 +442,7 @@ TEST_F(OpenClTest, Rotary_and_grouped_query_attention) {
   b.Output("y");
   ExpectMatchesReference(b, /*fusion=*/true);
   EXPECT_TRUE(Used("f32_rotary"));
-  EXPECT_TRUE(Used("f32_attention_rows"));
+  EXPECT_TRUE(Used("f32_attention_tiled") || Used("f32_attention_rows"));
   EXPECT_FALSE(Used("b32_strided_copy"));
 }
 
