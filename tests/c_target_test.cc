@@ -13,6 +13,7 @@
 
 #include "cli_runner.h"
 #include "onnx/model_builder.h"
+#include "onnx/test_blocks.h"
 
 namespace tessel::testing {
 namespace {
@@ -106,51 +107,8 @@ TEST_F(CTarget, Pools_named_alike_but_for_case_get_fields_of_their_own) {
 // with a mask and its NaN -> 0. Fused into Rotary and FusedAttention nodes,
 // which the C target's library computes.
 TEST_F(CTarget, Rotary_and_fused_attention_run_in_c) {
-  const int64_t S = 6, D = 8, Hq = 4, Hkv = 2;
   onnx_io::ModelBuilder b(17);
-  b.Input("q", DType::kFloat32, {1, Hq, S, D});
-  b.Input("k", DType::kFloat32, {1, Hkv, S, D});
-  b.Input("v", DType::kFloat32, {1, Hkv, S, D});
-  b.Input("cos", DType::kFloat32, {S, D});
-  b.Input("sin", DType::kFloat32, {S, D});
-  b.Input("mask", DType::kFloat32, {1, 1, S, S});
-  auto ints = [&](const std::string& name, const std::vector<int64_t>& v) {
-    b.Initializer(name, Tensor::FromVector<int64_t>(v, {static_cast<int64_t>(v.size())}));
-  };
-  ints("half", {D / 2});
-  ints("zero", {0});
-  ints("end", {D});
-  ints("last", {-1});
-  ints("axis2", {2});
-  ints("expand", {1, Hkv, Hq / Hkv, S, D});
-  ints("heads", {1, Hq, S, D});
-  b.Initializer("root", Tensor::FromVector<float>({0.5946f}, {}));
-  b.Initializer("zero_f", Tensor::FromVector<float>({0.f}, {}));
-  for (const std::string x : {"q", "k"}) {
-    b.Node("Slice", {x, "half", "end", "last"}, {x + ".x2"});
-    b.Node("Slice", {x, "zero", "half", "last"}, {x + ".x1"});
-    b.Node("Neg", {x + ".x2"}, {x + ".n"});
-    onnx_io::ModelBuilder::SetAttr(b.Node("Concat", {x + ".n", x + ".x1"}, {x + ".rot"}), "axis",
-                                   int64_t{-1});
-    b.Node("Mul", {x, "cos"}, {x + ".c"});
-    b.Node("Mul", {x + ".rot", "sin"}, {x + ".s"});
-    b.Node("Add", {x + ".c", x + ".s"}, {x + ".e"});
-  }
-  for (const std::string x : {"k.e", "v"}) {
-    b.Node("Unsqueeze", {x, "axis2"}, {x + ".u"});
-    b.Node("Expand", {x + ".u", "expand"}, {x + ".x"});
-    b.Node("Reshape", {x + ".x", "heads"}, {x + ".r"});
-  }
-  onnx_io::ModelBuilder::SetAttr(b.Node("Transpose", {"k.e.r"}, {"kt"}), "perm",
-                                 std::vector<int64_t>{0, 1, 3, 2});
-  b.Node("Mul", {"q.e", "root"}, {"qs"});
-  b.Node("Mul", {"kt", "root"}, {"ks"});
-  b.Node("MatMul", {"qs", "ks"}, {"scores"});
-  b.Node("Add", {"scores", "mask"}, {"masked"});
-  b.Node("Softmax", {"masked"}, {"p"});
-  b.Node("IsNaN", {"p"}, {"nan"});
-  b.Node("Where", {"nan", "zero_f", "p"}, {"p0"});
-  b.Node("MatMul", {"p0", "v.r"}, {"y"});
+  onnx_io::test_blocks::LlamaAttention(b, /*S=*/6, /*D=*/8, /*Hq=*/4, /*Hkv=*/2);
   b.Output("y");
   const fs::path model = dir_ / "llama_attention.onnx";
   ASSERT_TRUE(b.Save(model).ok());

@@ -6,63 +6,23 @@
 #include <limits>
 #include <string>
 
-#include "ir/verifier.h"
 #include "ops/op_test_util.h"
 #include "passes/infer_shapes.h"
+#include "passes/pass_test_util.h"
 
 namespace tessel::passes {
 namespace {
 
 using ops::test_util::EvaluateGraph;
-using ops::test_util::ExpectAllNear;
 using ops::test_util::RandomFloats;
 
-// Builds attention graphs the way the exporters write them.
-struct Attention {
-  ir::Graph g;
-  std::vector<Tensor> inputs;
-
-  Attention() { g.set_opset_version(17); }
-
-  ir::Value* Input(const std::string& name, const Shape& shape) {
-    ir::Value* v = g.AddValue(name, DType::kFloat32, shape, true);
-    g.inputs().push_back(v);
-    inputs.push_back(RandomFloats(shape, static_cast<uint32_t>(inputs.size() + 3)));
-    return v;
-  }
-  ir::Value* Scalar(const std::string& name, float x) {
-    return g.AddConstant(name, Tensor::FromVector<float>({x}, {}));
-  }
-  ir::Value* Ints(const std::string& name, const std::vector<int64_t>& v) {
-    return g.AddConstant(name, Tensor::FromVector<int64_t>(v, {static_cast<int64_t>(v.size())}));
-  }
-  ir::Value* Op(const std::string& op, const std::vector<ir::Value*>& in, const std::string& out) {
-    ir::Value* y = g.AddValue(out);
-    g.AddNode(op, out, in, {y});
-    return y;
-  }
-  ir::Value* Transpose(ir::Value* x, const std::vector<int64_t>& perm, const std::string& out) {
-    ir::Value* y = g.AddValue(out);
-    g.AddNode("Transpose", out, {x}, {y})->attrs.Set("perm", perm);
-    return y;
-  }
+// Attention graphs: PassGraph with Llama's repeated heads.
+struct Attention : testing::PassGraph {
   // Llama's repeat_kv: [B, Hkv, S, D] -> [B, Hkv * reps, S, D].
   ir::Value* Repeat(ir::Value* x, const Shape& s, int64_t reps, const std::string& out) {
-    ir::Value* u = Op("Unsqueeze", {x, Ints(out + ".axes", {2})}, out + ".u");
-    ir::Value* e =
-        Op("Expand", {u, Ints(out + ".shape", {s[0], s[1], reps, s[2], s[3]})}, out + ".e");
-    return Op("Reshape", {e, Ints(out + ".to", {s[0], s[1] * reps, s[2], s[3]})}, out);
-  }
-  void Output(ir::Value* y) {
-    ir::Value* after = Op("Relu", {y}, "after");  // a reader after it, as in a model
-    g.outputs() = {after};
-    const Status s = InferShapes(g);
-    ASSERT_TRUE(s.ok()) << s.message();
-  }
-  int Count(const std::string& op) const {
-    int n = 0;
-    for (const auto& node : g.nodes()) n += node->op_type == op;
-    return n;
+    ir::Value* u = Op("Unsqueeze", {x, Ints({2})}, out + ".u");
+    ir::Value* e = Op("Expand", {u, Ints({s[0], s[1], reps, s[2], s[3]})}, out + ".e");
+    return Op("Reshape", {e, Ints({s[0], s[1] * reps, s[2], s[3]})}, out);
   }
   const ir::Node* Fused() const {
     for (const auto& node : g.nodes()) {
@@ -70,16 +30,7 @@ struct Attention {
     }
     return nullptr;
   }
-  // Fuses, then checks the graph and that it computes what it did.
-  void ExpectFused(int expected = 1) {
-    const std::vector<Tensor> before = EvaluateGraph(g, inputs);
-    StatusOr<int> fused = FuseAttention(g);
-    ASSERT_TRUE(fused.ok()) << fused.status().message();
-    EXPECT_EQ(*fused, expected);
-    const Status ok = ir::VerifyGraph(g, true);
-    EXPECT_TRUE(ok.ok()) << ok.message();
-    ExpectAllNear(before, EvaluateGraph(g, inputs), 1e-5f);
-  }
+  void ExpectFused(int expected = 1) { ExpectRewritten(FuseAttention, expected); }
 };
 
 // torch's scaled_dot_product_attention as torch.onnx writes it, with Llama's
@@ -120,7 +71,7 @@ TEST(FuseAttention, Scaled_dot_product_with_grouped_query_heads_is_one_node) {
 TEST(FuseAttention, Bert_heads_leave_one_transpose_per_operand) {
   const int64_t S = 12, H = 2, D = 4;
   Attention a;
-  ir::Value* heads = a.Ints("heads", {1, S, H, D});
+  ir::Value* heads = a.Ints({1, S, H, D});
   ir::Value* in[3];
   const char* names[3] = {"q", "k", "v"};
   for (int i = 0; i < 3; ++i) {
@@ -152,7 +103,7 @@ TEST(FuseAttention, Bert_heads_leave_one_transpose_per_operand) {
 TEST(FuseAttention, Heads_made_by_a_transpose_and_a_view_end_with_the_transpose) {
   const int64_t S = 9, H = 3, D = 4;
   Attention a;
-  ir::Value* to4 = a.Ints("to4", {1, H, S, D});
+  ir::Value* to4 = a.Ints({1, H, S, D});
   ir::Value* heads[3];
   const char* names[3] = {"q", "k", "v"};
   for (int i = 0; i < 3; ++i) {

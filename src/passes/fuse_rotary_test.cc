@@ -5,45 +5,17 @@
 #include <limits>
 #include <string>
 
-#include "ir/verifier.h"
-#include "ops/op_test_util.h"
-#include "passes/infer_shapes.h"
+#include "passes/pass_test_util.h"
 
 namespace tessel::passes {
 namespace {
 
-using ops::test_util::EvaluateGraph;
-using ops::test_util::ExpectAllNear;
-using ops::test_util::RandomFloats;
-
 constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();  // a Slice to the end
 
 // Rotary embeddings as the exporters write them out.
-struct Rope {
-  ir::Graph g;
-  std::vector<Tensor> inputs;
-  int slices = 0;
-
-  Rope() { g.set_opset_version(17); }
-
-  ir::Value* Input(const std::string& name, const Shape& shape) {
-    ir::Value* v = g.AddValue(name, DType::kFloat32, shape, true);
-    g.inputs().push_back(v);
-    inputs.push_back(RandomFloats(shape, static_cast<uint32_t>(inputs.size() + 5)));
-    return v;
-  }
-  ir::Value* Ints(const std::vector<int64_t>& v) {
-    return g.AddConstant("c" + std::to_string(g.values().size()),
-                         Tensor::FromVector<int64_t>(v, {static_cast<int64_t>(v.size())}));
-  }
-  ir::Value* Op(const std::string& op, const std::vector<ir::Value*>& in) {
-    ir::Value* y = g.AddValue(op + std::to_string(g.nodes().size()));
-    g.AddNode(op, y->name, in, {y});
-    return y;
-  }
+struct Rope : testing::PassGraph {
   // x[..., start:end:step] on the last axis.
   ir::Value* Slice(ir::Value* x, int64_t start, int64_t end, int64_t step = 1) {
-    ++slices;
     return Op("Slice", {x, Ints({start}), Ints({end}), Ints({-1}), Ints({step})});
   }
   ir::Value* Concat(const std::vector<ir::Value*>& in) {
@@ -64,25 +36,7 @@ struct Rope {
   ir::Value* Embed(ir::Value* x, ir::Value* rot, ir::Value* cos, ir::Value* sin) {
     return Op("Add", {Op("Mul", {x, cos}), Op("Mul", {sin, rot})});
   }
-  void Output(ir::Value* y) {
-    g.outputs() = {Op("Relu", {y})};  // a reader after it, as in a model
-    const Status s = InferShapes(g);
-    ASSERT_TRUE(s.ok()) << s.message();
-  }
-  int Count(const std::string& op) const {
-    int n = 0;
-    for (const auto& node : g.nodes()) n += node->op_type == op;
-    return n;
-  }
-  void ExpectFused(int expected) {
-    const std::vector<Tensor> before = EvaluateGraph(g, inputs);
-    StatusOr<int> fused = FuseRotary(g);
-    ASSERT_TRUE(fused.ok()) << fused.status().message();
-    EXPECT_EQ(*fused, expected);
-    const Status ok = ir::VerifyGraph(g, true);
-    EXPECT_TRUE(ok.ok()) << ok.message();
-    ExpectAllNear(before, EvaluateGraph(g, inputs), 1e-5f);
-  }
+  void ExpectFused(int expected) { ExpectRewritten(FuseRotary, expected); }
 };
 
 // Llama's q * cos + rotate_half(q) * sin, cos and sin [S, D].

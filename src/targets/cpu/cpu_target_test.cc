@@ -9,6 +9,7 @@
 #include "compiler/compile.h"
 #include "model/model_file.h"
 #include "onnx/model_builder.h"
+#include "onnx/test_blocks.h"
 #include "snippets/x86_generator.h"
 #include "targets/cpu/fast_kernel.h"
 #include "targets/cpu/target.h"
@@ -253,7 +254,7 @@ struct Compiled {
   std::map<std::string, std::vector<int32_t>> in_place;
 };
 Compiled CompileAndCompare(onnx_io::ModelBuilder& b, const std::string& name,
-                           const Shape& x_shape) {
+                           const std::vector<Shape>& input_shapes) {
   const fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   EXPECT_TRUE(b.Save(dir / "model.onnx").ok());
@@ -266,15 +267,18 @@ Compiled CompileAndCompare(onnx_io::ModelBuilder& b, const std::string& name,
     out.kernels[nodes[i]->op_type].push_back(nodes[i]->kernel.ToString());
     out.in_place[nodes[i]->op_type].push_back(model->memory.in_place[i]);
   }
-  const Tensor x = RandomTensor(x_shape, 11);
-  auto want = targets::testing::RunReference(*model->graph, {x});
+  std::vector<Tensor> inputs;
+  for (const Shape& shape : input_shapes) {
+    inputs.push_back(RandomTensor(shape, static_cast<int>(11 + inputs.size())));
+  }
+  auto want = targets::testing::RunReference(*model->graph, inputs);
   EXPECT_TRUE(WriteCompiledModel(*model, dir / "model.tsl").ok());
   auto loaded = ReadCompiledModel(dir / "model.tsl");
   EXPECT_TRUE(loaded.ok()) << loaded.status().message();
   for (CompiledModel* m : {&*model, &*loaded}) {
     auto exe = Prepare(*m, targets::testing::Cpu());
     EXPECT_TRUE(exe.ok()) << exe.status().message();
-    auto got = (*exe)->Run({x});
+    auto got = (*exe)->Run(inputs);
     EXPECT_TRUE(want.ok() && got.ok());
     const std::vector<float> g = (*got)[0].ToFloatVector(), w = (*want)[0].ToFloatVector();
     EXPECT_EQ(g.size(), w.size());
@@ -287,6 +291,10 @@ Compiled CompileAndCompare(onnx_io::ModelBuilder& b, const std::string& name,
   }
   fs::remove_all(dir);
   return out;
+}
+Compiled CompileAndCompare(onnx_io::ModelBuilder& b, const std::string& name,
+                           const Shape& x_shape) {
+  return CompileAndCompare(b, name, std::vector<Shape>{x_shape});
 }
 
 // A vision transformer's Mix-FFN (PVT-v2, SegFormer): tokens -> Linear ->
@@ -407,6 +415,29 @@ TEST(CpuTarget, Attention_head_transposes_are_strided_operands_of_the_fused_atte
     GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
   }
   ExpectHeadTransposesStrided("Softmax");
+}
+
+// Llama's attention: the rotary embeddings read q's and k's head
+// Transposes through their strides, the fused attention v's (its repeats
+// read as they are): no Transpose, Slice, Concat or Expand copies.
+TEST(CpuTarget, Rotary_and_attention_read_the_heads_where_they_lie) {
+  if (snippets::HostIsa() == snippets::Isa::kInterpreter) {
+    GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no fast kernels";
+  }
+  const int64_t S = 7, D = 8, Hq = 4, Hkv = 2;
+  onnx_io::ModelBuilder b(17);
+  onnx_io::test_blocks::LlamaAttention(b, S, D, Hq, Hkv);
+  b.Output("y");
+  const Compiled c = CompileAndCompare(
+      b, "tessel_llama_attention",
+      {{S, D}, {S, D}, {1, 1, S, S}, {1, S, Hq * D}, {1, S, Hkv * D}, {1, S, Hkv * D}});
+  EXPECT_EQ(c.kernels.at("Rotary"),
+            (std::vector<std::string>{"native rotary rotate-half", "native rotary rotate-half"}));
+  ASSERT_EQ(c.kernels.at("FusedAttention").size(), 1u);
+  for (const char* copy : {"Slice", "Concat", "Expand", "Softmax"}) {
+    EXPECT_EQ(c.kernels.count(copy), 0u) << copy;
+  }
+  EXPECT_EQ(c.kernels.at("Transpose"), (std::vector<std::string>(3, "native relayout unpermuted")));
 }
 
 TEST(CpuTarget, Attention_head_transposes_are_strided_operands_of_the_products) {

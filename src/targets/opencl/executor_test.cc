@@ -13,6 +13,7 @@
 
 #include "compiler/compile.h"
 #include "onnx/model_builder.h"
+#include "onnx/test_blocks.h"
 #include "onnx/test_data.h"
 #include "ops/fused_activation.h"
 #include "ops/op_test_util.h"
@@ -397,48 +398,8 @@ TEST_F(OpenClTest, Attention_reads_and_writes_its_heads_through_strides) {
 // Llama's: rotary embeddings on q and k (read through the head Transposes'
 // strides), grouped-query heads repeated by Expand (read as they are).
 TEST_F(OpenClTest, Rotary_and_grouped_query_attention) {
-  const int64_t S = 7, D = 8, Hq = 4, Hkv = 2;
   ModelBuilder b(17);
-  auto ints = [&](const std::string& name, const std::vector<int64_t>& v) {
-    b.Initializer(name, Tensor::FromVector<int64_t>(v, {static_cast<int64_t>(v.size())}));
-  };
-  ints("half", {D / 2});
-  ints("zero", {0});
-  ints("end", {D});
-  ints("last", {-1});
-  ints("axis2", {2});
-  ints("expand", {1, Hkv, Hq / Hkv, S, D});
-  ints("heads", {1, Hq, S, D});
-  b.Input("cos", DType::kFloat32, {S, D});
-  b.Input("sin", DType::kFloat32, {S, D});
-  for (const std::string x : {"q", "k", "v"}) {
-    const int64_t h = x == "q" ? Hq : Hkv;
-    b.Input(x, DType::kFloat32, {1, S, h * D});
-    ints(x + ".split", {1, S, h, D});
-    b.Node("Reshape", {x, x + ".split"}, {x + ".h"});
-    ModelBuilder::SetAttr(b.Node("Transpose", {x + ".h"}, {x + ".t"}), "perm",
-                          std::vector<int64_t>{0, 2, 1, 3});
-  }
-  for (const std::string x : {"q", "k"}) {
-    b.Node("Slice", {x + ".t", "half", "end", "last"}, {x + ".x2"});
-    b.Node("Slice", {x + ".t", "zero", "half", "last"}, {x + ".x1"});
-    b.Node("Neg", {x + ".x2"}, {x + ".n"});
-    ModelBuilder::SetAttr(b.Node("Concat", {x + ".n", x + ".x1"}, {x + ".rot"}), "axis",
-                          int64_t{-1});
-    b.Node("Mul", {x + ".t", "cos"}, {x + ".c"});
-    b.Node("Mul", {x + ".rot", "sin"}, {x + ".s"});
-    b.Node("Add", {x + ".c", x + ".s"}, {x + ".e"});
-  }
-  for (const std::string x : {"k.e", "v.t"}) {
-    b.Node("Unsqueeze", {x, "axis2"}, {x + ".u"});
-    b.Node("Expand", {x + ".u", "expand"}, {x + ".x"});
-    b.Node("Reshape", {x + ".x", "heads"}, {x + ".r"});
-  }
-  ModelBuilder::SetAttr(b.Node("Transpose", {"k.e.r"}, {"kt"}), "perm",
-                        std::vector<int64_t>{0, 1, 3, 2});
-  b.Node("MatMul", {"q.e", "kt"}, {"scores"});
-  b.Node("Softmax", {"scores"}, {"p"});
-  b.Node("MatMul", {"p", "v.t.r"}, {"y"});
+  onnx_io::test_blocks::LlamaAttention(b, /*S=*/7, /*D=*/8, /*Hq=*/4, /*Hkv=*/2);
   b.Output("y");
   ExpectMatchesReference(b, /*fusion=*/true);
   EXPECT_TRUE(Used("f32_rotary"));
