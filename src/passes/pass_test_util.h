@@ -26,8 +26,7 @@ struct PassGraph {
   ir::Value* Input(const std::string& name, const Shape& shape) {
     ir::Value* v = g.AddValue(name, DType::kFloat32, shape, true);
     g.inputs().push_back(v);
-    inputs.push_back(
-        ops::test_util::RandomFloats(shape, static_cast<uint32_t>(inputs.size() + 3)));
+    inputs.push_back(ops::test_util::RandomFloats(shape, static_cast<uint32_t>(inputs.size() + 3)));
     return v;
   }
   ir::Value* Scalar(const std::string& name, float x) {

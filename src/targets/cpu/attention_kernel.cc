@@ -24,6 +24,7 @@
 #include "ops/op_util.h"
 #include "ops/strided_view.h"
 #include "snippets/isa.h"
+#include "targets/cpu/native_kernels.h"
 #include "targets/cpu/options.h"
 #include "targets/cpu/thread_pool.h"
 
@@ -462,16 +463,7 @@ class RotaryKernel final : public FastKernel {
         Row(x + at(x_), cos + at(cos_), sin + at(sin_), y + r * width);
       }
     };
-    const int64_t bytes = 2 * rows * width * static_cast<int64_t>(sizeof(float));
-    ThreadPool& pool = ThreadPool::Current();
-    const int64_t chunks =
-        bytes < ParallelCopyBytes() ? 1 : std::min<int64_t>(rows, 4 * pool.num_threads());
-    if (chunks <= 1) {
-      range(0, rows);
-    } else {
-      pool.ParallelFor(chunks,
-                       [&](int64_t i) { range(rows * i / chunks, rows * (i + 1) / chunks); });
-    }
+    ForRanges(rows, 2 * rows * width * static_cast<int64_t>(sizeof(float)), 4, range);
     return Status::Ok();
   }
 

@@ -70,8 +70,6 @@ void CopyRows(char* out, int64_t out_stride, const char* in, int64_t in_stride, 
   }
 }
 
-namespace {
-
 // Calls fn(first, last) over ranges covering [0, items): all on the calling
 // thread when the kernel moves fewer than `bytes` worth a second thread
 // (ParallelCopyBytes), else `per_thread` ranges per thread of the pool, so
@@ -87,6 +85,8 @@ void ForRanges(int64_t items, int64_t bytes, int per_thread,
   }
   pool.ParallelFor(chunks, [&](int64_t c) { fn(items * c / chunks, items * (c + 1) / chunks); });
 }
+
+namespace {
 
 class StridedCopy final : public FastKernel {
  public:

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <memory>
 
 #include "targets/cpu/fast_kernel.h"
@@ -24,6 +25,13 @@ void CopyRows(char* out, int64_t out_stride, const char* in, int64_t in_stride, 
 
 // Slice: the strided copy (MakeStridedCopy); one that keeps a range of
 // channels also runs channels last.
+// Calls fn(first, last) over ranges covering [0, items): all on the calling
+// thread when the kernel moves fewer than `bytes` worth a second thread
+// (ParallelCopyBytes), else `per_thread` ranges per thread of the pool, so
+// that uneven ranges balance.
+void ForRanges(int64_t items, int64_t bytes, int per_thread,
+               const std::function<void(int64_t, int64_t)>& fn);
+
 std::unique_ptr<FastKernel> MakeSlice(const ir::Node& node, int opset);
 
 // Null unless `node` is an InstanceNormalization of float32 (N, C, D...):
