@@ -222,8 +222,12 @@ TEST(FuseAttention, Fully_masked_rows_keep_their_answer) {
       const bool masked_row = i / 4 == 1;
       EXPECT_EQ(std::isnan(x[i]), masked_row && !where) << i;
       EXPECT_EQ(std::isnan(z[i]), std::isnan(x[i])) << i;
-      if (!std::isnan(x[i])) EXPECT_NEAR(z[i], x[i], 1e-5f) << i;
-      if (masked_row && where) EXPECT_EQ(z[i], 0.f);
+      if (!std::isnan(x[i])) {
+        EXPECT_NEAR(z[i], x[i], 1e-5f) << i;
+      }
+      if (masked_row && where) {
+        EXPECT_EQ(z[i], 0.f);
+      }
     }
   }
 }

@@ -64,7 +64,9 @@ TEST(FuseRotary, A_partial_rotation_is_one_node_over_the_whole_features) {
   ASSERT_EQ(r.Count("Rotary"), 1);
   EXPECT_EQ(r.Count("Slice") + r.Count("Concat"), 0);
   for (const auto& n : r.g.nodes()) {
-    if (n->op_type == "Rotary") EXPECT_EQ(n->attrs.Int("rotary_dim", 0), 4);
+    if (n->op_type == "Rotary") {
+      EXPECT_EQ(n->attrs.Int("rotary_dim", 0), 4);
+    }
   }
 }
 
