@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "ops/strided_view.h"
@@ -96,6 +97,42 @@ bool Table(const ir::Value* c, const Shape& x) {
   return true;
 }
 
+// A Slice of `of` that keeps every axis whole but `axis`, of which it keeps
+// [start, start + count): (start, count).
+std::optional<std::pair<int64_t, int64_t>> AxisRangeOf(const ir::Value* v, const ir::Value* of,
+                                                       size_t axis, int opset) {
+  const ir::Node* n = v ? v->producer : nullptr;
+  if (!IsOnnxOp(n, "Slice") || n->inputs[0] != of) return std::nullopt;
+  const std::optional<ops::StridedView> view = ops::StridedViewOf(*n, opset);
+  const Shape& in = of->shape;
+  if (!view || view->out.size() != in.size() || axis >= in.size()) return std::nullopt;
+  const std::vector<int64_t> dense = StridesOf(in);
+  for (size_t d = 0; d < in.size(); ++d) {
+    if ((d != axis && view->out[d] != in[d]) || (view->out[d] > 1 && view->strides[d] != dense[d]))
+      return std::nullopt;
+  }
+  if (dense[axis] == 0 || view->base % dense[axis] != 0) return std::nullopt;
+  return std::make_pair(view->base / dense[axis], view->out[axis]);
+}
+
+// `table` (cos or sin, a constant whose second-to-last axis runs along the
+// sequence) with `rows` rows of `fill` before each run of its rows.
+ir::Value* PrependRows(ir::Graph& graph, const ir::Value* table, int64_t rows, float fill) {
+  const Shape& s = table->shape;
+  const int64_t seq = s[s.size() - 2], width = s.back();
+  const int64_t outer = NumElements(s) / (seq * width);
+  std::vector<float> data;
+  const std::vector<float> old = table->constant.ToFloatVector();
+  for (int64_t o = 0; o < outer; ++o) {
+    data.insert(data.end(), static_cast<size_t>(rows * width), fill);
+    data.insert(data.end(), old.begin() + o * seq * width, old.begin() + (o + 1) * seq * width);
+  }
+  Shape shape = s;
+  shape[shape.size() - 2] += rows;
+  return graph.AddConstant(graph.UniqueValueName(table->name + "/prefixed"),
+                           Tensor::FromVector<float>(data, shape));
+}
+
 }  // namespace
 
 StatusOr<int> FuseRotary(ir::Graph& graph) {
@@ -161,6 +198,40 @@ StatusOr<int> FuseRotary(ir::Graph& graph) {
           chain.insert(chain.end(), {cut, rest_cut, concat});
           host = concat;
           input = whole;
+        }
+      }
+      // Prefix tokens left out of the rotation (EVA-02's class token: X's
+      // first P rows along the sequence sliced off, concatenated back
+      // before the embedded rest): with constant tables, rows of cos 1 and
+      // sin 0 embed them as they are, and the node reads X whole.
+      const size_t seq = x->shape.size() - 2;
+      ir::Node* joined = readers.Sole(host->output(0));
+      ir::Node* rest_cut = input->producer;
+      if (host == add && x->shape.size() >= 3 && cos->is_constant() && sin->is_constant() &&
+          cos->shape.size() >= 2 && sin->shape.size() >= 2 && IsOnnxOp(rest_cut, "Slice") &&
+          !fusion.Taken(rest_cut) && IsOnnxOp(joined, "Concat") && joined->inputs.size() == 2 &&
+          joined->inputs[1] == add->output(0) && !fusion.Taken(joined) &&
+          cos->shape[cos->shape.size() - 2] == x->shape[seq] &&
+          sin->shape[sin->shape.size() - 2] == x->shape[seq]) {
+        ir::Value* whole = rest_cut->inputs[0];
+        ir::Value* prefix = joined->inputs[0];
+        const auto rest = AxisRangeOf(x, whole, seq, opset);
+        const auto head = AxisRangeOf(prefix, whole, seq, opset);
+        int64_t axis = joined->attrs.Int("axis", 0);
+        if (axis < 0) axis += static_cast<int64_t>(x->shape.size());
+        const std::vector<ir::Node*>& x_users = readers.of(x);
+        const bool x_ours = std::all_of(x_users.begin(), x_users.end(), [&](const ir::Node* n) {
+          return std::find(chain.begin(), chain.end(), n) != chain.end();
+        });
+        if (rest && head && head->first == 0 && rest->first == head->second &&
+            rest->first + rest->second == whole->shape[seq] && axis == static_cast<int64_t>(seq) &&
+            readers.Sole(prefix) == joined && !fusion.Taken(prefix->producer) && x_ours &&
+            !readers.IsGraphOutput(x)) {
+          chain.insert(chain.end(), {rest_cut, prefix->producer, joined});
+          host = joined;
+          input = whole;
+          cos = PrependRows(graph, cos, head->second, 1.f);
+          sin = PrependRows(graph, sin, head->second, 0.f);
         }
       }
       AttributeMap attrs;

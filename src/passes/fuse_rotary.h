@@ -12,7 +12,11 @@
 // new last axis), Mul and Add either way round. A partial rotation (Phi:
 // x = Slice(X, 0:R), the rest Slice(X, R:) concatenated after the
 // embedding) becomes one node of rotary_dim R over X. cos and sin are any
-// float32 values that broadcast to x. Every value of the chain has one
+// float32 values that broadcast to x. Prefix tokens left out of the rotation
+// (EVA-02's class token: the first P rows of X along the sequence sliced off
+// and concatenated back before the embedded rest) join the node when cos
+// and sin are constants: rows of cos 1 and sin 0 are put before theirs.
+// Every value of the chain has one
 // reader and is no graph output, but x, which only the chain may read when
 // it is a Slice of X.
 //

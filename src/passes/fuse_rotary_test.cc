@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "ops/op_test_util.h"
 #include "passes/pass_test_util.h"
 
 namespace tessel::passes {
@@ -80,6 +81,35 @@ TEST(FuseRotary, Interleaved_pairs_are_one_node) {
   r.Output(r.Embed(x, r.Interleaved(x, shape), cos, sin));
   r.ExpectFused(1);
   EXPECT_EQ(r.Count("Slice") + r.Count("Concat") + r.Count("Reshape"), 0);
+}
+
+// EVA-02's class token left out of the rotation: x's first row along the
+// sequence sliced off and concatenated back before the embedded rest. With
+// constant tables the node takes x whole (cos 1, sin 0 on that row).
+TEST(FuseRotary, A_prefix_token_left_unrotated_joins_the_node) {
+  Rope r;
+  const Shape shape = {1, 3, 7, 8};
+  ir::Value* x = r.Input("x", shape);
+  ir::Value* cos = r.g.AddConstant("cos", ops::test_util::RandomFloats({6, 8}, 21));
+  ir::Value* sin = r.g.AddConstant("sin", ops::test_util::RandomFloats({6, 8}, 22));
+  auto rows = [&](int64_t start, int64_t end) {
+    return r.Op("Slice", {x, r.Ints({start}), r.Ints({end}), r.Ints({2})});
+  };
+  ir::Value* prefix = rows(0, 1);
+  ir::Value* rest = rows(1, 7);
+  ir::Value* joined =
+      r.Op("Concat", {prefix, r.Embed(rest, r.Interleaved(rest, {1, 3, 6, 8}), cos, sin)});
+  joined->producer->attrs.Set("axis", int64_t{2});
+  r.Output(joined);
+  r.ExpectFused(1);
+  EXPECT_EQ(r.Count("Slice") + r.Count("Concat"), 0);
+  ASSERT_EQ(r.Count("Rotary"), 1);
+  for (const auto& n : r.g.nodes()) {
+    if (n->op_type == "Rotary") {
+      EXPECT_EQ(n->inputs[0], x);
+      EXPECT_EQ(n->inputs[1]->shape, (Shape{7, 8}));
+    }
+  }
 }
 
 // Halves swapped the other way, or a sine of one feature: not a rotary
