@@ -104,50 +104,32 @@ TESSEL_INLINE float SumOf(typename Lanes<L>::F v) {
   return s;
 }
 
-// s[r][0, N * L) = q[r] . kt[:, 0, N * L) for kRows rows of q (row stride d).
-template <int L, int N>
-TESSEL_INLINE void ScoreTile(const float* q, int64_t d, const float* kt, int64_t kt_stride,
-                             float* s, int64_t s_stride) {
+// c[r][0, N * L) (+)= sum over i < k of a[r][i] * b[i][0, N * L) for kRows
+// rows: the scores (queries by the keys packed transposed, c zeroed first)
+// and the output rows (probabilities by the values, accumulated).
+template <int L, int N, bool kAccumulate>
+TESSEL_INLINE void TileProduct(const float* a, int64_t a_stride, int64_t k, const float* b,
+                               int64_t b_stride, float* c, int64_t c_stride) {
   using F = typename Lanes<L>::F;
   F acc[kRows][N] = {};
-  for (int64_t e = 0; e < d; ++e) {
-    F k[N];
-#pragma GCC unroll 4
-    for (int v = 0; v < N; ++v) k[v] = Load<L>(kt + e * kt_stride + v * L);
-#pragma GCC unroll 6
+  if (kAccumulate) {
     for (int r = 0; r < kRows; ++r) {
-      const float qe = q[r * d + e];
-#pragma GCC unroll 4
-      for (int v = 0; v < N; ++v) acc[r][v] += qe * k[v];
+      for (int v = 0; v < N; ++v) acc[r][v] = Load<L>(c + r * c_stride + v * L);
     }
   }
-  for (int r = 0; r < kRows; ++r) {
-    for (int v = 0; v < N; ++v) Store<L>(s + r * s_stride + v * L, acc[r][v]);
-  }
-}
-
-// o[r][0, N * L) += sum over j < keys of p[r][j] * v[j][0, N * L).
-template <int L, int N>
-TESSEL_INLINE void ValueTile(const float* p, int64_t p_stride, int64_t keys, const float* v,
-                             int64_t v_stride, float* o, int64_t o_stride) {
-  using F = typename Lanes<L>::F;
-  F acc[kRows][N];
-  for (int r = 0; r < kRows; ++r) {
-    for (int c = 0; c < N; ++c) acc[r][c] = Load<L>(o + r * o_stride + c * L);
-  }
-  for (int64_t j = 0; j < keys; ++j) {
+  for (int64_t i = 0; i < k; ++i) {
     F x[N];
 #pragma GCC unroll 4
-    for (int c = 0; c < N; ++c) x[c] = Load<L>(v + j * v_stride + c * L);
+    for (int v = 0; v < N; ++v) x[v] = Load<L>(b + i * b_stride + v * L);
 #pragma GCC unroll 6
     for (int r = 0; r < kRows; ++r) {
-      const float pj = p[r * p_stride + j];
+      const float ai = a[r * a_stride + i];
 #pragma GCC unroll 4
-      for (int c = 0; c < N; ++c) acc[r][c] += pj * x[c];
+      for (int v = 0; v < N; ++v) acc[r][v] += ai * x[v];
     }
   }
   for (int r = 0; r < kRows; ++r) {
-    for (int c = 0; c < N; ++c) Store<L>(o + r * o_stride + c * L, acc[r][c]);
+    for (int v = 0; v < N; ++v) Store<L>(c + r * c_stride + v * L, acc[r][v]);
   }
 }
 
@@ -324,14 +306,17 @@ TESSEL_INLINE void AttentionKernel::RunTask(const Task& t) const {
     for (int64_t r = 0; r < mb; r += kRows) {
       int64_t j = 0;
       for (; j + N * L <= keys_pad; j += N * L) {
-        ScoreTile<L, N>(qp + r * d, d, kt + j, keys_pad_, s + r * key_block_ + j, key_block_);
+        TileProduct<L, N, false>(qp + r * d, d, d, kt + j, keys_pad_, s + r * key_block_ + j,
+                                 key_block_);
       }
       if (N > 2 && j + 2 * L <= keys_pad) {
-        ScoreTile<L, 2>(qp + r * d, d, kt + j, keys_pad_, s + r * key_block_ + j, key_block_);
+        TileProduct<L, 2, false>(qp + r * d, d, d, kt + j, keys_pad_, s + r * key_block_ + j,
+                                 key_block_);
         j += 2 * L;
       }
       for (; j < keys_pad; j += L) {
-        ScoreTile<L, 1>(qp + r * d, d, kt + j, keys_pad_, s + r * key_block_ + j, key_block_);
+        TileProduct<L, 1, false>(qp + r * d, d, d, kt + j, keys_pad_, s + r * key_block_ + j,
+                                 key_block_);
       }
     }
     // The bias, then the online softmax, row by row.
@@ -379,17 +364,17 @@ TESSEL_INLINE void AttentionKernel::RunTask(const Task& t) const {
     for (int64_t r = 0; r < mb; r += kRows) {
       int64_t c = 0;
       for (; c + N * L <= v_cols_; c += N * L) {
-        ValueTile<L, N>(s + r * key_block_, key_block_, keys, v + c, t.v_stride,
-                        o + r * v_cols_ + c, v_cols_);
+        TileProduct<L, N, true>(s + r * key_block_, key_block_, keys, v + c, t.v_stride,
+                                o + r * v_cols_ + c, v_cols_);
       }
       if (N > 2 && c + 2 * L <= v_cols_) {
-        ValueTile<L, 2>(s + r * key_block_, key_block_, keys, v + c, t.v_stride,
-                        o + r * v_cols_ + c, v_cols_);
+        TileProduct<L, 2, true>(s + r * key_block_, key_block_, keys, v + c, t.v_stride,
+                                o + r * v_cols_ + c, v_cols_);
         c += 2 * L;
       }
       for (; c < v_cols_; c += L) {
-        ValueTile<L, 1>(s + r * key_block_, key_block_, keys, v + c, t.v_stride,
-                        o + r * v_cols_ + c, v_cols_);
+        TileProduct<L, 1, true>(s + r * key_block_, key_block_, keys, v + c, t.v_stride,
+                                o + r * v_cols_ + c, v_cols_);
       }
     }
   }
