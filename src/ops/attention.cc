@@ -493,6 +493,12 @@ StatusOr<FusedAttentionDims> FusedAttentionShapes(const ir::Node& node) {
   return d;
 }
 
+Shape Pad4(const Shape& shape) {
+  Shape d = shape;
+  while (d.size() < 4) d.insert(d.begin(), 1);
+  return d;
+}
+
 std::array<int64_t, 4> BroadcastStrides4(const Shape& shape) {
   std::array<int64_t, 4> out{};
   int64_t stride = 1;

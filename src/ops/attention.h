@@ -50,6 +50,9 @@ StatusOr<FusedRotaryDims> FusedRotaryShapes(const ir::Node& node);
 // (cos or sin), broadcast to X from the right.
 int64_t BroadcastRowOffset(const Shape& x, const Shape& c, int64_t row);
 
+// `shape` padded to 4 axes with leading ones.
+Shape Pad4(const Shape& shape);
+
 // The plain strides of `shape` padded to 4 axes with leading ones, and 0
 // along its axes of one element: where a tensor broadcast from the right to
 // 4 axes (FusedAttention's bias, Rotary's cos and sin) is read.

@@ -189,15 +189,11 @@ std::optional<Found> Match(ir::Node* softmax, const Readers& readers, const Chai
   return f;
 }
 
-bool IsViewOrIdentity(const ir::Node* n) {
-  if (!n || n->outputs.size() != 1 || !n->input(0)) return false;
-  if (ops::IsView(*n)) return true;
-  if (!IsOnnxOp(n, "Transpose")) return false;
-  const std::vector<int64_t> perm = n->attrs.Ints("perm", {});
-  for (size_t i = 0; i < perm.size(); ++i) {
-    if (perm[i] != static_cast<int64_t>(i)) return false;
-  }
-  return !perm.empty();
+// A view (Reshape, Flatten, Squeeze, Unsqueeze) of one input: the same
+// elements in the same order. (Identity Transposes are gone: the
+// eliminate-dead-nodes stage and FoldTransposes drop them.)
+bool IsViewOf(const ir::Node* n) {
+  return n && n->outputs.size() == 1 && n->input(0) && ops::IsView(*n);
 }
 
 // K or V [B, Hq, S, D] made by repeating each of Hkv heads Hq / Hkv times
@@ -213,7 +209,7 @@ std::optional<Heads> RepeatedHeads(ir::Graph& graph, ir::Value* kv) {
   const int64_t batch = kv->shape[0], heads = kv->shape[1];
   const int64_t inner = kv->shape[2] * kv->shape[3];
   ir::Value* v = kv;
-  while (v->producer && IsViewOrIdentity(v->producer)) v = v->producer->inputs[0];
+  while (v->producer && IsViewOf(v->producer)) v = v->producer->inputs[0];
   ir::Node* expand = v->producer;
   if (!IsOnnxOp(expand, "Expand") || !expand->input(0)) return std::nullopt;
   ir::Value* source = expand->inputs[0];
@@ -238,7 +234,7 @@ std::optional<Heads> RepeatedHeads(ir::Graph& graph, ir::Value* kv) {
   const Shape want = {batch, heads / repeats, kv->shape[2], kv->shape[3]};
   // A value of that shape at hand: the source, or one its views come from.
   ir::Value* at = source;
-  while (at->shape != want && at->producer && IsViewOrIdentity(at->producer)) {
+  while (at->shape != want && at->producer && IsViewOf(at->producer)) {
     at = at->producer->inputs[0];
   }
   if (at->shape == want) return Heads{at, repeats};

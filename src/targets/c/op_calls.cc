@@ -629,8 +629,7 @@ StatusOr<NodeCall> Rotary(const CallContext& c) {
   TESSEL_RETURN_IF_ERROR(RequireFloat(c, {x, In(c, 1), In(c, 2), y}));
   if (x->shape.size() > 4) return NoKernel(c.node, "embeds at most 4 axes");
   TESSEL_ASSIGN_OR_RETURN(const ops::FusedRotaryDims d, ops::FusedRotaryShapes(c.node));
-  Shape x4 = x->shape;
-  while (x4.size() < 4) x4.insert(x4.begin(), 1);
+  const Shape x4 = ops::Pad4(x->shape);
   const std::array<int64_t, 4> cs = ops::BroadcastStrides4(In(c, 1)->shape);
   const std::array<int64_t, 4> ss = ops::BroadcastStrides4(In(c, 2)->shape);
   Params p("tessel_rotary_t", c.index);

@@ -510,13 +510,6 @@ class RotaryKernel final : public FastKernel {
   const std::vector<ops::ScratchNeed> none_;
 };
 
-// A shape padded to 4 axes with leading ones.
-Shape Dims4(const Shape& s) {
-  Shape d = s;
-  while (d.size() < 4) d.insert(d.begin(), 1);
-  return d;
-}
-
 }  // namespace
 
 std::unique_ptr<FastKernel> MakeRotary(const ir::Node& node, const std::vector<int64_t>& strides) {
@@ -535,7 +528,7 @@ std::unique_ptr<FastKernel> MakeRotary(const ir::Node& node, const std::vector<i
     if (x->shape.back() > 1 && xs[3] != 1) return nullptr;
   }
   // cos and sin against X's rows: right-aligned, their features R wide.
-  return std::make_unique<RotaryKernel>(Dims4(x->shape), xs,
+  return std::make_unique<RotaryKernel>(ops::Pad4(x->shape), xs,
                                         ops::BroadcastStrides4(node.input(1)->shape),
                                         ops::BroadcastStrides4(node.input(2)->shape), dims->rotary,
                                         node.attrs.Int("interleaved", 0) != 0);

@@ -788,8 +788,7 @@ Status Rotary(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   if (x->dtype != DType::kFloat32) return Unsupported(c.node, "runs Rotary on float32 only");
   if (x->shape.size() > 4) return Unsupported(c.node, "runs Rotary on at most 4 axes");
   TESSEL_ASSIGN_OR_RETURN(const ops::FusedRotaryDims d, ops::FusedRotaryShapes(c.node));
-  Shape x4 = x->shape;
-  while (x4.size() < 4) x4.insert(x4.begin(), 1);
+  const Shape x4 = ops::Pad4(x->shape);
   const std::array<int64_t, 4> cs = ops::BroadcastStrides4(c.node.input(1)->shape);
   const std::array<int64_t, 4> ss = ops::BroadcastStrides4(c.node.input(2)->shape);
   PendingLaunch l;
