@@ -95,27 +95,28 @@ def export(name, path):
 
 
 def torch_times(model, x, rounds, repeat):
+    """Eager's and the CUDA graph's best medians (ms); x one input or a tuple."""
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     model = model.cuda().eval()
-    x = x.cuda()
+    args = tuple(v.cuda() for v in (x if isinstance(x, tuple) else (x,)))
     with torch.no_grad():
         for _ in range(10):
-            model(x)
+            model(*args)
         torch.cuda.synchronize()
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
             for _ in range(3):
-                model(x)
+                model(*args)
         torch.cuda.current_stream().wait_stream(stream)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            model(x)
+            model(*args)
         eager, replay = [], []
         for _ in range(rounds):
-            for fn, out in ((lambda: model(x), eager), (graph.replay, replay)):
+            for fn, out in ((lambda: model(*args), eager), (graph.replay, replay)):
                 times = []
                 for _ in range(repeat):
                     torch.cuda.synchronize()

@@ -183,6 +183,14 @@ struct ExecutableStats {
   // OpenMP's, of the same count).
   int threads = 1;
   int widest_parallel_loop = 1;
+  // Where a device runs the kernels (OpenCL): host time of the last run
+  // until it waited for the device, in ms; whether runs enqueue one
+  // recorded command buffer (replay) rather than each launch; and that,
+  // with why not, for reports ("command buffer (...)", "launch loop
+  // (why)"). 0, false and empty elsewhere.
+  double host_submit_ms = 0;
+  bool replays = false;
+  std::string submission;
 };
 
 // One line of a profile: the nodes of one op type that ran on one kernel.

@@ -4,6 +4,11 @@
 // process's peak resident set (VmHWM) minus its resident set just before the
 // model is loaded, next to what tessel itself accounts for (weights, packed
 // weights, arenas).
+//
+// On a device target (OpenCL) it also reports the host time of each run
+// until it waits for the device, and how the runs were submitted (one
+// recorded command buffer, or the launch loop): the cost replay removes,
+// before and after with --no-replay.
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -53,14 +58,19 @@ Status Bench(const BenchArgs& args) {
                           Prepare(model, *lm.target));
   executor->SetProfiling(false);  // the timed runs record no timings
   for (int i = 0; i < args.warmup; ++i) TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
-  std::vector<double> times;
+  std::vector<double> times, submit_times;
   for (int i = 0; i < args.repeat; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     TESSEL_RETURN_IF_ERROR(executor->Run(inputs).status());
     times.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    submit_times.push_back(executor->stats().host_submit_ms);
   }
   const Latency lat = Summarize(times);
+  const Latency submit = Summarize(submit_times);
+  // How the timed runs were submitted; empty on targets without a device.
+  const std::string submission = executor->stats().submission;
+  const bool replays = executor->stats().replays;
   std::string profile;
   std::vector<targets::ProfileRow> profile_rows;
   if (args.target.profile) {
@@ -90,6 +100,11 @@ Status Bench(const BenchArgs& args) {
         {"rss_before_load_bytes", rss_before_load},
         {"peak_rss_bytes", peak_rss},
         {"rss_delta_bytes", rss_delta}};
+    if (!submission.empty()) {
+      j["host_submit_ms"] = {{"min", submit.min_ms}, {"median", submit.median_ms}};
+      j["replay"] = replays;
+      j["submission"] = submission;
+    }
     if (!profile_rows.empty()) {
       double total = 0, slow = 0;
       for (const auto& r : profile_rows) {
@@ -116,6 +131,11 @@ Status Bench(const BenchArgs& args) {
               threads == 1 ? "" : "s");
   std::printf("latency  min %.3f ms, median %.3f ms, p90 %.3f ms\n", lat.min_ms, lat.median_ms,
               lat.p90_ms);
+  if (!submission.empty()) {
+    std::printf(
+        "submit   host %.3f ms per run until it waits for the device (median; min %.3f), %s\n",
+        submit.median_ms, submit.min_ms, submission.c_str());
+  }
   std::printf("memory   weights %s, packed weights %s, arenas %s, peak activations %s\n",
               FormatBytes(stats.parameter_bytes).c_str(),
               FormatBytes(executor->stats().packed_weight_bytes).c_str(),

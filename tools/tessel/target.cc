@@ -64,21 +64,27 @@ targets::HostOptions HostOptionsOf(const TargetOptions& opts) {
   return host;
 }
 
-// What one target alone reads: OpenCL's tuning cache, online tuning and
-// queue window.
+// What one target alone reads: OpenCL's tuning cache, online tuning, queue
+// window and replay.
 targets::TargetHostOptions PerTargetOf(const TargetOptions& opts) {
   targets::TargetHostOptions per_target;
   per_target.opencl = {.tune_cache = TuneCachePath(opts),
                        .tune_online = opts.tune == "online",
-                       .queue_window = opts.queue_window};
+                       .queue_window = opts.queue_window,
+                       .replay = !opts.no_replay};
   return per_target;
 }
 
-// --tune online and --queue-window are options of the OpenCL target.
+// --tune online, --queue-window and --no-replay are options of the OpenCL
+// target.
 Status CheckTuningOptions(const TargetOptions& opts, const std::string& target) {
-  if (target == "opencl" || (opts.tune != "online" && opts.queue_window == 0)) return Status::Ok();
-  return InvalidArgument(std::string(opts.tune == "online" ? "--tune online" : "--queue-window") +
-                         " needs --target opencl");
+  if (target == "opencl") return Status::Ok();
+  const char* option = opts.tune == "online"   ? "--tune online"
+                       : opts.queue_window > 0 ? "--queue-window"
+                       : opts.no_replay        ? "--no-replay"
+                                               : nullptr;
+  if (!option) return Status::Ok();
+  return InvalidArgument(std::string(option) + " needs --target opencl");
 }
 
 // The cpu target's run-time options: the command line's, else the
@@ -163,6 +169,10 @@ void AddTuningOptions(CLI::App& app, TargetOptions& opts) {
                  "OpenCL: wait for the device after every N kernel launches, so that a display "
                  "sharing the GPU stays responsive (0, default: never)")
       ->check(CLI::Range(0, 1000000));
+  app.add_flag("--no-replay", opts.no_replay,
+               "OpenCL: enqueue the kernel launches one by one on every run, even where the "
+               "device has cl_khr_command_buffer (by default a prepared model records its "
+               "launches once and each run enqueues that one command buffer)");
 }
 
 std::filesystem::path TuneCachePath(const TargetOptions& opts) {

@@ -37,11 +37,12 @@ struct TargetOptions {
   std::string tune_cache;  // empty: <cache dir>/opencl/tuning.json
   std::string tune = "off";
   int queue_window = 0;
+  bool no_replay = false;  // OpenCL: the launch loop even with command buffers
 };
 // `profile`: whether the command takes --profile.
 void AddTargetOptions(CLI::App& app, TargetOptions& opts, bool profile);
-// --tune-cache FILE, --tune online|off and --queue-window N, for the commands
-// that run models on a device.
+// --tune-cache FILE, --tune online|off, --queue-window N and --no-replay, for
+// the commands that run models on a device.
 void AddTuningOptions(CLI::App& app, TargetOptions& opts);
 // The tuning cache the options name: --tune-cache, else the default file in
 // tessel's cache folder.

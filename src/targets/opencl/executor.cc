@@ -1,6 +1,7 @@
 #include "targets/opencl/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "core/check.h"
@@ -53,6 +54,9 @@ struct OpenClExecutor::Impl {
   std::vector<cl_mem> buffers;    // by LaunchPlan::buffers index
   std::vector<TensorRef> values;  // by value id
   std::vector<cl_event> events;   // profiling: one per launch of the last Run
+  // Every launch, recorded (RecordLaunches); null before, or after a
+  // SetLocal that changed a launch.
+  CommandBufferApi::Handle command_buffer = nullptr;
   cl_mem mem(const TensorRef& ref) const { return buffers[static_cast<size_t>(ref.buffer)]; }
 };
 
@@ -61,6 +65,7 @@ OpenClExecutor::OpenClExecutor(const ir::Graph& graph, Runtime& runtime)
 
 OpenClExecutor::~OpenClExecutor() {
   for (cl_event e : impl_->events) clReleaseEvent(e);
+  ReleaseCommandBuffer();
   for (Launch& l : launches_) {
     if (l.kernel) clReleaseKernel(l.kernel);
   }
@@ -129,7 +134,8 @@ Status OpenClExecutor::AllocateBuffers(const LaunchPlan& plan) {
     }
     TESSEL_ASSIGN_OR_RETURN(cl_mem m, runtime_.Allocate(b.size_bytes));
     impl.buffers.push_back(m);
-    if (b.pool >= 0 && !b.read_only) workspace_bytes_ += b.size_bytes;
+    // Pools and the split-K scratch (neither a pool nor a value's own).
+    if ((b.pool >= 0 || b.value < 0) && !b.read_only) workspace_bytes_ += b.size_bytes;
   }
   impl.values = plan.values;
   for (const auto& v : graph_.values()) {
@@ -260,7 +266,9 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
   TESSEL_ASSIGN_OR_RETURN(
       LaunchPlan plan,
       PlanLaunches(graph, layout,
-                   {.compute_units = runtime.device().compute_units, .storage = &storage}));
+                   {.compute_units = options.compute_units > 0 ? options.compute_units
+                                                               : runtime.device().compute_units,
+                    .storage = &storage}));
   const EmittedProgram emitted = EmitProgram(plan);
   std::unique_ptr<OpenClExecutor> exec(new OpenClExecutor(graph, runtime));
   exec->queue_window_ = std::max(options.queue_window, 0);
@@ -269,7 +277,73 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
   TESSEL_RETURN_IF_ERROR(exec->BindLaunches(std::move(plan.launches), emitted.snippet_hashes,
                                             programs.ops, programs.snippets, options));
   TESSEL_CL_RETURN_IF_ERROR(clFinish(runtime.queue()), "clFinish");
+  exec->replay_requested_ = options.replay;
+  exec->replay_ = options.replay && exec->queue_window_ == 0 && runtime.command_buffers();
+  // Recorded now, even when timings are on (a profiling runtime), so that
+  // replays() tells at once whether the driver took it.
+  if (exec->replay_ && !exec->RecordLaunches()) exec->replay_refused_ = true;
   return exec;
+}
+
+bool OpenClExecutor::RecordLaunches() {
+  const CommandBufferApi& api = *runtime_.command_buffers();
+  ReleaseCommandBuffer();
+  cl_command_queue queue = runtime_.queue();
+  cl_int rc = CL_SUCCESS;
+  CommandBufferApi::Handle cb = api.create(1, &queue, nullptr, &rc);
+  if (rc != CL_SUCCESS || !cb) return false;
+  // The commands of a command buffer run in no order but the one their
+  // sync points give, whatever the queue's: each launch waits on the one
+  // before, which is what the in-order queue does for the launch loop.
+  // Kernel arguments are captured now; BindLaunches set them for good.
+  CommandBufferApi::SyncPoint previous = 0;
+  for (size_t k = 0; k < launches_.size() && rc == CL_SUCCESS; ++k) {
+    const Launch& l = launches_[k];
+    CommandBufferApi::SyncPoint recorded = 0;
+    rc = api.nd_range_kernel(cb, nullptr, nullptr, l.kernel, static_cast<cl_uint>(l.geometry.dims),
+                             nullptr, l.global.data(), l.local.data(), k > 0 ? 1 : 0,
+                             k > 0 ? &previous : nullptr, &recorded, nullptr);
+    previous = recorded;
+  }
+  if (rc == CL_SUCCESS) rc = api.finalize(cb);
+  if (rc != CL_SUCCESS) {
+    api.release(cb);
+    return false;
+  }
+  impl_->command_buffer = cb;
+  ++recordings_;
+  return true;
+}
+
+void OpenClExecutor::ReleaseCommandBuffer() {
+  if (!impl_->command_buffer) return;
+  runtime_.command_buffers()->release(impl_->command_buffer);
+  impl_->command_buffer = nullptr;
+}
+
+bool OpenClExecutor::replays() const {
+  return replay_ && !replay_refused_ && !(runtime_.profiling() && record_timings_);
+}
+
+std::string OpenClExecutor::DescribeSubmission() const {
+  const uint32_t version = runtime_.device().command_buffer_version;
+  if (replays()) {
+    return "command buffer (" +
+           DescribeCommandBufferSupport(CommandBufferSupport::kAvailable, version) + ")";
+  }
+  std::string why;
+  if (!replay_requested_) {
+    why = "replay off";
+  } else if (!runtime_.command_buffers()) {
+    why = DescribeCommandBufferSupport(runtime_.command_buffer_support(), version);
+  } else if (queue_window_ > 0) {
+    why = "a queue window";
+  } else if (replay_refused_) {
+    why = "the driver refused the command buffer";
+  } else {
+    why = "timings per launch";
+  }
+  return "launch loop (" + why + ")";
 }
 
 Status OpenClExecutor::SetLocal(size_t k, const tuning::LocalSize& local) {
@@ -283,8 +357,11 @@ Status OpenClExecutor::SetLocal(size_t k, const tuning::LocalSize& local) {
     return InvalidArgument("kernel '" + l.kernel_name + "' cannot take the local size " +
                            tuning::ToString(local, 3) + " on this device");
   }
+  if (l.local == local) return Status::Ok();
   l.local = local;
   l.global = RoundedGlobal(l.geometry, local);
+  // The recording holds the old size: the next Run records again.
+  ReleaseCommandBuffer();
   return Status::Ok();
 }
 
@@ -328,24 +405,8 @@ StatusOr<double> OpenClExecutor::TimeLaunch(size_t k, const tuning::LocalSize& l
   return *total / repeats;
 }
 
-StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inputs) {
-  const auto& graph_inputs = graph_.inputs();
-  // Checked by targets::Executable::Run, once for every target.
-  TESSEL_CHECK(inputs.size() == graph_inputs.size());
+Status OpenClExecutor::EnqueueLaunches(bool profiling) {
   cl_command_queue queue = runtime_.queue();
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const ir::Value& v = *graph_inputs[i];
-    const TensorRef& ref = impl_->values[static_cast<size_t>(v.id)];
-    if (inputs[i].size_bytes() == 0) continue;
-    TESSEL_CL_RETURN_IF_ERROR(
-        clEnqueueWriteBuffer(queue, impl_->mem(ref), CL_FALSE,
-                             static_cast<size_t>(ref.offset) * DTypeSize(v.dtype),
-                             inputs[i].size_bytes(), inputs[i].raw_data(), 0, nullptr, nullptr),
-        "clEnqueueWriteBuffer (input '" + v.name + "')");
-  }
-  for (cl_event e : impl_->events) clReleaseEvent(e);
-  impl_->events.clear();
-  const bool profiling = runtime_.profiling() && record_timings_;
   for (size_t k = 0; k < launches_.size(); ++k) {
     const Launch& l = launches_[k];
     // The queue window waits for every queue_window-th launch.
@@ -366,6 +427,44 @@ StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inp
       clReleaseEvent(event);
     }
   }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inputs) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto& graph_inputs = graph_.inputs();
+  // Checked by targets::Executable::Run, once for every target.
+  TESSEL_CHECK(inputs.size() == graph_inputs.size());
+  cl_command_queue queue = runtime_.queue();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Value& v = *graph_inputs[i];
+    const TensorRef& ref = impl_->values[static_cast<size_t>(v.id)];
+    if (inputs[i].size_bytes() == 0) continue;
+    TESSEL_CL_RETURN_IF_ERROR(
+        clEnqueueWriteBuffer(queue, impl_->mem(ref), CL_FALSE,
+                             static_cast<size_t>(ref.offset) * DTypeSize(v.dtype),
+                             inputs[i].size_bytes(), inputs[i].raw_data(), 0, nullptr, nullptr),
+        "clEnqueueWriteBuffer (input '" + v.name + "')");
+  }
+  for (cl_event e : impl_->events) clReleaseEvent(e);
+  impl_->events.clear();
+  const bool profiling = runtime_.profiling() && record_timings_;
+  bool replayed = false;
+  if (replays()) {
+    // The in-order queue orders the command buffer after the input writes
+    // and before the output reads. A driver that refuses to record or to
+    // enqueue (which then enqueued nothing) gets the launch loop, now and
+    // from then on.
+    if (impl_->command_buffer || RecordLaunches()) {
+      replayed = runtime_.command_buffers()->enqueue(0, nullptr, impl_->command_buffer, 0, nullptr,
+                                                     nullptr) == CL_SUCCESS;
+    }
+    if (!replayed) {
+      replay_refused_ = true;
+      ReleaseCommandBuffer();
+    }
+  }
+  if (!replayed) TESSEL_RETURN_IF_ERROR(EnqueueLaunches(profiling));
   std::vector<Tensor> outputs;
   for (const ir::Value* o : graph_.outputs()) {
     Tensor t(o->dtype, o->shape);
@@ -379,6 +478,8 @@ StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inp
     }
     outputs.push_back(std::move(t));
   }
+  last_submit_ms_ =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   TESSEL_CL_RETURN_IF_ERROR(clFinish(queue), "clFinish");
   timings_.clear();
   if (profiling) {

@@ -26,7 +26,15 @@
 //                    default, or the tuning cache's)
 //
 // Run only writes inputs, enqueues the launches in schedule order on the
-// in-order queue, and reads the outputs.
+// in-order queue, and reads the outputs. Record once, replay: where the
+// runtime has command buffers (cl_khr_command_buffer, Runtime::
+// command_buffers), Create also records every launch into one command
+// buffer, each waiting on the one before through a sync point (a command
+// buffer's commands are unordered otherwise), and Run enqueues it with one
+// call instead of one per launch. Runs that need each launch's event or a
+// wait between launches (timings on a profiling runtime, a queue window),
+// ExecutorOptions::replay off, and a recording the driver refused all take
+// the launch loop; SetLocal makes the next Run record again.
 #pragma once
 
 #include <memory>
@@ -90,6 +98,14 @@ struct ExecutorOptions {
   // Where values live (storage.h): the graph's values must carry the
   // decisions CollectStorageInfo takes for it (SelectKernels recorded them).
   Storage storage = Storage::kBuffer;
+  // Record the launches once and replay them (see above) where the runtime
+  // has command buffers; off: the launch loop, always (`--no-replay`, to
+  // measure the difference).
+  bool replay = true;
+  // The compute units kernel variants are chosen to fill (tile sizes,
+  // split-K; launch_plan.h); 0: the device's. Tests plan for a GPU's count
+  // on a CPU device with it.
+  int64_t compute_units = 0;
 };
 
 class OpenClExecutor {
@@ -127,6 +143,19 @@ class OpenClExecutor {
   void set_record_timings(bool on) { record_timings_ = on; }
   // Device bytes of the read-write pools (the planned workspace).
   int64_t workspace_bytes() const { return workspace_bytes_; }
+  // Whether the next Run enqueues the recorded command buffer rather than
+  // the launch loop.
+  bool replays() const;
+  // For reports: "command buffer (cl_khr_command_buffer 0.9.5)", or
+  // "launch loop (why)".
+  std::string DescribeSubmission() const;
+  // How many times the launches were recorded into a command buffer: once
+  // by Create, again by the first Run after a SetLocal that changed one.
+  int recordings() const { return recordings_; }
+  // Host time of the last Run until it waits for the device (writing the
+  // inputs, enqueuing the launches and the output reads), in ms: what
+  // replaying saves shows here.
+  double last_submit_ms() const { return last_submit_ms_; }
 
  private:
   struct Impl;
@@ -143,6 +172,14 @@ class OpenClExecutor {
   Status BindLaunches(std::vector<PendingLaunch> pending,
                       const std::vector<std::string>& snippet_hashes, cl_program ops_program,
                       cl_program snippet_program, const ExecutorOptions& options);
+  // Records every launch into one finalized command buffer (released
+  // first if there was one); false, with nothing held, when the driver
+  // refuses any step.
+  bool RecordLaunches();
+  void ReleaseCommandBuffer();
+  // Enqueues every launch on the queue, with events where timings or the
+  // queue window need them.
+  Status EnqueueLaunches(bool profiling);
 
   const ir::Graph& graph_;
   Runtime& runtime_;
@@ -153,6 +190,13 @@ class OpenClExecutor {
   int tuned_from_cache_ = 0;
   int queue_window_ = 0;
   bool record_timings_ = true;
+  bool replay_requested_ = true;  // ExecutorOptions::replay
+  // Replay is possible: requested, the runtime has command buffers, and no
+  // queue window.
+  bool replay_ = false;
+  bool replay_refused_ = false;  // the driver refused to record or to enqueue
+  int recordings_ = 0;
+  double last_submit_ms_ = 0;
 };
 
 }  // namespace tessel::opencl

@@ -1,9 +1,10 @@
 // What the machine that runs the `opencl` target offers it besides the
-// generic targets::HostOptions: the work-group tuning cache and the queue
-// window. Like HostOptions, no compiled model records them; they change how
-// a run is cached or paced, never its results. A plain struct, with no
-// OpenCL header, so that whoever fills it (the CLI, through
-// targets::TargetHostOptions) builds with or without OpenCL.
+// generic targets::HostOptions: the work-group tuning cache, the queue
+// window and command-buffer replay. Like HostOptions, no compiled model
+// records them; they change how a run is cached, paced or submitted, never
+// its results. A plain struct, with no OpenCL header, so that whoever fills
+// it (the CLI, through targets::TargetHostOptions) builds with or without
+// OpenCL.
 #pragma once
 
 #include <filesystem>
@@ -18,6 +19,9 @@ struct OpenClHostOptions {
   bool tune_online = false;
   // MACE's queue window: wait for the device after every N launches (0: never).
   int queue_window = 0;
+  // Record a prepared model's launches once and replay them where the
+  // device has cl_khr_command_buffer (ExecutorOptions::replay).
+  bool replay = true;
 };
 
 }  // namespace tessel::opencl

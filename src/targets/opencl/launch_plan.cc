@@ -274,6 +274,7 @@ StatusOr<LaunchPlan> PlanLaunches(const ir::Graph& graph, const ir::MemoryLayout
   plan.snippets.resize(nodes.size());
   plan.snippet_image_args.resize(nodes.size());
   ScratchTextures scratch;
+  int32_t scratch_buffer = -1;  // ctx.scratch's, once a node asks
   const std::vector<std::vector<int64_t>> held = HeldStrides(graph, InBuffers(graph, options));
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (options.storage && options.storage->image_node[i]) {
@@ -295,6 +296,15 @@ StatusOr<LaunchPlan> PlanLaunches(const ir::Graph& graph, const ir::MemoryLayout
                     snippet && nodes[i]->op_type != "Subgraph" ? &single_op_inputs : nullptr};
     ctx.compute_units = std::max<int64_t>(options.compute_units, 1);
     ctx.held = &held;
+    ctx.scratch = [&plan, &scratch_buffer](int64_t bytes) {
+      if (scratch_buffer < 0) {
+        scratch_buffer = static_cast<int32_t>(plan.buffers.size());
+        plan.buffers.push_back({});
+      }
+      PlannedBuffer& b = plan.buffers[static_cast<size_t>(scratch_buffer)];
+      b.size_bytes = std::max(b.size_bytes, bytes);
+      return TensorRef{.buffer = scratch_buffer};
+    };
     const size_t first = plan.launches.size();
     TESSEL_RETURN_IF_ERROR(BuildNodeLaunches(ctx, &plan.launches));
     for (size_t k = first; k < plan.launches.size(); ++k) {

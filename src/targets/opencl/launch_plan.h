@@ -37,7 +37,8 @@ namespace tessel::opencl {
 struct PlannedBuffer {
   int64_t size_bytes = 0;
   int pool = -1;   // index in the layout's pools, or -1
-  int value = -1;  // the value's id when pool is -1
+  int value = -1;  // the value's id when pool is -1; neither: the scratch
+                   // buffer of split-K products (NodeContext::scratch)
   bool read_only = false;
   // An RGBA float image2d of width x height texels instead of a buffer
   // (size_bytes 0): a texture pool of the layout (`pool` indexes

@@ -340,21 +340,116 @@ Status GatherND(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   return Status::Ok();
 }
 
-// y[bt] = alpha * A[bt] B[bt] + beta * C through f32_gemm_tiled.
+// What a convolution or matrix product applies as it stores
+// (TESSEL_EPILOGUE_PARAMS): + beta * c (a bias or Gemm's C, element
+// (bt, row, col) at (bt % cst[2]) * cst[3] + row * cst[0] + col * cst[1]),
+// + z (a residual shaped like the output), then the activation.
+struct Epilogue {
+  const ir::Value* c = nullptr;
+  std::array<int64_t, 4> cst{0, 0, 1, 0};
+  float beta = 1;
+  const ir::Value* z = nullptr;
+  ops::FusedActivation act;
+};
+
+// Unused tensor arguments are bound to `dummy` (the output), never null.
+void AddEpilogue(const NodeContext& c, const Epilogue& e, const ir::Value* dummy,
+                 KernelArgs& args) {
+  args.Tensor(c.ref(e.c ? e.c : dummy)).Int(e.c ? 1 : 0).Ints(e.cst).Float(e.beta);
+  args.Tensor(c.ref(e.z ? e.z : dummy)).Int(e.z ? 1 : 0);
+  // A TESSEL_ACT_* code (ops::ActivationCDefines) and its parameters.
+  args.Int(static_cast<int>(e.act.kind)).Float(e.act.alpha).Float(e.act.beta);
+}
+
+// The tile of a register-tiled product and how many parts its reduction
+// splits into. 64-tiles (4x4 per item, 256 items) when they give at least
+// half as many work-groups as the device has compute units (on an H200 they
+// reach 3x the 32-tiles' FLOP/s), else 32-tiles (2x2 per item, 256 items:
+// small products need items more than registers). Then split-K, for
+// products of k >= 512 whose tiles give fewer work-groups than hide memory
+// latency (two a unit of 64-tiles, four of 32-tiles): parts of at least 128
+// of k, each a work-group per tile, added up by a second launch (deep layers
+// on few pixels: ResNet's 7x7x512 over 4608 taps runs 32 tiles in 18 parts).
+struct TileChoice {
+  int64_t tile = 64;
+  int64_t splits = 1;
+};
+
+TileChoice ChooseTile(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t compute_units) {
+  auto groups = [&](int64_t tile) { return (M + tile - 1) / tile * ((N + tile - 1) / tile) * batch; };
+  TileChoice t;
+  t.tile = 2 * groups(64) >= compute_units ? 64 : 32;
+  const int64_t g = groups(t.tile), want = (t.tile == 64 ? 2 : 4) * compute_units;
+  if (g < want && K >= 512) t.splits = std::clamp<int64_t>(std::min((want + g - 1) / g, K / 128), 1, 32);
+  return t;
+}
+
+// The launch of a register-tiled kernel (f32_gemm_* or f32_conv_gemm_*) whose
+// operand arguments `operands` adds, then its split-K sum when it splits (the
+// parts go to the plan's scratch buffer, and the sum stores through the
+// epilogue).
+void TiledProduct(const NodeContext& c, const std::string& kernel, int64_t M, int64_t N, int64_t K,
+                  int64_t batch, float alpha, const Epilogue& e, const ir::Value* y,
+                  const std::function<void(KernelArgs&)>& operands,
+                  const std::function<void(KernelArgs&)>& geometry, int64_t bytes,
+                  std::vector<PendingLaunch>* launches) {
+  TileChoice t = ChooseTile(M, N, K, batch, c.compute_units);
+  if (!c.scratch) t.splits = 1;
+  const int64_t per_item = t.tile == 64 ? 4 : 2;
+  const std::array<int64_t, 4> dims{M, N, K, t.splits};
+  PendingLaunch l;
+  l.kernel_name = kernel + (t.tile == 64 ? "_64x64" : "_32x32");
+  operands(l.args);
+  const int64_t total = batch * M * N;
+  TensorRef parts;
+  if (t.splits > 1) {
+    parts = c.scratch(t.splits * total * 4);
+    l.args.Tensor(parts);
+  } else {
+    l.args.Tensor(c.ref(y));
+  }
+  l.args.Ints(dims);
+  geometry(l.args);
+  l.args.Float(t.splits > 1 ? 1.0f : alpha);
+  AddEpilogue(c, t.splits > 1 ? Epilogue{} : e, y, l.args);
+  l.geometry.dims = 3;
+  l.geometry.global = {static_cast<size_t>((N + t.tile - 1) / t.tile * (t.tile / per_item)),
+                       static_cast<size_t>((M + t.tile - 1) / t.tile * (t.tile / per_item)),
+                       static_cast<size_t>(batch * t.splits)};
+  l.geometry.local = {static_cast<size_t>(t.tile / per_item),
+                      static_cast<size_t>(t.tile / per_item), 1};
+  l.bytes = bytes + Bytes(e.c) + Bytes(e.z) + (t.splits > 1 ? t.splits * total * 4 : 0);
+  l.flops = 2 * M * N * K * batch;
+  launches->push_back(std::move(l));
+  if (t.splits == 1) return;
+  PendingLaunch sum;
+  sum.kernel_name = "f32_split_k_sum";
+  sum.args.Tensor(parts).Tensor(c.ref(y)).Ints(std::array<int64_t, 4>{M, N, batch, t.splits});
+  sum.args.Float(alpha);
+  AddEpilogue(c, e, y, sum.args);
+  sum.geometry = Linear(total);
+  sum.bytes = (t.splits + 1) * total * 4 + Bytes(e.c) + Bytes(e.z);
+  sum.flops = t.splits * total;
+  launches->push_back(std::move(sum));
+}
+
+// y[bt] = alpha * A[bt] B[bt], stored through the epilogue.
 struct GemmArgs {
-  const ir::Value *a, *b, *c, *y;
+  const ir::Value *a, *b, *y;
   int64_t M, N, K, batch;
-  std::array<int64_t, 8> st;  // a_rs, a_cs, b_rs, b_cs, c_rs, c_cs, a_bs, b_bs
-  float alpha = 1, beta = 1;
+  std::array<int64_t, 8> st;  // a_rs, a_cs, b_rs, b_cs, a_bs, b_bs, 0, 0
+  float alpha = 1;
+  Epilogue epilogue;
 };
 
 void Gemm(const NodeContext& c, const GemmArgs& g, std::vector<PendingLaunch>* launches) {
-  PendingLaunch l;
-  const TensorRef cref = g.c ? c.ref(g.c) : c.ref(g.a);
-  l.args.Tensor(c.ref(g.a)).Tensor(c.ref(g.b)).Tensor(cref).Int(g.c ? 1 : 0).Tensor(c.ref(g.y));
+  const int64_t bytes = Bytes(g.a) + Bytes(g.b) + Bytes(g.y);
   if (g.M == 1 && g.batch == 1) {
     // A matrix-vector product: tiles would waste all rows but one.
-    l.args.Int(g.N).Int(g.K).Ints(g.st).Float(g.alpha).Float(g.beta);
+    PendingLaunch l;
+    l.args.Tensor(c.ref(g.a)).Tensor(c.ref(g.b)).Tensor(c.ref(g.y));
+    l.args.Int(g.N).Int(g.K).Ints(g.st).Float(g.alpha);
+    AddEpilogue(c, g.epilogue, g.y, l.args);
     if (g.st[2] == 1) {
       l.kernel_name = "f32_gemv_rows";
       l.geometry = Rows(g.N);
@@ -362,35 +457,24 @@ void Gemm(const NodeContext& c, const GemmArgs& g, std::vector<PendingLaunch>* l
       l.kernel_name = "f32_gemv_cols";
       l.geometry = Linear(g.N);
     }
-  } else {
-    // 32x32 tiles (8 rows per item) unless they leave compute units idle.
-    auto groups = [&](int64_t tile) {
-      return (g.M + tile - 1) / tile * ((g.N + tile - 1) / tile) * g.batch;
-    };
-    const int64_t tile = groups(32) >= 2 * c.compute_units ? 32 : 16;
-    const int64_t rows_per_item = tile == 32 ? 8 : 4;
-    l.kernel_name = tile == 32 ? "f32_gemm_tiled_32" : "f32_gemm_tiled_16";
-    l.args.Int(g.M).Int(g.N).Int(g.K).Ints(g.st).Float(g.alpha).Float(g.beta);
-    l.geometry.dims = 3;
-    l.geometry.global = {static_cast<size_t>((g.N + tile - 1) / tile * tile),
-                         static_cast<size_t>((g.M + tile - 1) / tile * (tile / rows_per_item)),
-                         static_cast<size_t>(g.batch)};
-    l.geometry.local = {static_cast<size_t>(tile), static_cast<size_t>(tile / rows_per_item), 1};
+    l.bytes = bytes + Bytes(g.epilogue.c) + Bytes(g.epilogue.z);
+    l.flops = 2 * g.N * g.K;
+    launches->push_back(std::move(l));
+    return;
   }
-  l.bytes = Bytes(g.a) + Bytes(g.b) + Bytes(g.c) + Bytes(g.y);
-  l.flops = 2 * g.M * g.N * g.K * g.batch;
-  launches->push_back(std::move(l));
+  TiledProduct(
+      c, "f32_gemm", g.M, g.N, g.K, g.batch, g.alpha, g.epilogue, g.y,
+      [&](KernelArgs& args) { args.Tensor(c.ref(g.a)).Tensor(c.ref(g.b)); },
+      [&](KernelArgs& args) { args.Ints(g.st); }, bytes, launches);
 }
 
 Status GemmOp(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   GemmArgs g{};
   g.a = c.node.input(0);
   g.b = c.node.input(1);
-  g.c = c.node.input(2);
   g.y = c.node.output(0);
   const bool ta = c.node.attrs.Int("transA", 0) != 0, tb = c.node.attrs.Int("transB", 0) != 0;
   g.alpha = c.node.attrs.Float("alpha", 1.0f);
-  g.beta = c.node.attrs.Float("beta", 1.0f);
   const Shape& as = g.a->shape;
   const Shape& bs = g.b->shape;
   g.M = ta ? as[1] : as[0];
@@ -398,27 +482,30 @@ Status GemmOp(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   g.N = tb ? bs[0] : bs[1];
   g.batch = 1;
   g.st = {ta ? 1 : g.K, ta ? g.M : 1, tb ? 1 : g.N, tb ? g.K : 1, 0, 0, 0, 0};
-  if (g.c) {
-    const Shape& cs = g.c->shape;
+  Epilogue& e = g.epilogue;
+  e.c = c.node.input(2);
+  e.beta = c.node.attrs.Float("beta", 1.0f);
+  if (e.c) {
+    const Shape& cs = e.c->shape;
     if (cs.size() == 2) {
-      g.st[4] = cs[0] != 1 ? cs[1] : 0;
-      g.st[5] = cs[1] != 1 ? 1 : 0;
+      e.cst[0] = cs[0] != 1 ? cs[1] : 0;
+      e.cst[1] = cs[1] != 1 ? 1 : 0;
     } else if (cs.size() == 1) {
-      g.st[5] = cs[0] != 1 ? 1 : 0;
+      e.cst[1] = cs[0] != 1 ? 1 : 0;
     }
   }
   Gemm(c, g, launches);
   return Status::Ok();
 }
 
-// MatMul, plus a bias row added along the last axis when `bias` is set
-// (FusedMatMul: the GEMM kernels' C operand with a zero row stride).
-Status MatMulPlusRow(const NodeContext& c, const ir::Value* bias,
-                     std::vector<PendingLaunch>* launches) {
+// MatMul, plus a bias row added along the last axis when `bias` is set and
+// a residual `z` (FusedMatMul: the bias as the epilogue's c with a zero row
+// stride).
+Status MatMulPlus(const NodeContext& c, const ir::Value* bias, const ir::Value* z,
+                  std::vector<PendingLaunch>* launches) {
   GemmArgs g{};
   g.a = c.node.input(0);
   g.b = c.node.input(1);
-  g.c = bias;
   g.y = c.node.output(0);
   if (g.a->dtype != DType::kFloat32) return Unsupported(c.node, "multiplies float32 only");
   Shape as = g.a->shape, bs = g.b->shape;
@@ -442,53 +529,64 @@ Status MatMulPlusRow(const NodeContext& c, const ir::Value* bias,
   if ((na != 1 && pa != out_batch) || (nb != 1 && pb != out_batch)) {
     return Unsupported(c.node, "broadcasts matrix batches only when one side has a single matrix");
   }
-  g.st = {g.K, 1, g.N, 1, 0, 0, na == 1 ? 0 : g.M * g.K, nb == 1 ? 0 : g.K * g.N};
+  g.st = {g.K, 1, g.N, 1, na == 1 ? 0 : g.M * g.K, nb == 1 ? 0 : g.K * g.N, 0, 0};
   if (nb == 1 && g.batch > 1 && na == g.batch) {
     // One right-hand matrix for a dense stack of left ones: a single product
     // of (batch * M) rows (a [128, 1, 256] x [256, 768] projection is then
     // one 128-row product, not 128 one-row ones).
     g.M *= g.batch;
     g.batch = 1;
-    g.st[6] = 0;
+    g.st[4] = 0;
   }
   if (bias) {
     if (g.batch != 1) return Unsupported(c.node, "adds a bias to one matrix product only");
-    g.st[4] = 0;  // every row reads the same bias
-    g.st[5] = 1;
+    g.epilogue.c = bias;
+    g.epilogue.cst = {0, 1, 1, 0};  // every row reads the same bias
   }
+  g.epilogue.z = z;
   Gemm(c, g, launches);
   return Status::Ok();
 }
 
 Status MatMul(const NodeContext& c, std::vector<PendingLaunch>* launches) {
-  return MatMulPlusRow(c, nullptr, launches);
+  return MatMulPlus(c, nullptr, nullptr, launches);
 }
 
-// FusedMatMul (passes/fuse_matmul_bias): the product with its bias, then
-// the residual through the convolutions' epilogue kernel.
+// FusedMatMul (passes/fuse_matmul_bias): the product, its bias and the
+// residual in one kernel.
 Status FusedMatMul(const NodeContext& c, std::vector<PendingLaunch>* launches) {
-  TESSEL_RETURN_IF_ERROR(MatMulPlusRow(c, c.node.input(2), launches));
-  const ir::Value* z = c.node.input(3);
-  const ir::Value* y = c.node.output(0);
-  if (!z) return Status::Ok();
-  const int64_t n = NumElements(y->shape);
-  PendingLaunch l;
-  l.kernel_name = "f32_conv_epilogue";
-  l.args.Tensor(c.ref(y))
-      .Tensor(c.ref(z))
-      .Int(1)
-      .Int(static_cast<int>(ops::ActivationKind::kNone))
-      .Float(0.f)
-      .Float(0.f)
-      .Int(n);
-  l.geometry = Linear(n);
-  l.bytes = Bytes(y) * 2 + Bytes(z);
-  l.flops = n;
-  launches->push_back(std::move(l));
-  return Status::Ok();
+  return MatMulPlus(c, c.node.input(2), c.node.input(3), launches);
 }
 
-Status Conv(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+// The implicit-GEMM convolutions' taps: per k = (c, kh, kw) of one group's
+// weights, int32 {c * H * W + kh * DH * W + kw * DW, kh * DH, kw * DW, 0}.
+std::vector<unsigned char> ConvTaps(int64_t cpg, int64_t H, int64_t W, int64_t KH, int64_t KW,
+                                    int64_t DH, int64_t DW) {
+  std::vector<int32_t> taps;
+  taps.reserve(static_cast<size_t>(cpg * KH * KW * 4));
+  for (int64_t ch = 0; ch < cpg; ++ch) {
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        const int64_t dh = kh * DH, dw = kw * DW;
+        for (int64_t v : {ch * H * W + dh * W + dw, dh, dw, int64_t{0}}) {
+          taps.push_back(static_cast<int32_t>(v));
+        }
+      }
+    }
+  }
+  std::vector<unsigned char> bytes(taps.size() * sizeof(int32_t));
+  std::memcpy(bytes.data(), taps.data(), bytes.size());
+  return bytes;
+}
+
+// Grouped convolutions with fewer output channels per group than this run
+// one output per item (f32_conv2d_direct): an implicit GEMM's 32-row tile
+// would be mostly empty.
+constexpr int64_t kMinGemmRows = 16;
+
+// A convolution (any 1-D or 2-D Conv) whose launches store through
+// `epilogue` (its bias added here).
+Status ConvWith(const NodeContext& c, Epilogue epilogue, std::vector<PendingLaunch>* launches) {
   const ir::Value* x = c.node.input(0);
   const ir::Value* w = c.node.input(1);
   const ir::Value* b = c.node.input(2);
@@ -516,69 +614,64 @@ Status Conv(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const int64_t N = x->shape[0], C = x->shape[1], H = in_spatial[0], W = in_spatial[1];
   const int64_t OC = w->shape[0], OH = out_spatial[0], OW = out_spatial[1];
   const int64_t KH = kernel[0], KW = kernel[1];
+  const int64_t cpg = C / group, opg = OC / group;
+  epilogue.c = b;
+  epilogue.cst = {1, 0, group, opg};  // the bias of (group, row)
+  const int64_t bytes = Bytes(x) + Bytes(w) + Bytes(y);
   const bool pointwise = KH == 1 && KW == 1 && group == 1 && strides[0] == 1 && strides[1] == 1 &&
                          pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0;
   if (pointwise) {
-    // y[n] (OC x HW) = W (OC x C) * x[n] (C x HW) + bias per row.
+    // y[n] (OC x HW) = W (OC x C) * x[n] (C x HW).
     GemmArgs g{};
     g.a = w;
     g.b = x;
-    g.c = b;
     g.y = y;
     g.M = OC;
     g.N = H * W;
     g.K = C;
     g.batch = N;
-    g.st = {C, 1, H * W, 1, 1, 0, 0, C * H * W};
+    g.st = {C, 1, H * W, 1, 0, C * H * W, 0, 0};
+    g.epilogue = epilogue;
     Gemm(c, g, launches);
     return Status::Ok();
   }
   const std::array<int64_t, 16> geo = {
       C,          W == 0 ? 0 : H, W,       OC,      OH,           OW,           KH,    KW,
       strides[0], strides[1],     pads[0], pads[1], dilations[0], dilations[1], group, N};
-  PendingLaunch l;
   const bool depthwise = group == C && group == OC;
-  const bool oc4 = !depthwise && group == 1 && OC % 4 == 0;
-  l.kernel_name = depthwise ? "f32_conv2d_depthwise_x4"
-                  : oc4     ? "f32_conv2d_direct_oc4"
-                            : "f32_conv2d_direct";
-  l.args.Tensor(c.ref(x))
-      .Tensor(c.ref(w))
-      .Tensor(b ? c.ref(b) : c.ref(w))
-      .Int(b ? 1 : 0)
-      .Tensor(c.ref(y))
-      .Ints(geo);
-  l.geometry = Grid(depthwise ? (OW + 3) / 4 : OW, OH, oc4 ? N * OC / 4 : N * OC);
+  if (!depthwise && opg >= kMinGemmRows) {
+    TiledProduct(
+        c, "f32_conv_gemm", opg, OH * OW, cpg * KH * KW, N * group, 1.0f, epilogue, y,
+        [&](KernelArgs& args) {
+          args.Tensor(c.ref(x)).Tensor(c.ref(w));
+          args.Table(ConvTaps(cpg, H, W, KH, KW, dilations[0], dilations[1]));
+        },
+        [&](KernelArgs& args) { args.Ints(geo); }, bytes, launches);
+    return Status::Ok();
+  }
+  PendingLaunch l;
+  l.kernel_name = depthwise ? "f32_conv2d_depthwise_x4" : "f32_conv2d_direct";
+  l.args.Tensor(c.ref(x)).Tensor(c.ref(w)).Tensor(c.ref(y)).Ints(geo);
+  AddEpilogue(c, epilogue, y, l.args);
+  l.geometry = Grid(depthwise ? (OW + 3) / 4 : OW, OH, N * OC);
   l.geometry.dims = 3;
-  l.bytes = Bytes(x) + Bytes(w) + Bytes(b) + Bytes(y);
-  l.flops = 2 * N * OC * OH * OW * (C / group) * KH * KW;
+  l.bytes = bytes + Bytes(b) + Bytes(epilogue.z);
+  l.flops = 2 * N * OC * OH * OW * cpg * KH * KW;
   launches->push_back(std::move(l));
   return Status::Ok();
 }
 
-// FusedConv (passes/fuse_conv_activation): the convolution, then one
-// elementwise pass for the residual and the activation.
+Status Conv(const NodeContext& c, std::vector<PendingLaunch>* launches) {
+  return ConvWith(c, Epilogue{}, launches);
+}
+
+// FusedConv (passes/fuse_conv_activation): the convolution storing
+// act(conv + bias + residual) itself.
 Status FusedConv(const NodeContext& c, std::vector<PendingLaunch>* launches) {
-  TESSEL_RETURN_IF_ERROR(Conv(c, launches));
-  const ir::Value* z = c.node.input(3);
-  const ir::Value* y = c.node.output(0);
-  TESSEL_ASSIGN_OR_RETURN(const ops::FusedActivation act, ops::ParseFusedActivation(c.node));
-  if (!z && act.kind == ops::ActivationKind::kNone) return Status::Ok();
-  const int64_t n = NumElements(y->shape);
-  PendingLaunch l;
-  l.kernel_name = "f32_conv_epilogue";
-  l.args.Tensor(c.ref(y))
-      .Tensor(z ? c.ref(z) : c.ref(y))
-      .Int(z ? 1 : 0)
-      .Int(static_cast<int>(act.kind))  // a TESSEL_ACT_* code (ops::ActivationCDefines)
-      .Float(act.alpha)
-      .Float(act.beta)
-      .Int(n);
-  l.geometry = Linear(n);
-  l.bytes = Bytes(y) * 2 + Bytes(z);
-  l.flops = 2 * n;
-  launches->push_back(std::move(l));
-  return Status::Ok();
+  Epilogue e;
+  e.z = c.node.input(3);
+  TESSEL_ASSIGN_OR_RETURN(e.act, ops::ParseFusedActivation(c.node));
+  return ConvWith(c, e, launches);
 }
 
 Status Pool(const NodeContext& c, std::vector<PendingLaunch>* launches) {
@@ -626,6 +719,8 @@ Status Pool(const NodeContext& c, std::vector<PendingLaunch>* launches) {
 // Rows at least this long are reduced by a work-group each: one item
 // looping over a long row leaves the GPU's memory system idle.
 constexpr int64_t kGroupReduceLen = 256;
+// Rows from this long to kGroupReduceLen take 16 items each.
+constexpr int64_t kShortReduceLen = 16;
 
 void Reduce(const NodeContext& c, const ir::Value* x, const ir::Value* y, int64_t outer,
             int64_t len, int64_t inner, int kind, std::vector<PendingLaunch>* launches) {
@@ -634,6 +729,11 @@ void Reduce(const NodeContext& c, const ir::Value* x, const ir::Value* y, int64_
     l.kernel_name = "f32_reduce_rows";
     l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(len).Int(kind);
     l.geometry = Rows(outer);
+  } else if (inner == 1 && len >= kShortReduceLen) {
+    l.kernel_name = "f32_reduce_rows_short";
+    l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(outer).Int(len).Int(kind);
+    l.geometry = Grid(16, outer, 1);
+    l.geometry.local = {16, 8, 1};
   } else {
     l.kernel_name = "f32_reduce";
     l.args.Tensor(c.ref(x)).Tensor(c.ref(y)).Int(outer).Int(len).Int(inner).Int(kind);

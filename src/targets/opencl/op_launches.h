@@ -71,8 +71,8 @@ class KernelArgs {
     return Tensor(TensorRef{});
   }
   template <size_t N>
-  KernelArgs& Ints(const std::array<int64_t, N>& v) {  // int8 or int16
-    static_assert(N == 8 || N == 16);
+  KernelArgs& Ints(const std::array<int64_t, N>& v) {  // int4, int8 or int16
+    static_assert(N == 4 || N == 8 || N == 16);
     cl_int x[N];
     for (size_t i = 0; i < N; ++i) x[i] = static_cast<cl_int>(v[i]);
     return Add(x, sizeof x);
@@ -132,6 +132,10 @@ struct NodeContext {
   const std::vector<ir::Value*>* snippet_inputs = nullptr;
   // The device's compute units: kernel variants are chosen to fill them.
   int64_t compute_units = 1;
+  // A scratch buffer of at least `bytes` for the node's launches alone (the
+  // parts of a split-K product): one buffer of the plan that every node
+  // shares, as large as its largest use.
+  std::function<TensorRef(int64_t bytes)> scratch;
   // By value id (HeldStrides): the strides, per axis in elements, of a value
   // held as the Transpose next to it lies; empty (or null): plain.
   const std::vector<std::vector<int64_t>>* held = nullptr;

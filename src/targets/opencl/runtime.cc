@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <type_traits>
+#include <vector>
 
 #include "core/hash.h"
 #include "core/sealed_file.h"
@@ -17,6 +19,17 @@ namespace {
 
 // A program binary larger than this in the cache is not read.
 constexpr int64_t kMaxCachedProgramBytes = int64_t{1} << 31;
+
+// OpenCL 3.0 and cl_khr_command_buffer names the 1.2 headers (and the
+// older extension headers) lack.
+constexpr cl_device_info kDeviceExtensionsWithVersion = 0x1060;
+struct NameVersion {  // cl_name_version
+  cl_uint version;
+  char name[64];
+};
+constexpr char kCommandBufferExtension[] = "cl_khr_command_buffer";
+constexpr cl_device_info kCommandBufferRequiredQueueProperties = 0x12AA;
+constexpr cl_device_info kCommandBufferSupportedQueueProperties = 0x129A;  // since 0.9.6
 
 std::string PlatformString(cl_platform_id p, cl_platform_info what) {
   size_t size = 0;
@@ -43,6 +56,33 @@ int64_t DeviceNumber(cl_device_id d, cl_device_info what) {
   return static_cast<int64_t>(v);
 }
 
+// Whether the space-separated `list` holds `name` as a whole word.
+bool ListsWord(const std::string& list, const std::string& name) {
+  std::istringstream words(list);
+  std::string w;
+  while (words >> w) {
+    if (w == name) return true;
+  }
+  return false;
+}
+
+// The version the device gives `extension`; 0 when it cannot say (before
+// OpenCL 3.0, or not listed there).
+uint32_t ExtensionVersion(cl_device_id d, const char* extension) {
+  size_t size = 0;
+  if (clGetDeviceInfo(d, kDeviceExtensionsWithVersion, 0, nullptr, &size) != CL_SUCCESS) return 0;
+  std::vector<NameVersion> list(size / sizeof(NameVersion));
+  if (list.empty() ||
+      clGetDeviceInfo(d, kDeviceExtensionsWithVersion, list.size() * sizeof(NameVersion),
+                      list.data(), nullptr) != CL_SUCCESS) {
+    return 0;
+  }
+  for (const NameVersion& nv : list) {
+    if (std::strncmp(nv.name, extension, sizeof nv.name) == 0) return nv.version;
+  }
+  return 0;
+}
+
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -59,6 +99,36 @@ std::string BuildLog(cl_program program, cl_device_id device) {
 }
 
 }  // namespace
+
+bool CommandBufferAbiMatches(uint32_t version) {
+  if (version == 0) return true;
+  const uint32_t major = version >> 22, minor = (version >> 12) & 0x3ff;
+  return (major == 0 && minor == 9) || major == 1;
+}
+
+std::string CommandBufferVersionName(uint32_t version) {
+  if (version == 0) return "unknown";
+  return std::to_string(version >> 22) + "." + std::to_string((version >> 12) & 0x3ff) + "." +
+         std::to_string(version & 0xfff);
+}
+
+std::string DescribeCommandBufferSupport(CommandBufferSupport support, uint32_t version) {
+  const std::string ext = std::string(kCommandBufferExtension) + " " +
+                          (version ? CommandBufferVersionName(version) : "(version unknown)");
+  switch (support) {
+    case CommandBufferSupport::kAvailable:
+      return ext;
+    case CommandBufferSupport::kAbsent:
+      return std::string("no ") + kCommandBufferExtension;
+    case CommandBufferSupport::kVersion:
+      return ext + ", a version whose entry points tessel does not call";
+    case CommandBufferSupport::kQueue:
+      return ext + ", which does not take this queue's properties";
+    case CommandBufferSupport::kEntryPoints:
+      return ext + ", its entry points missing from the platform";
+  }
+  return ext;
+}
 
 StatusOr<std::vector<DeviceInfo>> ListDevices() {
   cl_uint num_platforms = 0;
@@ -107,6 +177,11 @@ StatusOr<std::vector<DeviceInfo>> ListDevices() {
         info.image2d_max_width = DeviceNumber<size_t>(d, CL_DEVICE_IMAGE2D_MAX_WIDTH);
         info.image2d_max_height = DeviceNumber<size_t>(d, CL_DEVICE_IMAGE2D_MAX_HEIGHT);
       }
+      info.command_buffer =
+          ListsWord(DeviceString(d, CL_DEVICE_EXTENSIONS), kCommandBufferExtension);
+      if (info.command_buffer) {
+        info.command_buffer_version = ExtensionVersion(d, kCommandBufferExtension);
+      }
       devices.push_back(std::move(info));
     }
   }
@@ -120,14 +195,25 @@ std::string DescribeDevices(const std::vector<DeviceInfo>& devices) {
     const std::string images = d.image_support ? "2D up to " + std::to_string(d.image2d_max_width) +
                                                      "x" + std::to_string(d.image2d_max_height)
                                                : "none";
-    char line[640];
+    std::string command_buffers = "none";
+    if (d.command_buffer) {
+      const CommandBufferSupport support = CommandBufferAbiMatches(d.command_buffer_version)
+                                               ? CommandBufferSupport::kAvailable
+                                               : CommandBufferSupport::kVersion;
+      command_buffers = DescribeCommandBufferSupport(support, d.command_buffer_version) +
+                        (support == CommandBufferSupport::kAvailable
+                             ? ": a run replays its recorded launches"
+                             : ": a run enqueues its launches one by one");
+    }
+    char line[768];
     std::snprintf(line, sizeof line,
                   "opencl:%d  %s  [%s, %s]  %s\n"
                   "    %s, driver %s, %lld compute units @ %lld MHz\n"
                   "    global memory %lld MiB (cache %lld KiB), local memory %lld KiB, "
                   "max allocation %lld MiB\n"
                   "    max work-group %lld (%lld x %lld x %lld), base address alignment %lld B\n"
-                  "    images: %s\n",
+                  "    images: %s\n"
+                  "    command buffers: %s\n",
                   d.index, d.name.c_str(), d.platform_name.c_str(), d.vendor.c_str(),
                   d.is_gpu ? "GPU" : "non-GPU", d.device_version.c_str(), d.driver_version.c_str(),
                   static_cast<long long>(d.compute_units), static_cast<long long>(d.max_clock_mhz),
@@ -139,7 +225,8 @@ std::string DescribeDevices(const std::vector<DeviceInfo>& devices) {
                   static_cast<long long>(d.max_work_item_sizes[0]),
                   static_cast<long long>(d.max_work_item_sizes[1]),
                   static_cast<long long>(d.max_work_item_sizes[2]),
-                  static_cast<long long>(d.mem_base_addr_align_bytes), images.c_str());
+                  static_cast<long long>(d.mem_base_addr_align_bytes), images.c_str(),
+                  command_buffers.c_str());
     os << line;
   }
   return os.str();
@@ -193,7 +280,46 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const std::string& device_spe
   const cl_command_queue_properties qprops = options.profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
   rt->queue_ = clCreateCommandQueue(rt->context_, device.device, qprops, &rc);
   TESSEL_CL_RETURN_IF_ERROR(rc, "clCreateCommandQueue");
+  rt->DetectCommandBuffers(qprops);
   return rt;
+}
+
+void Runtime::DetectCommandBuffers(cl_command_queue_properties queue_properties) {
+  command_buffer_support_ = CommandBufferSupport::kAbsent;
+  if (!device_.command_buffer) return;
+  command_buffer_support_ = CommandBufferSupport::kVersion;
+  if (!CommandBufferAbiMatches(device_.command_buffer_version)) return;
+  // A command buffer records for one queue, which must have the properties
+  // the device requires and (since 0.9.6, which can say so) no property it
+  // does not support: a profiling queue may be refused. Before 0.9.6 an
+  // unsuited queue shows only when recording fails, and the executor then
+  // runs the launch loop.
+  command_buffer_support_ = CommandBufferSupport::kQueue;
+  cl_command_queue_properties required = 0, supported = 0;
+  if (clGetDeviceInfo(device_.device, kCommandBufferRequiredQueueProperties, sizeof required,
+                      &required, nullptr) != CL_SUCCESS ||
+      (queue_properties & required) != required) {
+    return;
+  }
+  if (clGetDeviceInfo(device_.device, kCommandBufferSupportedQueueProperties, sizeof supported,
+                      &supported, nullptr) == CL_SUCCESS &&
+      (queue_properties & ~supported) != 0) {
+    return;
+  }
+  command_buffer_support_ = CommandBufferSupport::kEntryPoints;
+  const auto load = [this](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+        clGetExtensionFunctionAddressForPlatform(device_.platform, name));
+    return fn != nullptr;
+  };
+  CommandBufferApi& api = command_buffer_api_;
+  if (load(api.create, "clCreateCommandBufferKHR") &&
+      load(api.nd_range_kernel, "clCommandNDRangeKernelKHR") &&
+      load(api.finalize, "clFinalizeCommandBufferKHR") &&
+      load(api.enqueue, "clEnqueueCommandBufferKHR") &&
+      load(api.release, "clReleaseCommandBufferKHR")) {
+    command_buffer_support_ = CommandBufferSupport::kAvailable;
+  }
 }
 
 Runtime::~Runtime() {

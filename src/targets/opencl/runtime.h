@@ -15,6 +15,12 @@
 // name, driver version, source hash and build options. A file that is short,
 // of another format or whose checksum does not match is ignored and rebuilt;
 // a binary the driver refuses is rebuilt from source too.
+//
+// Command buffers: where the device offers cl_khr_command_buffer at a
+// version whose entry points tessel calls correctly, and the queue suits
+// it, command_buffers() gives those entry points (the executor records a
+// model's launches once and replays them); otherwise it is null, and
+// command_buffer_support() says why.
 #pragma once
 
 #include <cstdint>
@@ -51,7 +57,63 @@ struct DeviceInfo {
   bool image_support = false;             // CL_DEVICE_IMAGE_SUPPORT
   int64_t image2d_max_width = 0;          // texels
   int64_t image2d_max_height = 0;
+  // cl_khr_command_buffer: whether CL_DEVICE_EXTENSIONS lists it, and its
+  // version (CL_DEVICE_EXTENSIONS_WITH_VERSION, packed as CL_MAKE_VERSION);
+  // 0 when the device cannot say (before OpenCL 3.0).
+  bool command_buffer = false;
+  uint32_t command_buffer_version = 0;
 };
+
+// Whether cl_khr_command_buffer at `version` (CL_MAKE_VERSION packing; 0:
+// unknown) has the entry points CommandBufferApi declares. The provisional
+// extension changed signatures between versions (0.9.5 gave the copy, fill
+// and barrier commands a properties parameter), but the five tessel calls
+// are the same in every version from 0.9.0 to 1.0: 0.9.x and 1.x match, and
+// so does an unknown version, since every published one does. Any other
+// (an incompatible 2.0) does not.
+bool CommandBufferAbiMatches(uint32_t version);
+// "0.9.5"; "unknown" for 0.
+std::string CommandBufferVersionName(uint32_t version);
+
+// The cl_khr_command_buffer entry points the executor calls, loaded with
+// clGetExtensionFunctionAddressForPlatform. Declared here rather than taken
+// from CL/cl_ext.h, whose later versions hide the extension behind
+// CL_ENABLE_BETA_EXTENSIONS and rename its types; the signatures are the
+// ABI CommandBufferAbiMatches accepts (cl_command_properties_khr and
+// cl_ndrange_kernel_command_properties_khr are both cl_properties, a
+// cl_ulong; mutable handles, unused, are pointers).
+struct CommandBufferObject;  // _cl_command_buffer_khr
+struct CommandBufferApi {
+  using Handle = CommandBufferObject*;  // cl_command_buffer_khr
+  using SyncPoint = cl_uint;            // cl_sync_point_khr
+  using Properties = cl_ulong;          // cl_properties
+  Handle(CL_API_CALL* create)(cl_uint num_queues, const cl_command_queue* queues,
+                              const Properties* properties, cl_int* errcode_ret) = nullptr;
+  cl_int(CL_API_CALL* nd_range_kernel)(Handle command_buffer, cl_command_queue command_queue,
+                                       const Properties* properties, cl_kernel kernel,
+                                       cl_uint work_dim, const size_t* global_work_offset,
+                                       const size_t* global_work_size,
+                                       const size_t* local_work_size,
+                                       cl_uint num_sync_points_in_wait_list,
+                                       const SyncPoint* sync_point_wait_list, SyncPoint* sync_point,
+                                       void** mutable_handle) = nullptr;
+  cl_int(CL_API_CALL* finalize)(Handle command_buffer) = nullptr;
+  cl_int(CL_API_CALL* enqueue)(cl_uint num_queues, cl_command_queue* queues, Handle command_buffer,
+                               cl_uint num_events_in_wait_list, const cl_event* event_wait_list,
+                               cl_event* event) = nullptr;
+  cl_int(CL_API_CALL* release)(Handle command_buffer) = nullptr;
+};
+
+// Why a runtime has command buffers or not.
+enum class CommandBufferSupport {
+  kAvailable,
+  kAbsent,       // the device does not list cl_khr_command_buffer
+  kVersion,      // it does, at a version whose entry points differ (CommandBufferAbiMatches)
+  kQueue,        // the queue lacks a property the extension requires, or has one it refuses
+  kEntryPoints,  // the platform does not give every entry point
+};
+// For reports: "cl_khr_command_buffer 0.9.5", "no cl_khr_command_buffer", ...
+std::string DescribeCommandBufferSupport(CommandBufferSupport support, uint32_t version);
 
 // Every device of every platform; an empty list when no platform is installed
 // (an ICD loader without drivers reports CL_PLATFORM_NOT_FOUND_KHR).
@@ -82,6 +144,13 @@ class Runtime {
   cl_command_queue queue() const { return queue_; }
   bool profiling() const { return options_.profiling; }
   const std::filesystem::path& cache_dir() const { return cache_dir_; }
+  // cl_khr_command_buffer's entry points, usable with queue(); null when
+  // command_buffer_support() is not kAvailable.
+  const CommandBufferApi* command_buffers() const {
+    return command_buffer_support_ == CommandBufferSupport::kAvailable ? &command_buffer_api_
+                                                                       : nullptr;
+  }
+  CommandBufferSupport command_buffer_support() const { return command_buffer_support_; }
 
   // Builds `source` with `options` for the device, through the binary cache
   // (and once per runtime: a second call returns the same program). The
@@ -102,6 +171,9 @@ class Runtime {
   Runtime() = default;
   std::string CacheKey(const std::string& source, const std::string& options) const;
   std::filesystem::path CachePath(const std::string& key, const std::string& source) const;
+  // Sets command_buffer_support_ (and the entry points) for the device and
+  // a queue of `queue_properties`.
+  void DetectCommandBuffers(cl_command_queue_properties queue_properties);
 
   DeviceInfo device_;
   RuntimeOptions options_;
@@ -112,6 +184,8 @@ class Runtime {
   std::map<std::string, cl_program> built_;  // by cache path: built once per process
   std::vector<cl_mem> buffers_;
   bool last_from_cache_ = false;
+  CommandBufferApi command_buffer_api_;
+  CommandBufferSupport command_buffer_support_ = CommandBufferSupport::kAbsent;
 };
 
 }  // namespace tessel::opencl

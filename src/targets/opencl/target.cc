@@ -31,7 +31,11 @@ class OpenClExecutable : public targets::Executable {
         peak_(targets::PredictPeakActivationBytes(graph)) {}
 
   targets::ExecutableStats stats() const override {
-    return {.peak_activation_bytes = peak_, .workspace_bytes = exec_->workspace_bytes()};
+    return {.peak_activation_bytes = peak_,
+            .workspace_bytes = exec_->workspace_bytes(),
+            .host_submit_ms = exec_->last_submit_ms(),
+            .replays = exec_->replays(),
+            .submission = exec_->DescribeSubmission()};
   }
   std::string Describe() const override {
     return "opencl:" + std::to_string(runtime_->device().index) + " " + runtime_->device().name;
@@ -397,8 +401,10 @@ StatusOr<std::unique_ptr<targets::Executable>> OpenClTarget::Prepare(CompiledMod
   if (storage == Storage::kAuto) {
     return InvalidArgument("'" + model.source + "' records storage=auto, which compiling resolves");
   }
-  ExecutorOptions eopts{
-      .tuning_cache = &cache, .queue_window = opencl_.queue_window, .storage = storage};
+  ExecutorOptions eopts{.tuning_cache = &cache,
+                        .queue_window = opencl_.queue_window,
+                        .storage = storage,
+                        .replay = opencl_.replay};
   TESSEL_ASSIGN_OR_RETURN(std::unique_ptr<OpenClExecutor> exec,
                           OpenClExecutor::Create(*model.graph, model.memory, *runtime, eopts));
   auto executable = std::make_unique<OpenClExecutable>(
