@@ -437,18 +437,21 @@ TEST_F(OpenClTest, FusedMatMul_bias_and_residual_in_the_product) {
 // scores scaled and masked, the result merged back. One FusedAttention
 // launch reads the heads and writes the merged result through the
 // Transposes' strides: no copy is launched (each Transpose a view). Heads
-// of up to 64 features and 300 query rows run the tiled kernel (20
-// work-groups, at least one per compute unit of the CPU devices tests run
-// on), larger heads a work-group per query row.
+// of up to 64 features run a blocked kernel: 32 query rows a work-group
+// where the 10 blocks of 300 rows by 2 heads fill the device (the CPU
+// devices tests run on), else 8 (planned for 132 compute units); larger
+// heads a work-group per query row.
 TEST_F(OpenClTest, Attention_reads_and_writes_its_heads_through_strides) {
-  for (const int64_t D : {8, 80}) {
-    const int64_t S = D == 8 ? 300 : 37, H = 2;
+  for (const int64_t D : {8, 80, -8}) {
+    executor_options_.compute_units = D < 0 ? 132 : 0;
+    const int64_t F = D < 0 ? -D : D;  // features per head
+    const int64_t S = F == 80 ? 37 : 300, H = 2;
     ModelBuilder b(13);
-    b.Initializer("heads", Tensor::FromVector<int64_t>({1, S, H, D}, {4}));
-    b.Initializer("merged", Tensor::FromVector<int64_t>({1, S, H * D}, {3}));
+    b.Initializer("heads", Tensor::FromVector<int64_t>({1, S, H, F}, {4}));
+    b.Initializer("merged", Tensor::FromVector<int64_t>({1, S, H * F}, {3}));
     b.Initializer("root", Tensor::FromVector<float>({2.83f}, {}));
     for (const std::string x : {"q", "k", "v"}) {
-      b.Input(x, DType::kFloat32, {1, S, H * D});
+      b.Input(x, DType::kFloat32, {1, S, H * F});
       b.Node("Reshape", {x, "heads"}, {x + ".h"});
       ModelBuilder::SetAttr(
           b.Node("Transpose", {x + ".h"}, {x + ".t"}), "perm",
@@ -465,22 +468,62 @@ TEST_F(OpenClTest, Attention_reads_and_writes_its_heads_through_strides) {
     b.Node("Reshape", {"o.t", "merged"}, {"y"});
     b.Output("y");
     ExpectMatchesReference(b, /*fusion=*/true);
-    // 2 heads x 10 blocks of 32 rows: tiled where they fill the device.
-    const bool tiled = D <= 64 && 20 >= runtime_->device().compute_units;
-    EXPECT_TRUE(Used(tiled ? "f32_attention_tiled" : "f32_attention_rows")) << D;
+    const bool wide = D > 0 && 20 >= runtime_->device().compute_units;
+    EXPECT_TRUE(Used(F > 64 ? "f32_attention_rows"
+                     : wide ? "f32_attention_32x8"
+                            : "f32_attention_8x32"))
+        << D;
     EXPECT_FALSE(Used("b32_strided_copy")) << D;
   }
 }
 
 // Llama's: rotary embeddings on q and k (read through the head Transposes'
 // strides), grouped-query heads repeated by Expand (read as they are).
+// Keys masked with -inf across block boundaries (70 keys), and a query row
+// whose keys are all masked, which torch's Where after the softmax zeros:
+// every attention kernel gives the reference's answer.
+TEST_F(OpenClTest, Attention_with_masked_keys_and_a_fully_masked_row) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const auto& [features, compute_units] :
+       std::vector<std::pair<int64_t, int64_t>>{{16, 0}, {16, 132}, {80, 0}}) {
+    executor_options_.compute_units = compute_units;
+    const int64_t S = 40, L = 70;
+    Tensor mask(DType::kFloat32, {1, 1, S, L});
+    for (int64_t i = 0; i < S; ++i) {
+      for (int64_t j = 0; j < L; ++j) {
+        mask.data<float>()[i * L + j] = i == 5 || (j + i) % 3 == 0 ? -inf : 0.0f;
+      }
+    }
+    ModelBuilder b(13);
+    b.Input("q", DType::kFloat32, {1, 1, S, features});
+    b.Input("k", DType::kFloat32, {1, 1, L, features});
+    b.Input("v", DType::kFloat32, {1, 1, L, features});
+    b.Initializer("mask", mask);
+    b.Initializer("zero", Tensor::FromVector<float>({0.0f}, {}));
+    ModelBuilder::SetAttr(b.Node("Transpose", {"k"}, {"kt"}), "perm",
+                          std::vector<int64_t>{0, 1, 3, 2});
+    b.Node("MatMul", {"q", "kt"}, {"s"});
+    b.Node("Add", {"s", "mask"}, {"sm"});
+    b.Node("Softmax", {"sm"}, {"p"});
+    b.Node("IsNaN", {"p"}, {"nan"});
+    b.Node("Where", {"nan", "zero", "p"}, {"pz"});
+    b.Node("MatMul", {"pz", "v"}, {"y"});
+    b.Output("y");
+    ExpectMatchesReference(b, /*fusion=*/true);
+    EXPECT_EQ(launches_, 1u) << features << " " << compute_units;
+    EXPECT_TRUE(Used(features > 64 ? "f32_attention_rows"
+                     : compute_units ? "f32_attention_8x32"
+                                     : "f32_attention_32x8"));
+  }
+}
+
 TEST_F(OpenClTest, Rotary_and_grouped_query_attention) {
   ModelBuilder b(17);
   onnx_io::test_blocks::LlamaAttention(b, /*S=*/7, /*D=*/8, /*Hq=*/4, /*Hkv=*/2);
   b.Output("y");
   ExpectMatchesReference(b, /*fusion=*/true);
   EXPECT_TRUE(Used("f32_rotary"));
-  EXPECT_TRUE(Used("f32_attention_tiled") || Used("f32_attention_rows"));
+  EXPECT_TRUE(Used("f32_attention_"));
   EXPECT_FALSE(Used("b32_strided_copy"));
 }
 

@@ -849,16 +849,18 @@ Status FusedAttention(const NodeContext& c, std::vector<PendingLaunch>* launches
     for (size_t a = 0; a < st.size(); ++a) out[4 - st.size() + a] = st[a];
     return out;
   };
-  // Heads of up to 64 features and enough query rows to give every compute
-  // unit a work-group of 32 (kAttentionRows): the tiled kernel, blocks of
-  // keys in local memory (Whisper's 1500 x 1500 on an H200: 3.97 -> 1.15
-  // ms); else a work-group per query row, which fills the device better on
-  // short sequences (a ViT's 197 rows by 3 heads: 0.05 ms, tiled 0.17).
-  constexpr int64_t kAttentionRows = 32;  // ATT_WG of f32_attention_tiled
-  const int64_t groups = (d.q_len + kAttentionRows - 1) / kAttentionRows * d.batch * d.q_heads;
-  const bool tiled = d.head <= 64 && d.v_head <= 64 && groups >= c.compute_units;
+  // Heads of up to 64 features: the blocked kernels, keys and values staged
+  // in local memory by blocks (a ViT's 197 x 197 x 64 by 3 heads on an H200:
+  // 53 -> ? us; the per-row kernel re-reads them for every query); 32 query
+  // rows a work-group when that gives every compute unit one, else 8. Wider
+  // heads: a work-group per query row.
+  const int64_t heads = d.batch * d.q_heads;
+  const bool blocked = d.head <= 64 && d.v_head <= 64;
+  const int64_t rows = (d.q_len + 31) / 32 * heads >= c.compute_units ? 32 : 8;
   PendingLaunch l;
-  l.kernel_name = tiled ? "f32_attention_tiled" : "f32_attention_rows";
+  l.kernel_name = !blocked ? "f32_attention_rows"
+                 : rows == 32 ? "f32_attention_32x8"
+                              : "f32_attention_8x32";
   l.args.Tensor(c.ref(q)).Tensor(c.ref(k)).Tensor(c.ref(v));
   l.args.Tensor(bias ? c.ref(bias) : c.ref(q)).Int(bias ? 1 : 0).Tensor(c.ref(y));
   l.args.Int(d.q_heads).Int(d.q_heads / d.kv_heads).Int(d.q_len).Int(d.kv_len).Int(d.head);
@@ -868,10 +870,9 @@ Status FusedAttention(const NodeContext& c, std::vector<PendingLaunch>* launches
   for (const ir::Value* x : {q, k, v, y}) {
     for (int64_t st : strides4(x)) l.args.Int(st);
   }
-  if (tiled) {
-    l.geometry = Grid((d.q_len + kAttentionRows - 1) / kAttentionRows * kAttentionRows,
-                      d.batch * d.q_heads, 1);
-    l.geometry.local = {static_cast<size_t>(kAttentionRows), 1, 1};
+  if (blocked) {
+    l.geometry = Grid((d.q_len + rows - 1) / rows * 256, heads, 1);
+    l.geometry.local = {256, 1, 1};
   } else {
     l.geometry = Rows(d.batch * d.q_heads * d.q_len);
   }
