@@ -123,6 +123,14 @@ class OpenClTest : public ::testing::Test {
     return false;
   }
 
+  // Whether a launch ran a strided copy (of any element size).
+  bool Copied() const {
+    for (const std::string& k : kernel_names_) {
+      if (k.find("_strided_copy") != std::string::npos) return true;
+    }
+    return false;
+  }
+
   static Runtime* runtime_;
   static std::string* skip_reason_;
   ExecutorOptions executor_options_;  // for ExpectMatchesReference's executor
@@ -248,6 +256,28 @@ TEST_F(OpenClTest, Conv_1d_signals_as_one_row_images) {
   ModelBuilder pointwise = ConvModel({1, 16, 21}, {24, 16, 1}, 1, {1}, {0, 0}, true);
   ExpectMatchesReference(pointwise);
   EXPECT_TRUE(Used("f32_gemm_"));
+}
+
+TEST_F(OpenClTest, Copies_of_16_byte_runs_move_uint4s) {
+  // Window partitions and head splits: a Transpose whose innermost runs are
+  // 8 floats, merged axes and all, and a Gather of rows of 8 floats move
+  // uint4s; a Slice starting 3 floats in moves words.
+  ModelBuilder b(13);
+  b.Input("x", DType::kFloat32, {2, 3, 4, 8});
+  ModelBuilder::SetAttr(b.Node("Transpose", {"x"}, {"t"}), "perm",
+                        std::vector<int64_t>{0, 2, 1, 3});
+  b.Initializer("ids", Tensor::FromVector<int64_t>({2, 0, -1}, {3}));
+  ModelBuilder::SetAttr(b.Node("Gather", {"x", "ids"}, {"g"}), "axis", int64_t{2});
+  b.Initializer("starts", Tensor::FromVector<int64_t>({3}, {1}));
+  b.Initializer("ends", Tensor::FromVector<int64_t>({7}, {1}));
+  b.Initializer("axes", Tensor::FromVector<int64_t>({3}, {1}));
+  b.Node("Slice", {"x", "starts", "ends", "axes"}, {"s"});
+  for (const char* out : {"t", "g", "s"}) b.Output(out);
+  ExpectMatchesReference(b);
+  ASSERT_EQ(kernel_names_.size(), 3u);
+  EXPECT_EQ(kernel_names_[0], "b128_strided_copy");
+  EXPECT_EQ(kernel_names_[1], "b128_gather_i64");
+  EXPECT_EQ(kernel_names_[2], "b32_strided_copy");
 }
 
 TEST_F(OpenClTest, Products_planned_for_a_large_gpu) {
@@ -473,7 +503,7 @@ TEST_F(OpenClTest, Attention_reads_and_writes_its_heads_through_strides) {
                      : wide ? "f32_attention_32x8"
                             : "f32_attention_8x32"))
         << D;
-    EXPECT_FALSE(Used("b32_strided_copy")) << D;
+    EXPECT_FALSE(Copied()) << D;
   }
 }
 
@@ -524,7 +554,7 @@ TEST_F(OpenClTest, Rotary_and_grouped_query_attention) {
   ExpectMatchesReference(b, /*fusion=*/true);
   EXPECT_TRUE(Used("f32_rotary"));
   EXPECT_TRUE(Used("f32_attention_"));
-  EXPECT_FALSE(Used("b32_strided_copy"));
+  EXPECT_FALSE(Copied());
 }
 
 TEST_F(OpenClTest, MaxPool_ceil_mode) {
@@ -671,15 +701,21 @@ TEST_F(OpenClTest, Softmax_last_axis_and_middle_axis) {
   EXPECT_TRUE(Used("f32_softmax_strided"));
 }
 
-TEST_F(OpenClTest, LayerNormalization) {
-  ModelBuilder b(17);
-  b.Input("x", DType::kFloat32, {2, 5, 300});
-  b.Initializer("s", RandomFloats({300}, 11));
-  b.Initializer("b", RandomFloats({300}, 12));
-  auto& n = b.Node("LayerNormalization", {"x", "s", "b"}, {"y"});
-  ModelBuilder::SetAttr(n, "epsilon", 1e-5f);
-  b.Output("y");
-  ExpectMatchesReference(b);
+TEST_F(OpenClTest, LayerNormalization_long_and_short_rows) {
+  // Rows of 300: a work-group each; of 40 (13 rows: not a whole work-group
+  // of 8): 16 items each, with the mean and inverse deviation outputs.
+  for (const int64_t len : {300, 40}) {
+    ModelBuilder b(17);
+    b.Input("x", DType::kFloat32, {13, len});
+    b.Initializer("s", RandomFloats({len}, 11));
+    b.Initializer("b", RandomFloats({len}, 12));
+    auto& n = b.Node("LayerNormalization", {"x", "s", "b"}, {"y", "mean", "inv_std"});
+    ModelBuilder::SetAttr(n, "epsilon", 1e-5f);
+    for (const char* out : {"y", "mean", "inv_std"}) b.Output(out);
+    ExpectMatchesReference(b);
+    EXPECT_EQ(kernel_names_,
+              std::vector<std::string>{len > 256 ? "f32_layer_norm_rows" : "f32_layer_norm_rows_short"});
+  }
 }
 
 TEST_F(OpenClTest, InstanceNormalization_per_channel_scale_and_bias) {
@@ -694,7 +730,7 @@ TEST_F(OpenClTest, InstanceNormalization_per_channel_scale_and_bias) {
     ModelBuilder::SetAttr(n, "epsilon", 1e-3f);
     b.Output("y");
     ExpectMatchesReference(b);
-    EXPECT_TRUE(Used("f32_layer_norm_rows"));
+    EXPECT_TRUE(Used(shape[2] == 300 ? "f32_layer_norm_rows" : "f32_layer_norm_rows_short"));
   }
 }
 

@@ -86,9 +86,49 @@ LaunchGeometry Rows(int64_t rows) {
   return g;
 }
 
-Status StridedCopy(const NodeContext& c, const ir::Value* in, const ir::Value* out,
-                   const Dims6& dims, const Dims6& xs, const Dims6& ys, int64_t x_extra,
-                   int64_t y_extra, std::vector<PendingLaunch>* launches) {
+// A strided copy's axes with the 1s dropped and neighbours merged where
+// both sides walk them as one (the outer's strides are the inner's times its
+// extent), right-aligned again: fewer divisions an element, and the
+// innermost run as long as it is.
+void MergeCopyAxes(Dims6& dims, Dims6& xs, Dims6& ys) {
+  std::vector<int64_t> d, a, b;  // outermost first
+  for (size_t i = 0; i < 6; ++i) {
+    if (dims[i] == 1) continue;
+    if (!d.empty() && a.back() == xs[i] * dims[i] && b.back() == ys[i] * dims[i]) {
+      d.back() *= dims[i];
+      a.back() = xs[i];
+      b.back() = ys[i];
+    } else {
+      d.push_back(dims[i]);
+      a.push_back(xs[i]);
+      b.push_back(ys[i]);
+    }
+  }
+  dims = {1, 1, 1, 1, 1, 1, 0, 0};
+  xs = ys = {0, 0, 0, 0, 0, 0, 0, 0};
+  const size_t r = d.size();
+  for (size_t i = 0; i < r; ++i) {
+    dims[6 - r + i] = d[i];
+    xs[6 - r + i] = a[i];
+    ys[6 - r + i] = b[i];
+  }
+}
+
+// How many elements of `elem_size` bytes a 16-byte move takes at once: the
+// copies of contiguous runs whose lengths, strides and offsets (`multiples`)
+// are all multiples of it move uint4s (b128); else 1.
+int64_t VectorFactor(size_t elem_size, std::initializer_list<int64_t> multiples) {
+  const int64_t f = 16 / static_cast<int64_t>(std::max<size_t>(elem_size, 1));
+  if (f <= 1) return 1;
+  for (int64_t m : multiples) {
+    if (m % f != 0) return 1;
+  }
+  return f;
+}
+
+Status StridedCopy(const NodeContext& c, const ir::Value* in, const ir::Value* out, Dims6 dims,
+                   Dims6 xs, Dims6 ys, int64_t x_extra, int64_t y_extra,
+                   std::vector<PendingLaunch>* launches) {
   TESSEL_ASSIGN_OR_RETURN(const char* prefix, MovePrefix(c.node, out->dtype));
   int64_t n = 1;
   for (int i = 0; i < 6; ++i) n *= dims[static_cast<size_t>(i)];
@@ -96,11 +136,27 @@ Status StridedCopy(const NodeContext& c, const ir::Value* in, const ir::Value* o
   TensorRef x = c.ref(in), y = c.ref(out);
   x.offset += static_cast<int32_t>(x_extra);
   y.offset += static_cast<int32_t>(y_extra);
+  MergeCopyAxes(dims, xs, ys);
+  int64_t f = 1;
+  if (xs[5] == 1 && ys[5] == 1) {
+    f = VectorFactor(DTypeSize(out->dtype), {dims[5], xs[0], xs[1], xs[2], xs[3], xs[4], ys[0],
+                                             ys[1], ys[2], ys[3], ys[4], x.offset, y.offset});
+  }
+  if (f > 1) {
+    dims[5] /= f;
+    for (size_t i = 0; i < 5; ++i) {
+      xs[i] /= f;
+      ys[i] /= f;
+    }
+    x.offset /= static_cast<int32_t>(f);
+    y.offset /= static_cast<int32_t>(f);
+    n /= f;
+  }
   PendingLaunch l;
-  l.kernel_name = std::string(prefix) + "_strided_copy";
+  l.kernel_name = std::string(f > 1 ? "b128" : prefix) + "_strided_copy";
   l.args.Tensor(x).Tensor(y).Int(n).Ints(dims).Ints(xs).Ints(ys);
   l.geometry = Linear(n);
-  l.bytes = 2 * n * static_cast<int64_t>(DTypeSize(out->dtype));
+  l.bytes = 2 * n * f * static_cast<int64_t>(DTypeSize(out->dtype));
   launches->push_back(std::move(l));
   return Status::Ok();
 }
@@ -180,14 +236,20 @@ Status Gather(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const int64_t num_idx = NumElements(idx->shape);
   const int64_t n = outer * num_idx * inner;
   if (n == 0) return Status::Ok();
+  TensorRef x = c.ref(data), y = c.ref(out);
+  // Rows of a multiple of 16 bytes move as uint4s.
+  const int64_t f = VectorFactor(DTypeSize(data->dtype), {inner, x.offset, y.offset});
+  x.offset /= static_cast<int32_t>(f);
+  y.offset /= static_cast<int32_t>(f);
   PendingLaunch l;
-  l.kernel_name = std::string(prefix) + "_gather_" + (idx->dtype == DType::kInt64 ? "i64" : "i32");
-  l.args.Tensor(c.ref(data))
+  l.kernel_name = std::string(f > 1 ? "b128" : prefix) + "_gather_" +
+                  (idx->dtype == DType::kInt64 ? "i64" : "i32");
+  l.args.Tensor(x)
       .Tensor(c.ref(idx))
-      .Tensor(c.ref(out))
-      .Int(n)
+      .Tensor(y)
+      .Int(n / f)
       .Int(num_idx)
-      .Int(inner)
+      .Int(inner / f)
       .Int(data->shape[static_cast<size_t>(axis)]);
   l.geometry = Linear(n);
   l.bytes = 2 * Bytes(out) + Bytes(idx);
@@ -910,6 +972,19 @@ Status Rotary(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   return Status::Ok();
 }
 
+// The layer-norm kernel for `rows` rows of `len`: a work-group a row, or
+// 16 items a row, 8 rows a work-group, for rows shorter than the group.
+void NormRows(int64_t rows, int64_t len, PendingLaunch& l) {
+  if (len >= kGroupReduceLen) {
+    l.kernel_name = "f32_layer_norm_rows";
+    l.geometry = Rows(rows);
+  } else {
+    l.kernel_name = "f32_layer_norm_rows_short";
+    l.geometry = Grid(16, rows, 1);
+    l.geometry.local = {16, 8, 1};
+  }
+}
+
 Status LayerNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const ir::Value* x = c.node.input(0);
   const ir::Value* scale = c.node.input(1);
@@ -931,7 +1006,6 @@ Status LayerNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
     return Unsupported(c.node, "produces Mean and InvStdDev together or not at all");
   }
   PendingLaunch l;
-  l.kernel_name = "f32_layer_norm_rows";
   l.args.Tensor(c.ref(x))
       .Tensor(c.ref(scale))
       .Tensor(bias ? c.ref(bias) : c.ref(scale))
@@ -940,8 +1014,9 @@ Status LayerNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   l.args.Tensor(stats ? c.ref(mean) : c.ref(y))
       .Tensor(stats ? c.ref(inv_std) : c.ref(y))
       .Int(stats ? 1 : 0)
-      .Int(0);
-  l.geometry = Rows(rows);
+      .Int(0)
+      .Int(rows);
+  NormRows(rows, len, l);
   l.bytes = Bytes(x) + Bytes(y) + Bytes(scale) + Bytes(bias);
   l.flops = 8 * NumElements(x->shape);
   launches->push_back(std::move(l));
@@ -964,8 +1039,8 @@ Status InstanceNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) 
   l.args.Tensor(c.ref(y))
       .Int(Product(x->shape, 2, x->shape.size()))
       .Float(c.node.attrs.Float("epsilon", 1e-5f));
-  l.args.Tensor(c.ref(y)).Tensor(c.ref(y)).Int(0).Int(channels);
-  l.geometry = Rows(x->shape[0] * channels);
+  l.args.Tensor(c.ref(y)).Tensor(c.ref(y)).Int(0).Int(channels).Int(x->shape[0] * channels);
+  NormRows(x->shape[0] * channels, Product(x->shape, 2, x->shape.size()), l);
   l.bytes = Bytes(x) + Bytes(y) + Bytes(scale) + Bytes(bias);
   l.flops = 8 * NumElements(x->shape);
   launches->push_back(std::move(l));
