@@ -285,8 +285,8 @@ TEST_F(OpenClTest, Products_planned_for_a_large_gpu) {
   // cannot fill it take 32x32 tiles, and deep ones split k: the kernels a
   // GPU runs, checked on whatever device runs the tests.
   executor_options_.compute_units = 132;
-  ModelBuilder deep = ConvModel({1, 256, 7, 7}, {64, 256, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, true,
-                                false);
+  ModelBuilder deep =
+      ConvModel({1, 256, 7, 7}, {64, 256, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, true, false);
   deep.Input("r", DType::kFloat32, {1, 64, 7, 7});
   deep.Node("Add", {"y", "r"}, {"s"});
   deep.Node("Relu", {"s"}, {"z"});
@@ -299,7 +299,8 @@ TEST_F(OpenClTest, Products_planned_for_a_large_gpu) {
   ExpectMatchesReference(grouped);
   EXPECT_TRUE(Used("f32_conv_gemm_32x32"));
   EXPECT_FALSE(Used("f32_split_k_sum"));  // k = 144: too short to split
-  ModelBuilder pointwise = ConvModel({1, 40, 13, 11}, {72, 40, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, true);
+  ModelBuilder pointwise =
+      ConvModel({1, 40, 13, 11}, {72, 40, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, true);
   ExpectMatchesReference(pointwise);
   EXPECT_TRUE(Used("f32_gemm_32x32"));
   ModelBuilder gemm(13);
@@ -541,7 +542,7 @@ TEST_F(OpenClTest, Attention_with_masked_keys_and_a_fully_masked_row) {
     b.Output("y");
     ExpectMatchesReference(b, /*fusion=*/true);
     EXPECT_EQ(launches_, 1u) << features << " " << compute_units;
-    EXPECT_TRUE(Used(features > 64 ? "f32_attention_rows"
+    EXPECT_TRUE(Used(features > 64   ? "f32_attention_rows"
                      : compute_units ? "f32_attention_8x32"
                                      : "f32_attention_32x8"));
   }
@@ -703,25 +704,33 @@ TEST_F(OpenClTest, Softmax_last_axis_and_middle_axis) {
 
 TEST_F(OpenClTest, LayerNormalization_long_and_short_rows) {
   // Rows of 300: a work-group each; of 40 (13 rows: not a whole work-group
-  // of 8): 16 items each, with the mean and inverse deviation outputs.
-  for (const int64_t len : {300, 40}) {
+  // of 8): 16 items each; one row of 9000, fewer rows than the device has
+  // compute units: by parts (three launches). With the mean and inverse
+  // deviation outputs.
+  for (const int64_t len : {300, 40, 9000}) {
+    const int64_t rows = len == 9000 ? 1 : 13;
     ModelBuilder b(17);
-    b.Input("x", DType::kFloat32, {13, len});
+    b.Input("x", DType::kFloat32, {rows, len});
     b.Initializer("s", RandomFloats({len}, 11));
     b.Initializer("b", RandomFloats({len}, 12));
     auto& n = b.Node("LayerNormalization", {"x", "s", "b"}, {"y", "mean", "inv_std"});
     ModelBuilder::SetAttr(n, "epsilon", 1e-5f);
     for (const char* out : {"y", "mean", "inv_std"}) b.Output(out);
     ExpectMatchesReference(b);
-    EXPECT_EQ(kernel_names_,
-              std::vector<std::string>{len > 256 ? "f32_layer_norm_rows" : "f32_layer_norm_rows_short"});
+    if (len == 9000 && runtime_->device().compute_units > 1) {
+      EXPECT_EQ(kernel_names_,
+                (std::vector<std::string>{"f32_norm_parts", "f32_norm_parts", "f32_norm_apply"}));
+    } else if (len != 9000) {
+      EXPECT_EQ(kernel_names_, std::vector<std::string>{len > 256 ? "f32_layer_norm_rows"
+                                                                  : "f32_layer_norm_rows_short"});
+    }
   }
 }
 
 TEST_F(OpenClTest, InstanceNormalization_per_channel_scale_and_bias) {
   // As GroupNorm is exported (a 1-channel-per-group instance norm over a
   // reshaped tensor) and on images, with planes over and under a work-group.
-  for (const Shape& shape : {Shape{2, 3, 300}, Shape{1, 5, 7, 6}}) {
+  for (const Shape& shape : {Shape{2, 3, 300}, Shape{1, 5, 7, 6}, Shape{1, 1, 10000}}) {
     ModelBuilder b(17);
     b.Input("x", DType::kFloat32, shape);
     b.Initializer("s", RandomFloats({shape[1]}, 11));
@@ -730,7 +739,9 @@ TEST_F(OpenClTest, InstanceNormalization_per_channel_scale_and_bias) {
     ModelBuilder::SetAttr(n, "epsilon", 1e-3f);
     b.Output("y");
     ExpectMatchesReference(b);
-    EXPECT_TRUE(Used(shape[2] == 300 ? "f32_layer_norm_rows" : "f32_layer_norm_rows_short"));
+    EXPECT_TRUE(Used(shape[2] == 300     ? "f32_layer_norm_rows"
+                     : shape[2] == 10000 ? "f32_norm_"
+                                         : "f32_layer_norm_rows_short"));
   }
 }
 

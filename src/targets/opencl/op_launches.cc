@@ -438,11 +438,14 @@ struct TileChoice {
 };
 
 TileChoice ChooseTile(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t compute_units) {
-  auto groups = [&](int64_t tile) { return (M + tile - 1) / tile * ((N + tile - 1) / tile) * batch; };
+  auto groups = [&](int64_t tile) {
+    return (M + tile - 1) / tile * ((N + tile - 1) / tile) * batch;
+  };
   TileChoice t;
   t.tile = 2 * groups(64) >= compute_units ? 64 : 32;
   const int64_t g = groups(t.tile), want = (t.tile == 64 ? 2 : 4) * compute_units;
-  if (g < want && K >= 512) t.splits = std::clamp<int64_t>(std::min((want + g - 1) / g, K / 128), 1, 32);
+  if (g < want && K >= 512)
+    t.splits = std::clamp<int64_t>(std::min((want + g - 1) / g, K / 128), 1, 32);
   return t;
 }
 
@@ -920,9 +923,9 @@ Status FusedAttention(const NodeContext& c, std::vector<PendingLaunch>* launches
   const bool blocked = d.head <= 64 && d.v_head <= 64;
   const int64_t rows = (d.q_len + 31) / 32 * heads >= c.compute_units ? 32 : 8;
   PendingLaunch l;
-  l.kernel_name = !blocked ? "f32_attention_rows"
-                 : rows == 32 ? "f32_attention_32x8"
-                              : "f32_attention_8x32";
+  l.kernel_name = !blocked     ? "f32_attention_rows"
+                  : rows == 32 ? "f32_attention_32x8"
+                               : "f32_attention_8x32";
   l.args.Tensor(c.ref(q)).Tensor(c.ref(k)).Tensor(c.ref(v));
   l.args.Tensor(bias ? c.ref(bias) : c.ref(q)).Int(bias ? 1 : 0).Tensor(c.ref(y));
   l.args.Int(d.q_heads).Int(d.q_heads / d.kv_heads).Int(d.q_len).Int(d.kv_len).Int(d.head);
@@ -972,78 +975,121 @@ Status Rotary(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   return Status::Ok();
 }
 
-// The layer-norm kernel for `rows` rows of `len`: a work-group a row, or
-// 16 items a row, 8 rows a work-group, for rows shorter than the group.
-void NormRows(int64_t rows, int64_t len, PendingLaunch& l) {
-  if (len >= kGroupReduceLen) {
+// A normalization of `rows` rows of `len` (LayerNormalization, and
+// InstanceNormalization with channels > 0: a scale and bias per row's
+// channel), with its mean and inverse deviation when `mean` is set.
+struct NormArgs {
+  const ir::Value *x, *scale, *bias, *y, *mean = nullptr, *inv_std = nullptr;
+  int64_t rows, len, channels = 0;
+  float epsilon;
+};
+
+// Rows at least this long, fewer than the device's compute units, are
+// normalized by several work-groups each.
+constexpr int64_t kSplitNormLen = 8192;
+
+// A work-group a row, or 16 items a row and 8 rows a work-group for rows
+// shorter than the group; or, for a few long rows, their sums by parts
+// (f32_norm_parts, twice: the mean, then the deviations) into the plan's
+// scratch buffer, then an item an element.
+void Normalize(const NodeContext& c, const NormArgs& a, std::vector<PendingLaunch>* launches) {
+  const bool stats = a.mean != nullptr;
+  auto common = [&](KernelArgs& args) {
+    args.Tensor(c.ref(a.scale))
+        .Tensor(c.ref(a.bias ? a.bias : a.scale))
+        .Int(a.bias ? 1 : 0)
+        .Tensor(c.ref(a.y));
+  };
+  auto tail = [&](KernelArgs& args) {
+    args.Tensor(c.ref(stats ? a.mean : a.y))
+        .Tensor(c.ref(stats ? a.inv_std : a.y))
+        .Int(stats ? 1 : 0)
+        .Int(a.channels);
+  };
+  const int64_t bytes = Bytes(a.x) + Bytes(a.y) + Bytes(a.scale) + Bytes(a.bias);
+  if (a.rows < c.compute_units && a.len >= kSplitNormLen && c.scratch) {
+    const int64_t parts = std::clamp<int64_t>(
+        std::min((2 * c.compute_units + a.rows - 1) / a.rows, a.len / 1024), 2, 32);
+    const TensorRef sums = c.scratch(2 * a.rows * parts * 4);
+    for (int pass = 0; pass < 2; ++pass) {
+      PendingLaunch p;
+      p.kernel_name = "f32_norm_parts";
+      p.args.Tensor(c.ref(a.x)).Tensor(sums).Int(a.len).Int(parts).Int(a.rows).Int(pass);
+      p.geometry = Grid(kRowGroup * parts, a.rows, 1);
+      p.geometry.local = {static_cast<size_t>(kRowGroup), 1, 1};
+      p.bytes = Bytes(a.x);
+      p.flops = 2 * NumElements(a.x->shape);
+      launches->push_back(std::move(p));
+    }
+    PendingLaunch l;
+    l.kernel_name = "f32_norm_apply";
+    l.args.Tensor(c.ref(a.x)).Tensor(sums);
+    common(l.args);
+    l.args.Int(a.len).Int(parts).Int(a.rows).Float(a.epsilon);
+    tail(l.args);
+    l.geometry = Grid(a.len, a.rows, 1);
+    l.bytes = bytes;
+    l.flops = 4 * NumElements(a.x->shape);
+    launches->push_back(std::move(l));
+    return;
+  }
+  PendingLaunch l;
+  l.args.Tensor(c.ref(a.x));
+  common(l.args);
+  l.args.Int(a.len).Float(a.epsilon);
+  tail(l.args);
+  l.args.Int(a.rows);
+  if (a.len >= kGroupReduceLen) {
     l.kernel_name = "f32_layer_norm_rows";
-    l.geometry = Rows(rows);
+    l.geometry = Rows(a.rows);
   } else {
     l.kernel_name = "f32_layer_norm_rows_short";
-    l.geometry = Grid(16, rows, 1);
+    l.geometry = Grid(16, a.rows, 1);
     l.geometry.local = {16, 8, 1};
   }
+  l.bytes = bytes;
+  l.flops = 8 * NumElements(a.x->shape);
+  launches->push_back(std::move(l));
 }
 
 Status LayerNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
-  const ir::Value* x = c.node.input(0);
-  const ir::Value* scale = c.node.input(1);
-  const ir::Value* bias = c.node.input(2);
-  const ir::Value* y = c.node.output(0);
-  if (x->dtype != DType::kFloat32) return Unsupported(c.node, "normalizes float32 only");
-  const int64_t r = static_cast<int64_t>(x->shape.size());
+  NormArgs a{.x = c.node.input(0),
+             .scale = c.node.input(1),
+             .bias = c.node.input(2),
+             .y = c.node.output(0)};
+  if (a.x->dtype != DType::kFloat32) return Unsupported(c.node, "normalizes float32 only");
+  const int64_t r = static_cast<int64_t>(a.x->shape.size());
   int64_t axis = c.node.attrs.Int("axis", -1);
   if (axis < 0) axis += r;
-  const int64_t rows = Product(x->shape, 0, static_cast<size_t>(axis));
-  const int64_t len = Product(x->shape, static_cast<size_t>(axis), x->shape.size());
-  if (NumElements(scale->shape) != len || (bias && NumElements(bias->shape) != len)) {
+  a.rows = Product(a.x->shape, 0, static_cast<size_t>(axis));
+  a.len = Product(a.x->shape, static_cast<size_t>(axis), a.x->shape.size());
+  if (NumElements(a.scale->shape) != a.len || (a.bias && NumElements(a.bias->shape) != a.len)) {
     return Unsupported(c.node, "takes scale and bias of the normalized shape only");
   }
-  const ir::Value* mean = c.node.output(1);
-  const ir::Value* inv_std = c.node.output(2);
-  const bool stats = mean && inv_std;
-  if ((mean || inv_std) && !stats) {
+  a.mean = c.node.output(1);
+  a.inv_std = c.node.output(2);
+  if ((a.mean != nullptr) != (a.inv_std != nullptr)) {
     return Unsupported(c.node, "produces Mean and InvStdDev together or not at all");
   }
-  PendingLaunch l;
-  l.args.Tensor(c.ref(x))
-      .Tensor(c.ref(scale))
-      .Tensor(bias ? c.ref(bias) : c.ref(scale))
-      .Int(bias ? 1 : 0);
-  l.args.Tensor(c.ref(y)).Int(len).Float(c.node.attrs.Float("epsilon", 1e-5f));
-  l.args.Tensor(stats ? c.ref(mean) : c.ref(y))
-      .Tensor(stats ? c.ref(inv_std) : c.ref(y))
-      .Int(stats ? 1 : 0)
-      .Int(0)
-      .Int(rows);
-  NormRows(rows, len, l);
-  l.bytes = Bytes(x) + Bytes(y) + Bytes(scale) + Bytes(bias);
-  l.flops = 8 * NumElements(x->shape);
-  launches->push_back(std::move(l));
+  a.epsilon = c.node.attrs.Float("epsilon", 1e-5f);
+  Normalize(c, a, launches);
   return Status::Ok();
 }
 
-// InstanceNormalization: the layer-norm rows kernel over each (n, c) plane,
+// InstanceNormalization: the layer-norm kernels over each (n, c) plane,
 // with one scale and bias per channel.
 Status InstanceNorm(const NodeContext& c, std::vector<PendingLaunch>* launches) {
-  const ir::Value* x = c.node.input(0);
-  const ir::Value* scale = c.node.input(1);
-  const ir::Value* bias = c.node.input(2);
-  const ir::Value* y = c.node.output(0);
-  if (x->dtype != DType::kFloat32) return Unsupported(c.node, "normalizes float32 only");
-  if (x->shape.size() < 3) return Unsupported(c.node, "normalizes (N, C, D...) tensors only");
-  const int64_t channels = x->shape[1];
-  PendingLaunch l;
-  l.kernel_name = "f32_layer_norm_rows";
-  l.args.Tensor(c.ref(x)).Tensor(c.ref(scale)).Tensor(c.ref(bias)).Int(1);
-  l.args.Tensor(c.ref(y))
-      .Int(Product(x->shape, 2, x->shape.size()))
-      .Float(c.node.attrs.Float("epsilon", 1e-5f));
-  l.args.Tensor(c.ref(y)).Tensor(c.ref(y)).Int(0).Int(channels).Int(x->shape[0] * channels);
-  NormRows(x->shape[0] * channels, Product(x->shape, 2, x->shape.size()), l);
-  l.bytes = Bytes(x) + Bytes(y) + Bytes(scale) + Bytes(bias);
-  l.flops = 8 * NumElements(x->shape);
-  launches->push_back(std::move(l));
+  NormArgs a{.x = c.node.input(0),
+             .scale = c.node.input(1),
+             .bias = c.node.input(2),
+             .y = c.node.output(0)};
+  if (a.x->dtype != DType::kFloat32) return Unsupported(c.node, "normalizes float32 only");
+  if (a.x->shape.size() < 3) return Unsupported(c.node, "normalizes (N, C, D...) tensors only");
+  a.channels = a.x->shape[1];
+  a.rows = a.x->shape[0] * a.channels;
+  a.len = Product(a.x->shape, 2, a.x->shape.size());
+  a.epsilon = c.node.attrs.Float("epsilon", 1e-5f);
+  Normalize(c, a, launches);
   return Status::Ok();
 }
 
