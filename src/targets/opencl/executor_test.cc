@@ -651,6 +651,37 @@ TEST_F(OpenClTest, Gemm_transB_with_bias) {
   EXPECT_TRUE(Used("f32_gemm_"));
 }
 
+TEST_F(OpenClTest, Gemm_both_operands_transposed_with_a_full_c) {
+  // A stored k-major and B n-major: both tiles staged along their
+  // contiguous axis; C a full matrix scaled by beta.
+  ModelBuilder b(13);
+  b.Input("a", DType::kFloat32, {70, 37});
+  b.Initializer("w", RandomFloats({45, 70}, 7));
+  b.Initializer("c", RandomFloats({37, 45}, 8));
+  auto& n = b.Node("Gemm", {"a", "w", "c"}, {"y"});
+  ModelBuilder::SetAttr(n, "transA", int64_t{1});
+  ModelBuilder::SetAttr(n, "transB", int64_t{1});
+  ModelBuilder::SetAttr(n, "alpha", 0.75f);
+  ModelBuilder::SetAttr(n, "beta", -0.5f);
+  b.Output("y");
+  ExpectMatchesReference(b);
+  EXPECT_TRUE(Used("f32_gemm_"));
+}
+
+TEST_F(OpenClTest, Thin_products_an_item_per_output) {
+  // Talking heads: scores [1, 50, 50, 4] mixed over their 4 heads by a
+  // 4 x 4 matrix with a bias, as a batched MatMul; N = K = 4.
+  ModelBuilder b(13);
+  b.Input("s", DType::kFloat32, {1, 50, 50, 4});
+  b.Initializer("w", RandomFloats({4, 4}, 9));
+  b.Initializer("bias", RandomFloats({4}, 10));
+  b.Node("MatMul", {"s", "w"}, {"m"});
+  b.Node("Add", {"m", "bias"}, {"y"});
+  b.Output("y");
+  ExpectMatchesReference(b, /*fusion=*/true);
+  EXPECT_EQ(kernel_names_, std::vector<std::string>{"f32_gemm_thin"});
+}
+
 TEST_F(OpenClTest, Gemv_both_layouts) {
   ModelBuilder b(13);
   b.Input("a", DType::kFloat32, {1, 300});
