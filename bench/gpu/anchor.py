@@ -5,7 +5,7 @@ compares with (issue 39).
 Runs on the GPU machine (PyTorch, torchvision, timm, transformers and onnx
 there; tessel a lean build beside it), from the repository root:
 
-  anchor.py --tessel BIN [--baseline BIN] --work DIR [--only NAME,...]
+  anchor.py --tessel BIN [--baseline BIN] --work DIR [--only NAME,... | --all]
             [--rounds 4] [--repeat 100] [--budget SECONDS] [--profile]
             [--json OUT] [--markdown OUT]
 
@@ -39,7 +39,8 @@ import zoo_export_torch  # noqa: E402  (patches the zoo's export for this machin
 export = zoo_export_torch.export
 
 # The shared models' architectures, the zoo's torchvision CNNs and its
-# transformers (a set that fits one device session; --only picks others).
+# transformers (a set that fits one device session; --only picks others,
+# --all every zoo architecture).
 DEFAULT = storage_bench.CNNS + [
     "vit_tiny", "swin_t", "bert_encoder", "gpt_decoder", "distilbert_encoder", "t5_encoder",
     "whisper_encoder", "llama_decoder", "qwen2_decoder", "phi_decoder", "dinov2_small",
@@ -48,11 +49,41 @@ DEFAULT = storage_bench.CNNS + [
 
 
 def torch_times(model, inputs, rounds):
-    """Eager's and the CUDA graph's medians (ms), or the error that stopped them."""
+    """Eager's and the CUDA graph's medians (ms), or the error that stopped the
+    graph (then eager's alone, when the model runs eagerly)."""
+    args = tuple(inputs.values())
     try:
-        return storage_bench.torch_times(model, tuple(inputs.values()), rounds, 50), None
-    except Exception as e:  # a model PyTorch cannot run or capture: say so
-        return (None, None), "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:120])
+        return storage_bench.torch_times(model, args, rounds, 50), None
+    except Exception as e:  # a model PyTorch cannot capture: say so
+        why = "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:120])
+    try:
+        return (eager_ms(model, args, rounds), None), why
+    except Exception:
+        return (None, None), why
+
+
+def eager_ms(model, args, rounds, repeat=50):
+    """Eager's best median (ms), as storage_bench.torch_times times it."""
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    model = model.cuda().eval()
+    args = tuple(v.cuda() for v in args)
+    best = None
+    with torch.no_grad():
+        for _ in range(10):
+            model(*args)
+        for _ in range(rounds):
+            times = []
+            for _ in range(repeat):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                model(*args)
+                torch.cuda.synchronize()
+                times.append((time.perf_counter() - t0) * 1e3)
+            times.sort()
+            best = min(best or 1e300, times[len(times) // 2])
+    return best
 
 
 def build(name, work):
@@ -96,6 +127,8 @@ def main():
     ap.add_argument("--baseline")
     ap.add_argument("--work", required=True)
     ap.add_argument("--only")
+    ap.add_argument("--all", action="store_true",
+                    help="every zoo architecture (TorchScript exports, one opset each)")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=100)
     ap.add_argument("--budget", type=float, default=1e9)
@@ -104,6 +137,9 @@ def main():
     ap.add_argument("--markdown")
     a = ap.parse_args()
     names = a.only.split(",") if a.only else DEFAULT
+    if a.all:
+        # The _opN entries repeat an architecture at another opset.
+        names = DEFAULT + [n for n in export.ZOO if n not in DEFAULT and "_op" not in n]
     os.makedirs(a.work, exist_ok=True)
     start = time.time()
     results, skipped = [], []
