@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 #include "opencl_env.h"
@@ -58,6 +59,30 @@ TEST(OpenClCli, Run_profile_lists_kernels_sorted) {
   EXPECT_NE(r.out.find("GFLOP/s", at), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("f32_gemm_", at), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("f32_conv2d_depthwise_x4", at), std::string::npos) << r.out;
+}
+
+TEST(OpenClCli, Bench_profile_json_gives_each_kernel_its_rates) {
+  const std::string skip = OpenClSkipReason();
+  if (!skip.empty()) GTEST_SKIP() << "skipped: " << skip;
+  CliResult r = RunTessel(std::string("bench ") + TESSEL_DEMO_MODEL +
+                              " --target opencl --profile --json --repeat 3 --warmup 1",
+                          CacheEnv());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  ASSERT_TRUE(j.contains("profile")) << r.out;
+  bool product = false;
+  double previous = 1e300;
+  for (const nlohmann::json& row : j["profile"]) {
+    EXPECT_GE(row["launches"].get<int>(), row["nodes"].get<int>()) << row.dump();
+    EXPECT_LE(row["ms"].get<double>(), previous) << "slowest first";
+    previous = row["ms"].get<double>();
+    if (row["kernel"].get<std::string>().rfind("f32_gemm_", 0) == 0) {
+      product = true;
+      EXPECT_GT(row["gflop_per_s"].get<double>(), 0.0) << row.dump();
+    }
+  }
+  EXPECT_TRUE(product) << r.out;
 }
 
 TEST(OpenClCli, Info_lists_devices_or_says_none) {

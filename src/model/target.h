@@ -203,6 +203,11 @@ struct ProfileRow {
   // library's reference-grade implementation, whose time a fast path
   // should take.
   bool slow = false;
+  // A device target's launches (OpenCL): how many, and the bytes and
+  // floating-point operations they do per run (their GB/s and GFLOP/s);
+  // 0 elsewhere.
+  int launches = 0;
+  int64_t bytes = 0, flops = 0;
 };
 
 // The rows as a table, slowest first, slow paths marked, with a last line

@@ -113,12 +113,20 @@ Status Bench(const BenchArgs& args) {
       }
       nlohmann::json rows = nlohmann::json::array();
       for (const auto& r : profile_rows) {
-        rows.push_back({{"op_type", r.op_type},
-                        {"kernel", r.kernel},
-                        {"nodes", r.nodes},
-                        {"ms", r.ms},
-                        {"percent", total > 0 ? 100 * r.ms / total : 0.0},
-                        {"slow", r.slow}});
+        nlohmann::json row = {{"op_type", r.op_type},
+                              {"kernel", r.kernel},
+                              {"nodes", r.nodes},
+                              {"ms", r.ms},
+                              {"percent", total > 0 ? 100 * r.ms / total : 0.0},
+                              {"slow", r.slow}};
+        if (r.launches > 0) {
+          // A device's launches: their rates over the kernels' own time.
+          const double s = r.ms * 1e-3;
+          row["launches"] = r.launches;
+          row["gb_per_s"] = s > 0 ? static_cast<double>(r.bytes) / s * 1e-9 : 0.0;
+          row["gflop_per_s"] = s > 0 ? static_cast<double>(r.flops) / s * 1e-9 : 0.0;
+        }
+        rows.push_back(std::move(row));
       }
       j["profile"] = rows;
       j["slow_path_percent"] = total > 0 ? 100 * slow / total : 0.0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
+#include <utility>
 
 #include "model/compiled_model.h"
 #include "targets/opencl/executor.h"
@@ -41,6 +43,7 @@ class OpenClExecutable : public targets::Executable {
     return "opencl:" + std::to_string(runtime_->device().index) + " " + runtime_->device().name;
   }
   void SetProfiling(bool on) override { exec_->set_record_timings(on); }
+  std::vector<targets::ProfileRow> Profile() const override;
   std::string ProfileReport() const override;
   StatusOr<targets::TuneReport> Tune(const targets::TuneRequest& request) override;
 
@@ -169,6 +172,32 @@ Status OpenClExecutable::TuneOnline() {
     Note(line + where);
   }
   return Status::Ok();
+}
+
+std::vector<targets::ProfileRow> OpenClExecutable::Profile() const {
+  // Per (op, kernel) of the last run, slowest first.
+  std::map<std::pair<std::string, std::string>, targets::ProfileRow> rows;
+  std::map<std::pair<std::string, std::string>, std::set<int>> nodes;
+  for (const LaunchTiming& t : exec_->last_timings()) {
+    const Launch& l = *t.launch;
+    const std::string& op = graph_.nodes()[static_cast<size_t>(l.node)]->op_type;
+    const auto key = std::make_pair(op, l.kernel_name);
+    targets::ProfileRow& r = rows[key];
+    r.op_type = op;
+    r.kernel = l.kernel_name;
+    r.ms += t.ms;
+    r.launches += 1;
+    r.bytes += l.bytes;
+    r.flops += l.flops;
+    nodes[key].insert(l.node);
+  }
+  std::vector<targets::ProfileRow> out;
+  for (auto& [key, r] : rows) {
+    r.nodes = static_cast<int>(nodes[key].size());
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
+  return out;
 }
 
 std::string OpenClExecutable::ProfileReport() const {
