@@ -11,9 +11,14 @@ there; tessel a lean build beside it), from the repository root:
 
 For every zoo model (tests/zoo/zoo.py; TorchScript exports, built and
 exported by bench/gpu/zoo_export_torch.py's rules, PyTorch's outputs
-expected):
+expected), and every `onnx:FOLDER` named (a test folder: model.onnx and
+test_data_set_0, such as the shared transformer encoder):
   - PyTorch on the GPU, batch 1, fp32 with TF32 off: eager, and replaying a
-    CUDA graph of the model (the anchor);
+    CUDA graph of the model (the anchor), also host to host (inputs copied
+    in from host tensors, outputs copied back: what `tessel bench` times).
+    Where PyTorch cannot capture the model (or for an ONNX folder, where
+    there is no model), the CUDA graph is of the exported ONNX graph run by
+    PyTorch's kernels node by node (onnx_torch.py), and the row says why;
   - `tessel compile --target opencl --storage auto` (and with --baseline, the
     same with an earlier tessel), then `tessel bench` of each .tsl, a process
     per round, the rounds interleaving the engines; each keeps its best median;
@@ -48,18 +53,31 @@ DEFAULT = storage_bench.CNNS + [
     "efficientvit_b0", "repvgg_a0", "ghostnet_100", "hgnetv2_b0", "convnextv2_atto"]
 
 
-def torch_times(model, inputs, rounds):
-    """Eager's and the CUDA graph's medians (ms), or the error that stopped the
-    graph (then eager's alone, when the model runs eagerly)."""
+def torch_times(model, inputs, rounds, onnx_path):
+    """Eager's, the CUDA graph's and the CUDA graph's host to host medians
+    (ms), and what stood in for the model in the graph: None (the model
+    itself) or the error that stopped its capture; then the graph is of the
+    exported ONNX graph run by PyTorch's kernels (onnx_torch), eager's the
+    model's own."""
+    import onnx_torch
     args = tuple(inputs.values())
+    why = "no PyTorch model: its ONNX graph run by PyTorch"
+    if model is not None:
+        try:
+            return storage_bench.torch_times(model, args, rounds, 50, with_copies=True), None
+        except Exception as e:  # a model PyTorch cannot capture: say so
+            why = "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:120])
     try:
-        return storage_bench.torch_times(model, args, rounds, 50), None
-    except Exception as e:  # a model PyTorch cannot capture: say so
-        why = "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:120])
-    try:
-        return (eager_ms(model, args, rounds), None), why
+        eager = eager_ms(model, args, rounds) if model is not None else None
     except Exception:
-        return (None, None), why
+        eager = None
+    try:
+        twin = onnx_torch.OnnxModule(onnx_path, [t.cpu() for t in args])
+        _, graph, host = storage_bench.torch_times(twin, args, rounds, 50, with_copies=True)
+        return (eager, graph, host), why
+    except Exception as e:
+        return (eager, None, None), why + "; ONNX twin: %s: %s" % (
+            type(e).__name__, str(e).splitlines()[0][:120])
 
 
 def eager_ms(model, args, rounds, repeat=50):
@@ -91,6 +109,14 @@ def build(name, work):
     the shared models' architectures that the zoo names otherwise
     (mobilenet_v2, squeezenet1_1, shufflenet_v2_x1_0) torchvision's, as
     storage_bench exports them."""
+    if name.startswith("onnx:"):
+        # A test folder (model.onnx, test_data_set_0): PyTorch runs the ONNX
+        # graph itself (there is no PyTorch model to run).
+        import onnx_torch
+        folder = name[len("onnx:"):]
+        args = onnx_torch.load_inputs(folder)
+        return None, {"input_%d" % i: t for i, t in enumerate(args)}, os.path.join(
+            folder, "model.onnx")
     if name in export.ZOO:
         zoo_export_torch.captured.clear()
         export.export_one(name, work, True)
@@ -147,7 +173,10 @@ def main():
         if time.time() - start > a.budget:
             skipped.append(name)
             continue
-        row = {"model": name}
+        # An ONNX folder's results go under its last component.
+        slug = os.path.basename(name.rstrip("/")) if name.startswith("onnx:") else name
+        os.makedirs(os.path.join(a.work, slug), exist_ok=True)
+        row = {"model": slug}
         try:
             model, inputs, onnx_path = build(name, a.work)
         except Exception as e:
@@ -155,14 +184,15 @@ def main():
             print(json.dumps(row), flush=True)
             results.append(row)
             continue
-        (row["eager_ms"], row["cuda_graph_ms"]), err = torch_times(model, inputs, a.rounds)
+        times, err = torch_times(model, inputs, a.rounds, onnx_path)
+        row["eager_ms"], row["cuda_graph_ms"], row["cuda_graph_h2h_ms"] = times
         if err:
             row["torch_error"] = err
         engines = []
         for key, binary in (("tessel", a.tessel), ("baseline", a.baseline)):
             if not binary:
                 continue
-            tsl = os.path.join(a.work, name, key + ".tsl")
+            tsl = os.path.join(a.work, slug, key + ".tsl")
             err = compile_auto(binary, onnx_path, tsl)
             if err:
                 row[key + "_error"] = err
@@ -194,26 +224,27 @@ def main():
 def markdown(results, skipped):
     def fmt(v):
         return "-" if v is None else "%.3f" % v
-    out = ["| model | eager | CUDA graph | baseline | tessel | tessel / graph |",
-           "|---|---:|---:|---:|---:|---:|"]
-    ratios = []
+    out = ["| model | eager | CUDA graph | graph h2h | baseline | tessel | tessel / graph "
+           "| tessel / graph h2h |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
-        t, g = r.get("tessel_ms"), r.get("cuda_graph_ms")
-        ratio = t / g if t and g else None
-        if ratio:
-            ratios.append(ratio)
+        t, g, h = r.get("tessel_ms"), r.get("cuda_graph_ms"), r.get("cuda_graph_h2h_ms")
         note = "; ".join(r[k] for k in ("error", "torch_error", "tessel_error") if k in r)
-        out.append("| %s | %s | %s | %s | %s | %s |" % (
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["model"] + (" (%s)" % note if note else ""), fmt(r.get("eager_ms")), fmt(g),
-            fmt(r.get("baseline_ms")), fmt(t), "%.2f" % ratio if ratio else "-"))
-    if ratios:
+            fmt(h), fmt(r.get("baseline_ms")), fmt(t), "%.2f" % (t / g) if t and g else "-",
+            "%.2f" % (t / h) if t and h else "-"))
+    for key, what in (("cuda_graph_ms", "CUDA graph"),
+                      ("cuda_graph_h2h_ms", "CUDA graph host to host")):
+        rows = [r for r in results if r.get("tessel_ms") and r.get(key)]
+        if not rows:
+            continue
+        ratios = [r["tessel_ms"] / r[key] for r in rows]
+        worst = max(range(len(rows)), key=lambda i: ratios[i])
         geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         out.append("")
-        out.append("tessel / CUDA graph over %d models: geometric mean %.2f, worst %.2f (%s); "
-                   "over 2.0: %d" % (len(ratios), geo, max(ratios),
-                                     max(results, key=lambda r: (r.get("tessel_ms") or 0) /
-                                         (r.get("cuda_graph_ms") or 1e300))["model"],
-                                     sum(x > 2.0 for x in ratios)))
+        out.append("tessel / %s over %d models: geometric mean %.2f, worst %.2f (%s); "
+                   "over 2.0: %d" % (what, len(ratios), geo, ratios[worst],
+                                     rows[worst]["model"], sum(x > 2.0 for x in ratios)))
     if skipped:
         out.append("Left out (past --budget): " + ", ".join(skipped))
     return "\n".join(out) + "\n"

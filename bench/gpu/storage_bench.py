@@ -94,8 +94,20 @@ def export(name, path):
     return model, x
 
 
-def torch_times(model, x, rounds, repeat):
-    """Eager's and the CUDA graph's best medians (ms); x one input or a tuple."""
+def tensors_of(out):
+    """Every tensor of a model's output (a tensor, or tuples, lists, dicts of them)."""
+    if hasattr(out, "data_ptr"):
+        return [out]
+    if isinstance(out, dict):
+        out = list(out.values())
+    return [t for o in (out if isinstance(out, (tuple, list)) else []) for t in tensors_of(o)]
+
+
+def torch_times(model, x, rounds, repeat, with_copies=False):
+    """Eager's and the CUDA graph's best medians (ms); x one input or a tuple.
+    with_copies: a third, the CUDA graph host to host: the inputs copied in
+    from (pageable) host tensors, the replay, the outputs copied back, as
+    `tessel bench` times a run."""
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -113,10 +125,18 @@ def torch_times(model, x, rounds, repeat):
         torch.cuda.current_stream().wait_stream(stream)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            model(*args)
-        eager, replay = [], []
+            outs = tensors_of(model(*args))
+        host_args = tuple(a.cpu() for a in args)
+
+        def host_to_host():
+            for device, host in zip(args, host_args):
+                device.copy_(host)
+            graph.replay()
+            return [t.cpu() for t in outs]
+        engines = [lambda: model(*args), graph.replay] + ([host_to_host] if with_copies else [])
+        times_of = [[] for _ in engines]
         for _ in range(rounds):
-            for fn, out in ((lambda: model(*args), eager), (graph.replay, replay)):
+            for fn, out in zip(engines, times_of):
                 times = []
                 for _ in range(repeat):
                     torch.cuda.synchronize()
@@ -126,7 +146,7 @@ def torch_times(model, x, rounds, repeat):
                     times.append((time.perf_counter() - t0) * 1e3)
                 times.sort()
                 out.append(times[len(times) // 2])
-    return min(eager), min(replay)
+    return tuple(min(t) for t in times_of)
 
 
 def tessel_compile(binary, model, storage, out):
