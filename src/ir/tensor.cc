@@ -58,7 +58,7 @@ namespace {
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 constexpr size_t kHugePageMinBytes = size_t{4} << 20;
 
-void* AllocateZeroed(size_t bytes) {
+void* Allocate(size_t bytes) {
   void* p = nullptr;
   if (bytes >= kHugePageMinBytes) {
     if (::posix_memalign(&p, kHugePageBytes, bytes) != 0) p = nullptr;
@@ -69,19 +69,34 @@ void* AllocateZeroed(size_t bytes) {
     p = std::aligned_alloc(64, bytes);
   }
   if (p == nullptr) throw std::bad_alloc();
-  std::memset(p, 0, bytes);
   return p;
+}
+
+// Storage of a tensor of `size_bytes`, rounded up so that zero-sized tensors
+// still get a valid, unique pointer.
+std::shared_ptr<void> Storage(size_t size_bytes, bool zeroed) {
+  const size_t bytes = (size_bytes + 63) / 64 * 64 + 64;
+  void* p = Allocate(bytes);
+  if (zeroed) std::memset(p, 0, bytes);
+  return std::shared_ptr<void>(p, std::free);
 }
 
 }  // namespace
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   for (int64_t d : shape_) TESSEL_CHECK_MSG(d >= 0, "negative dimension");
-  // Round up so that zero-sized tensors still get a valid, unique pointer.
-  const size_t bytes = (size_bytes() + 63) / 64 * 64 + 64;
-  void* p = AllocateZeroed(bytes);
-  storage_ = std::shared_ptr<void>(p, std::free);
-  data_ = p;
+  storage_ = Storage(size_bytes(), /*zeroed=*/true);
+  data_ = storage_.get();
+}
+
+Tensor Tensor::Uninitialized(DType dtype, Shape shape) {
+  for (int64_t d : shape) TESSEL_CHECK_MSG(d >= 0, "negative dimension");
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.storage_ = Storage(t.size_bytes(), /*zeroed=*/false);
+  t.data_ = t.storage_.get();
+  return t;
 }
 
 Tensor Tensor::View(DType dtype, Shape shape, void* data, std::shared_ptr<void> keep_alive) {

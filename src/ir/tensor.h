@@ -41,6 +41,9 @@ class Tensor {
   Tensor() = default;
   // Owns zero-initialized storage.
   Tensor(DType dtype, Shape shape);
+  // Owns storage left as the allocator gives it, for a caller that writes
+  // every byte before anyone reads (a device's output copied back).
+  static Tensor Uninitialized(DType dtype, Shape shape);
   // Views `data`; `keep_alive` (optional) holds whatever owns it.
   static Tensor View(DType dtype, Shape shape, void* data,
                      std::shared_ptr<void> keep_alive = nullptr);

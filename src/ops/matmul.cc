@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/einsum_plan.h"
 #include "ops/op_registry.h"
 #include "ops/op_util.h"
 
@@ -612,6 +613,13 @@ Status RunEinsum(KernelContext& ctx) {
 }
 
 }  // namespace
+
+StatusOr<EinsumLoops> PlanEinsumLoops(const ir::Node& node) {
+  TESSEL_ASSIGN_OR_RETURN(EinsumPlan p, PlanEinsum(node, InputShapes(node)));
+  return EinsumLoops{.out_rank = p.out_shape.size(),
+                     .loop_shape = std::move(p.loop_shape),
+                     .strides = std::move(p.strides)};
+}
 
 void RegisterMatmulOps(OpRegistry& r) {
   r.Register({.op_type = "Gemm",

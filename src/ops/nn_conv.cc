@@ -23,17 +23,6 @@ namespace tessel::ops {
 
 namespace {
 
-// The resolved geometry of a Conv or ConvTranspose. `pads` holds the begin
-// pads and then the end pads, one per spatial axis.
-struct ConvGeometry {
-  int64_t batch = 0;
-  int64_t in_channels = 0;
-  int64_t out_channels = 0;
-  int64_t group = 1;
-  Shape in_spatial, out_spatial, kernel;
-  std::vector<int64_t> strides, dilations, pads;
-};
-
 const std::string& InputName(const ir::Node& node, size_t i) { return node.input(i)->name; }
 
 // Checks what Conv and ConvTranspose share: dtypes, ranks, group and the
@@ -104,6 +93,8 @@ Status ResolveConv(const ir::Node& node, const Shape& x, const Shape& w, const S
   return ResolveWindow(node, g->in_spatial, g->kernel, /*ceil_mode=*/false, &g->strides,
                        &g->dilations, &g->pads, &g->out_spatial);
 }
+
+}  // namespace
 
 Status ResolveConvTranspose(const ir::Node& node, const Shape& x, const Shape& w, const Shape* b,
                             ConvGeometry* g) {
@@ -202,6 +193,8 @@ Status ResolveConvTranspose(const ir::Node& node, const Shape& x, const Shape& w
   }
   return Status::Ok();
 }
+
+namespace {
 
 Shape OutputShape(const ConvGeometry& g) {
   Shape out = {g.batch, g.out_channels};

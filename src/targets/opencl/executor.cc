@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <limits>
 
 #include "core/check.h"
@@ -15,10 +16,16 @@ namespace tessel::opencl {
 
 namespace {
 
+// One program, in this order: the later sources use the earlier ones'
+// macros and helpers (clang-format would sort the includes).
+// clang-format off
 constexpr char kOpKernelSource[] =
 #include "targets/opencl/kernels.cl.inc"
 #include "targets/opencl/texture_kernels.cl.inc"
+#include "targets/opencl/index_kernels.cl.inc"
+#include "targets/opencl/spatial_kernels.cl.inc"
     ;
+// clang-format on
 
 // The device time of a finished, profiled command, in ms.
 StatusOr<double> EventMs(cl_event event) {
@@ -54,6 +61,19 @@ struct OpenClExecutor::Impl {
   std::vector<cl_mem> buffers;    // by LaunchPlan::buffers index
   std::vector<TensorRef> values;  // by value id
   std::vector<cl_event> events;   // profiling: one per launch of the last Run
+  // Profiling: the last Run's input writes, then its output reads.
+  std::vector<cl_event> copy_events;
+  // On a GPU, inputs and outputs cross the bus through pinned host memory
+  // (CL_MEM_ALLOC_HOST_PTR, mapped once): the driver's DMA reads and writes
+  // it directly, where pageable memory goes through its own bounce buffers
+  // a piece at a time. By graph input, then output; empty elsewhere (a CPU
+  // device's buffers are host memory already: a staging copy would only
+  // add one).
+  struct Staging {
+    cl_mem mem = nullptr;
+    void* host = nullptr;
+  };
+  std::vector<Staging> staging;
   // Every launch, recorded (RecordLaunches); null before, or after a
   // SetLocal that changed a launch.
   CommandBufferApi::Handle command_buffer = nullptr;
@@ -65,6 +85,11 @@ OpenClExecutor::OpenClExecutor(const ir::Graph& graph, Runtime& runtime)
 
 OpenClExecutor::~OpenClExecutor() {
   for (cl_event e : impl_->events) clReleaseEvent(e);
+  for (cl_event e : impl_->copy_events) clReleaseEvent(e);
+  for (const Impl::Staging& s : impl_->staging) {
+    if (s.host) clEnqueueUnmapMemObject(runtime_.queue(), s.mem, s.host, 0, nullptr, nullptr);
+  }
+  if (!impl_->staging.empty()) clFinish(runtime_.queue());
   ReleaseCommandBuffer();
   for (Launch& l : launches_) {
     if (l.kernel) clReleaseKernel(l.kernel);
@@ -96,6 +121,18 @@ EmittedProgram EmitProgram(const LaunchPlan& plan) {
     };
     out.snippet_source += emit(SnippetKernelName(i)) + "\n";
     out.snippet_hashes[i] = tuning::HashHex(emit(kSnippetKernel) + ProgramOptions());
+  }
+  // The typed elementwise kernels after the snippets, their helpers once;
+  // each is tuned by its source with the helpers, like a snippet.
+  const std::string& prelude = TypedElementwisePrelude();
+  bool typed = false;
+  for (size_t i = 0; i < plan.typed.size(); ++i) {
+    if (!plan.typed[i]) continue;
+    if (!typed) out.snippet_source += prelude;
+    typed = true;
+    out.snippet_source += EmitTypedElementwise(*plan.typed[i], TypedKernelName(*plan.typed[i], i));
+    out.snippet_hashes[i] = tuning::HashHex(
+        prelude + EmitTypedElementwise(*plan.typed[i], kSnippetKernel) + ProgramOptions());
   }
   return out;
 }
@@ -186,6 +223,13 @@ Status OpenClExecutor::BindLaunches(std::vector<PendingLaunch> pending,
     cl_int rc = CL_SUCCESS;
     l.kernel =
         clCreateKernel(is_snippet ? snippet_program : ops_program, p.kernel_name.c_str(), &rc);
+    if (rc == CL_INVALID_KERNEL_NAME && p.kernel_name.rfind("f64_", 0) == 0) {
+      // The op library's float64 kernels are built only where the device
+      // has cl_khr_fp64.
+      return Unsupported(graph_.nodes()[static_cast<size_t>(p.node)]->Describe() +
+                         ": float64 on OpenCL needs cl_khr_fp64, which '" + runtime_.device().name +
+                         "' lacks");
+    }
     TESSEL_CL_RETURN_IF_ERROR(rc, "clCreateKernel '" + p.kernel_name + "'");
     launches_.push_back(l);
     for (const auto& [index, buffer] : p.args.tensors()) {
@@ -269,9 +313,11 @@ StatusOr<std::unique_ptr<OpenClExecutor>> OpenClExecutor::Create(const ir::Graph
                    {.compute_units = options.compute_units > 0 ? options.compute_units
                                                                : runtime.device().compute_units,
                     .storage = &storage}));
+  TESSEL_RETURN_IF_ERROR(CheckTypedKernelsRun(plan.typed, graph, runtime.device()));
   const EmittedProgram emitted = EmitProgram(plan);
   std::unique_ptr<OpenClExecutor> exec(new OpenClExecutor(graph, runtime));
   exec->queue_window_ = std::max(options.queue_window, 0);
+  exec->stage_copies_ = options.stage_copies.value_or(runtime.device().is_gpu);
   TESSEL_RETURN_IF_ERROR(exec->AllocateBuffers(plan));
   TESSEL_ASSIGN_OR_RETURN(const Programs programs, BuildPrograms(runtime, emitted));
   TESSEL_RETURN_IF_ERROR(exec->BindLaunches(std::move(plan.launches), emitted.snippet_hashes,
@@ -430,25 +476,73 @@ Status OpenClExecutor::EnqueueLaunches(bool profiling) {
   return Status::Ok();
 }
 
+Status OpenClExecutor::MapStaging() {
+  const auto& ins = graph_.inputs();
+  const auto& outs = graph_.outputs();
+  impl_->staging.resize(ins.size() + outs.size());
+  for (size_t k = 0; k < impl_->staging.size(); ++k) {
+    const ir::Value& v = k < ins.size() ? *ins[k] : *outs[k - ins.size()];
+    const int64_t bytes = NumElements(v.shape) * static_cast<int64_t>(DTypeSize(v.dtype));
+    if (bytes == 0) continue;
+    Impl::Staging& s = impl_->staging[k];
+    TESSEL_ASSIGN_OR_RETURN(s.mem,
+                            runtime_.Allocate(bytes, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR));
+    cl_int rc = CL_SUCCESS;
+    s.host = clEnqueueMapBuffer(runtime_.queue(), s.mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                static_cast<size_t>(bytes), 0, nullptr, nullptr, &rc);
+    if (rc != CL_SUCCESS) {
+      s.host = nullptr;
+      return ClStatus(rc, "clEnqueueMapBuffer (staging of '" + v.name + "')");
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inputs) {
   const auto start = std::chrono::steady_clock::now();
   const auto& graph_inputs = graph_.inputs();
   // Checked by targets::Executable::Run, once for every target.
   TESSEL_CHECK(inputs.size() == graph_inputs.size());
   cl_command_queue queue = runtime_.queue();
+  const bool profiling = runtime_.profiling() && record_timings_;
+  for (cl_event e : impl_->copy_events) clReleaseEvent(e);
+  impl_->copy_events.clear();
+  if (impl_->staging.empty() && stage_copies_ && !MapStaging().ok()) {
+    // No pinned memory to be had (or mapped): pageable copies, slower but
+    // as right, from now on.
+    for (const Impl::Staging& s : impl_->staging) {
+      if (s.host) clEnqueueUnmapMemObject(queue, s.mem, s.host, 0, nullptr, nullptr);
+    }
+    impl_->staging.clear();
+    stage_copies_ = false;
+  }
+  // Each copy's event when profiling (copy_events), else none.
+  auto copy_event = [&]() -> cl_event* {
+    if (!profiling) return nullptr;
+    impl_->copy_events.push_back(nullptr);
+    return &impl_->copy_events.back();
+  };
+  copy_timing_ = {};
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::Value& v = *graph_inputs[i];
     const TensorRef& ref = impl_->values[static_cast<size_t>(v.id)];
     if (inputs[i].size_bytes() == 0) continue;
+    const void* from = inputs[i].raw_data();
+    if (!impl_->staging.empty()) {
+      // The previous run has finished (clFinish): its staging is free.
+      std::memcpy(impl_->staging[i].host, from, inputs[i].size_bytes());
+      from = impl_->staging[i].host;
+    }
+    copy_timing_.input_bytes += static_cast<int64_t>(inputs[i].size_bytes());
     TESSEL_CL_RETURN_IF_ERROR(
         clEnqueueWriteBuffer(queue, impl_->mem(ref), CL_FALSE,
                              static_cast<size_t>(ref.offset) * DTypeSize(v.dtype),
-                             inputs[i].size_bytes(), inputs[i].raw_data(), 0, nullptr, nullptr),
+                             inputs[i].size_bytes(), from, 0, nullptr, copy_event()),
         "clEnqueueWriteBuffer (input '" + v.name + "')");
   }
+  const size_t input_copies = impl_->copy_events.size();
   for (cl_event e : impl_->events) clReleaseEvent(e);
   impl_->events.clear();
-  const bool profiling = runtime_.profiling() && record_timings_;
   bool replayed = false;
   if (replays()) {
     // The in-order queue orders the command buffer after the input writes
@@ -466,14 +560,18 @@ StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inp
   }
   if (!replayed) TESSEL_RETURN_IF_ERROR(EnqueueLaunches(profiling));
   std::vector<Tensor> outputs;
-  for (const ir::Value* o : graph_.outputs()) {
-    Tensor t(o->dtype, o->shape);
+  for (size_t k = 0; k < graph_.outputs().size(); ++k) {
+    const ir::Value* o = graph_.outputs()[k];
+    // Filled whole by the read (or from the staging) before it is returned.
+    Tensor t = Tensor::Uninitialized(o->dtype, o->shape);
     const TensorRef& ref = impl_->values[static_cast<size_t>(o->id)];
     if (t.size_bytes() > 0) {
+      void* to = impl_->staging.empty() ? t.raw_data() : impl_->staging[inputs.size() + k].host;
+      copy_timing_.output_bytes += static_cast<int64_t>(t.size_bytes());
       TESSEL_CL_RETURN_IF_ERROR(
           clEnqueueReadBuffer(queue, impl_->mem(ref), CL_FALSE,
                               static_cast<size_t>(ref.offset) * DTypeSize(o->dtype), t.size_bytes(),
-                              t.raw_data(), 0, nullptr, nullptr),
+                              to, 0, nullptr, copy_event()),
           "clEnqueueReadBuffer (output '" + o->name + "')");
     }
     outputs.push_back(std::move(t));
@@ -481,6 +579,17 @@ StatusOr<std::vector<Tensor>> OpenClExecutor::Run(const std::vector<Tensor>& inp
   last_submit_ms_ =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   TESSEL_CL_RETURN_IF_ERROR(clFinish(queue), "clFinish");
+  if (!impl_->staging.empty()) {
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (outputs[k].size_bytes() == 0) continue;
+      std::memcpy(outputs[k].raw_data(), impl_->staging[inputs.size() + k].host,
+                  outputs[k].size_bytes());
+    }
+  }
+  for (size_t k = 0; k < impl_->copy_events.size(); ++k) {
+    TESSEL_ASSIGN_OR_RETURN(const double ms, EventMs(impl_->copy_events[k]));
+    (k < input_copies ? copy_timing_.input_ms : copy_timing_.output_ms) += ms;
+  }
   timings_.clear();
   if (profiling) {
     for (size_t k = 0; k < launches_.size(); ++k) {

@@ -38,6 +38,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,10 @@ struct ExecutorOptions {
   // split-K; launch_plan.h); 0: the device's. Tests plan for a GPU's count
   // on a CPU device with it.
   int64_t compute_units = 0;
+  // Inputs and outputs cross the bus through pinned host memory mapped once
+  // (on an H200 a 4 MB output reads at 54 GB/s so, 11 from pageable memory);
+  // unset: on GPUs (a CPU device's buffers are host memory already).
+  std::optional<bool> stage_copies;
 };
 
 class OpenClExecutor {
@@ -156,6 +161,15 @@ class OpenClExecutor {
   // inputs, enqueuing the launches and the output reads), in ms: what
   // replaying saves shows here.
   double last_submit_ms() const { return last_submit_ms_; }
+  // The last profiled run's copies across the bus (OpenCL events): the
+  // inputs' writes and the outputs' reads, in ms and bytes.
+  struct CopyTiming {
+    double input_ms = 0, output_ms = 0;
+    int64_t input_bytes = 0, output_bytes = 0;
+  };
+  const CopyTiming& last_copy_timing() const { return copy_timing_; }
+  // Whether inputs and outputs cross through pinned host memory (on GPUs).
+  bool stages_copies() const { return stage_copies_; }
 
  private:
   struct Impl;
@@ -197,6 +211,11 @@ class OpenClExecutor {
   bool replay_refused_ = false;  // the driver refused to record or to enqueue
   int recordings_ = 0;
   double last_submit_ms_ = 0;
+  CopyTiming copy_timing_;
+  // Maps the pinned staging of inputs and outputs (Impl::Staging), at the
+  // first run.
+  Status MapStaging();
+  bool stage_copies_ = false;
 };
 
 }  // namespace tessel::opencl

@@ -217,6 +217,40 @@ TEST_F(OpenClReplayTest, Timings_and_the_queue_window_take_the_launch_loop) {
   EXPECT_TRUE(exec->last_timings().empty());
 }
 
+TEST_F(OpenClReplayTest, Staged_copies_give_each_run_its_own_inputs_and_outputs) {
+  // Inputs and outputs through pinned staging (a GPU's default; asked for
+  // here on whatever device runs the tests): each run reads its own
+  // inputs, and outputs already returned keep their values when the
+  // staging is reused.
+  std::unique_ptr<OpenClExecutor> staged = Make(*runtime_, {.stage_copies = true});
+  std::unique_ptr<OpenClExecutor> direct = Make(*runtime_, {.stage_copies = false});
+  ASSERT_TRUE(staged && direct);
+  EXPECT_TRUE(staged->stages_copies());
+  EXPECT_FALSE(direct->stages_copies());
+  std::vector<std::vector<Tensor>> kept;
+  for (uint32_t seed : {13u, 14u}) {
+    const std::vector<Tensor> inputs = Inputs(seed);
+    kept.push_back(RunAndCheck(*staged, inputs));
+    const std::vector<Tensor> plain = RunAndCheck(*direct, inputs);
+    ASSERT_EQ(kept.back().size(), 1u);
+    ASSERT_EQ(plain.size(), 1u);
+    EXPECT_TRUE(SameBytes(kept.back()[0], plain[0])) << "seed " << seed;
+  }
+  EXPECT_FALSE(SameBytes(kept[0][0], kept[1][0]));
+  EXPECT_TRUE(SameBytes(kept[0][0], RunAndCheck(*direct, Inputs(13))[0]));
+  // Profiled, the copies have their events: bytes as the model's, times >= 0.
+  std::unique_ptr<Runtime> profiling = MakeRuntime(/*profiling=*/true);
+  ASSERT_TRUE(profiling);
+  std::unique_ptr<OpenClExecutor> timed = Make(*profiling, {.stage_copies = true});
+  ASSERT_TRUE(timed);
+  RunAndCheck(*timed, Inputs(15));
+  const OpenClExecutor::CopyTiming& t = timed->last_copy_timing();
+  EXPECT_EQ(t.input_bytes, 4 * 10 * 10 * 4);
+  EXPECT_EQ(t.output_bytes, 6 * 10 * 10 * 4);
+  EXPECT_GE(t.input_ms, 0);
+  EXPECT_GE(t.output_ms, 0);
+}
+
 // Only versions whose entry points have the signatures the executor calls
 // are used; any other is as if the device lacked the extension.
 TEST(OpenClCommandBuffers, Only_versions_with_the_called_entry_points_are_used) {

@@ -30,30 +30,8 @@ using ops::test_util::RandomFloats;
 
 using onnx_io::ModelBuilder;
 
-class OpenClTest : public ::testing::Test {
+class OpenClTest : public OpenClDeviceTest {
  protected:
-  static void SetUpTestSuite() {
-    skip_reason_ = new std::string(DeviceTestSkipReason());
-    if (!skip_reason_->empty()) return;
-    RuntimeOptions options;
-    options.cache_dir = TESSEL_TEST_CACHE_DIR;
-    auto rt = Runtime::Create("", options);
-    if (!rt.ok()) {
-      *skip_reason_ = "OpenCL runtime unavailable: " + rt.status().message();
-      return;
-    }
-    runtime_ = rt->release();
-  }
-  static void TearDownTestSuite() {
-    delete runtime_;
-    runtime_ = nullptr;
-    delete skip_reason_;
-    skip_reason_ = nullptr;
-  }
-  void SetUp() override {
-    if (!skip_reason_->empty()) GTEST_SKIP() << *skip_reason_;
-  }
-
   // Compiles `b`, runs it on the reference target and on OpenCL with the
   // same random inputs, and compares every output.
   void ExpectMatchesReference(ModelBuilder& b, bool fusion = false, double rtol = 1e-4,
@@ -131,8 +109,6 @@ class OpenClTest : public ::testing::Test {
     return false;
   }
 
-  static Runtime* runtime_;
-  static std::string* skip_reason_;
   ExecutorOptions executor_options_;  // for ExpectMatchesReference's executor
   size_t launches_ = 0;
   std::vector<std::string> kernel_names_;
@@ -140,9 +116,6 @@ class OpenClTest : public ::testing::Test {
   // The activation of every FusedConv of the last compiled model.
   std::vector<ops::FusedActivation> fused_activations_;
 };
-
-Runtime* OpenClTest::runtime_ = nullptr;
-std::string* OpenClTest::skip_reason_ = nullptr;
 
 // A one-Conv model; its output 'y' is the graph output unless `y_is_output`
 // is false (the caller adds what reads it).
@@ -237,6 +210,31 @@ TEST_F(OpenClTest, Conv_pointwise_runs_as_gemm) {
   ModelBuilder b = ConvModel({2, 37, 5, 7}, {45, 37, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, true);
   ExpectMatchesReference(b);
   EXPECT_TRUE(Used("f32_gemm_"));
+}
+
+TEST_F(OpenClTest, Conv_pointwise_on_one_pixel_runs_as_gemv) {
+  // Squeeze-and-excitation: 1x1 convolutions on a pooled 1x1 image, with
+  // bias, hard sigmoid and a residual in the epilogue (indexed by output
+  // channel, which the transposed product walks as its column).
+  ModelBuilder b =
+      ConvModel({1, 600, 1, 1}, {150, 600, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, true, false);
+  b.Input("r", DType::kFloat32, {1, 150, 1, 1});
+  b.Node("Add", {"y", "r"}, {"s"});
+  b.Node("HardSigmoid", {"s"}, {"z"});
+  b.Output("z");
+  ExpectMatchesReference(b, /*fusion=*/true);
+  EXPECT_EQ(kernel_names_, std::vector<std::string>{"f32_gemv_rows"});
+  // And a Gemm of one column: A (M x K) times a K-vector.
+  ModelBuilder g(13);
+  g.Initializer("a", RandomFloats({70, 300}, 18));
+  g.Input("v", DType::kFloat32, {300, 1});
+  g.Initializer("c", RandomFloats({70, 1}, 19));
+  auto& n = g.Node("Gemm", {"a", "v", "c"}, {"y"});
+  ModelBuilder::SetAttr(n, "alpha", 0.5f);
+  ModelBuilder::SetAttr(n, "beta", 2.0f);
+  g.Output("y");
+  ExpectMatchesReference(g);
+  EXPECT_TRUE(Used("f32_gemv_"));
 }
 
 TEST_F(OpenClTest, Conv_1d_signals_as_one_row_images) {
@@ -977,19 +975,17 @@ TEST_F(OpenClTest, Resize_rejects_resizing_the_channels_naming_the_axis) {
 
 TEST_F(OpenClTest, Unsupported_op_rejects_naming_the_node) {
   ModelBuilder b(13);
-  b.Input("x", DType::kFloat32, {4});
-  b.Node("CumSum", {"x", "axis"}, {"y"}, "my_cumsum");
-  b.Initializer("axis", Tensor::FromVector<int64_t>({0}, {}));
+  b.Input("x", DType::kFloat32, {2, 2});
+  b.Node("Det", {"x"}, {"y"}, "my_det");
   b.Output("y");
-  const auto path = std::filesystem::temp_directory_path() / "tessel_opencl_cumsum.onnx";
+  const auto path = std::filesystem::temp_directory_path() / "tessel_opencl_det.onnx";
   ASSERT_TRUE(b.Save(path).ok());
   StatusOr<CompiledModel> model = Compile(path, targets::testing::Reference());
   ASSERT_TRUE(model.ok()) << model.status().message();
   auto exec = OpenClExecutor::Create(*model->graph, model->memory, *runtime_);
   ASSERT_FALSE(exec.ok());
   EXPECT_EQ(exec.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(exec.status().message().find("my_cumsum"), std::string::npos)
-      << exec.status().message();
+  EXPECT_NE(exec.status().message().find("my_det"), std::string::npos) << exec.status().message();
   std::filesystem::remove(path);
 }
 
@@ -1065,14 +1061,15 @@ TEST(LaunchPlan, Decides_without_a_device) {
   EXPECT_EQ(plan->launches[1].node, 1);
   EXPECT_EQ(plan->buffers.size(), 3u);  // no plan: one buffer per value
 
-  ir::Value* idx = g.AddValue("i", DType::kInt64, {2, 1}, true);
-  ir::Node* argmax = g.AddNode("ArgMax", "pick", {y}, {idx});
-  argmax->attrs.Set("axis", int64_t{1});
-  g.outputs().push_back(idx);
+  ir::Value* square = g.AddValue("square", DType::kFloat32, {2, 2}, true);
+  g.inputs().push_back(square);
+  ir::Value* det = g.AddValue("det", DType::kFloat32, {}, true);
+  g.AddNode("Det", "pick", {square}, {det});
+  g.outputs().push_back(det);
   plan = PlanLaunches(g, ir::MemoryLayout{}, PlanOptions{});
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(plan.status().message().find("ArgMax 'pick': the OpenCL target has no kernel"),
+  EXPECT_NE(plan.status().message().find("Det 'pick': the OpenCL target has no kernel"),
             std::string::npos)
       << plan.status().message();
 }

@@ -79,8 +79,10 @@ Status PlaceValues(const ir::Graph& graph, const ir::MemoryLayout& layout,
     if (planned && layout.values[id].planned()) {
       const ir::BufferPlacement& p = layout.values[id];
       TESSEL_CHECK(p.offset_bytes % elem == 0);
-      if (p.offset_bytes / elem > kMaxElements) {
-        return Unsupported("value '" + v->name + "' lies at byte " +
+      // Kernels index the pool from the value's offset in int: its last
+      // element too must be within reach.
+      if (p.offset_bytes / elem + NumElements(v->shape) > kMaxElements) {
+        return Unsupported("value '" + v->name + "' ends past byte " +
                            std::to_string(p.offset_bytes) + " of pool '" +
                            layout.pools[static_cast<size_t>(p.pool)].name +
                            "'; the OpenCL target indexes at most 2^31 - 1 elements");
@@ -102,6 +104,22 @@ Status LowerSnippet(const ir::Graph& graph, size_t i, LaunchPlan& plan,
                     std::vector<ir::Value*>* inputs) {
   TESSEL_ASSIGN_OR_RETURN(plan.snippets[i],
                           LowerNodeSnippet(*graph.nodes()[i], graph.opset_version(), inputs));
+  return Status::Ok();
+}
+
+// Node `i` on a typed elementwise kernel, when the snippets or the op
+// library refused it (`refused`, which stands when no typed kernel takes
+// the op either).
+Status PlanTypedNode(const ir::Graph& graph, size_t i, const Status& refused,
+                     const NodeContext& ctx, LaunchPlan& plan) {
+  if (refused.code() != StatusCode::kUnsupported) return refused;
+  TESSEL_ASSIGN_OR_RETURN(plan.typed[i],
+                          PlanTypedElementwise(*graph.nodes()[i], graph.opset_version()));
+  if (!plan.typed[i]) return refused;
+  for (PendingLaunch& l :
+       TypedElementwiseLaunches(*plan.typed[i], ctx, TypedKernelName(*plan.typed[i], i))) {
+    plan.launches.push_back(std::move(l));
+  }
   return Status::Ok();
 }
 
@@ -273,6 +291,7 @@ StatusOr<LaunchPlan> PlanLaunches(const ir::Graph& graph, const ir::MemoryLayout
   const auto& nodes = graph.nodes();
   plan.snippets.resize(nodes.size());
   plan.snippet_image_args.resize(nodes.size());
+  plan.typed.resize(nodes.size());
   ScratchTextures scratch;
   int32_t scratch_buffer = -1;  // ctx.scratch's, once a node asks
   const std::vector<std::vector<int64_t>> held = HeldStrides(graph, InBuffers(graph, options));
@@ -286,7 +305,7 @@ StatusOr<LaunchPlan> PlanLaunches(const ir::Graph& graph, const ir::MemoryLayout
       continue;
     }
     std::vector<ir::Value*> single_op_inputs;
-    TESSEL_RETURN_IF_ERROR(LowerSnippet(graph, i, plan, &single_op_inputs));
+    const Status lowered = LowerSnippet(graph, i, plan, &single_op_inputs);
     const bool snippet = plan.snippets[i].has_value();
     NodeContext ctx{*nodes[i], graph.opset_version(),
                     [&plan](const ir::Value* v) {
@@ -306,7 +325,11 @@ StatusOr<LaunchPlan> PlanLaunches(const ir::Graph& graph, const ir::MemoryLayout
       return TensorRef{.buffer = scratch_buffer};
     };
     const size_t first = plan.launches.size();
-    TESSEL_RETURN_IF_ERROR(BuildNodeLaunches(ctx, &plan.launches));
+    const Status built = lowered.ok() ? BuildNodeLaunches(ctx, &plan.launches) : lowered;
+    if (!built.ok()) {
+      plan.launches.resize(first);
+      TESSEL_RETURN_IF_ERROR(PlanTypedNode(graph, i, built, ctx, plan));
+    }
     for (size_t k = first; k < plan.launches.size(); ++k) {
       plan.launches[k].node = static_cast<int>(i);
     }

@@ -28,6 +28,7 @@
 #include "snippets/kernel_ir.h"
 #include "targets/opencl/op_launches.h"
 #include "targets/opencl/storage.h"
+#include "targets/opencl/typed_elementwise.h"
 
 namespace tessel::opencl {
 
@@ -62,6 +63,10 @@ struct LaunchPlan {
   // of its arguments are images (snippets::EmitOpenClImageKernel); else
   // empty.
   std::vector<std::vector<bool>> snippet_image_args;
+  // By node index: the typed elementwise kernel of a node that neither a
+  // snippet nor the op library runs (typed_elementwise.h; its launches use
+  // TypedKernelName and live in the snippets' program), else empty.
+  std::vector<std::optional<TypedElementwise>> typed;
   // In schedule order; PendingLaunch::node names the node.
   std::vector<PendingLaunch> launches;
 };

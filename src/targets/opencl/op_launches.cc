@@ -11,155 +11,13 @@
 #include "ops/nn_internal.h"
 #include "ops/spatial_plan.h"
 #include "ops/strided_view.h"
+#include "targets/opencl/index_launches.h"
+#include "targets/opencl/launch_util.h"
+#include "targets/opencl/spatial_launches.h"
 
 namespace tessel::opencl {
 
 namespace {
-
-using Dims6 = std::array<int64_t, 8>;  // int8 argument: 6 dims used
-
-constexpr int kRowGroup = 128;  // ROW_WG of the row kernels
-
-int64_t Product(const Shape& s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end && i < s.size(); ++i) p *= s[i];
-  return p;
-}
-
-int64_t Bytes(const ir::Value* v) { return v ? static_cast<int64_t>(v->size_bytes()) : 0; }
-
-Status Unsupported(const ir::Node& node, const std::string& why) {
-  return tessel::Unsupported(node.Describe() + ": the OpenCL target " + why);
-}
-
-// Shape right-aligned into 6 dims, leading 1s.
-Dims6 Pad6(const Shape& s) {
-  Dims6 d{1, 1, 1, 1, 1, 1, 0, 0};
-  const size_t r = s.size();
-  for (size_t i = 0; i < r; ++i) d[6 - r + i] = s[i];
-  return d;
-}
-
-// Row-major element strides of `s`, right-aligned into 6 dims.
-Dims6 Strides6(const Shape& s) {
-  Dims6 st{0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t stride = 1;
-  for (size_t i = s.size(); i-- > 0;) {
-    st[6 - s.size() + i] = stride;
-    stride *= s[i];
-  }
-  return st;
-}
-
-// Element size of the moves: 1, 2, 4 or 8 bytes.
-StatusOr<const char*> MovePrefix(const ir::Node& node, DType dtype) {
-  const size_t size = DTypeSize(dtype);
-  if (size == 1) return "b8";
-  if (size == 2) return "b16";
-  if (size == 4) return "b32";
-  if (size == 8) return "b64";
-  return Unsupported(node,
-                     std::string("moves only 1- to 8-byte elements, not ") + DTypeName(dtype));
-}
-
-LaunchGeometry Linear(int64_t n) {
-  LaunchGeometry g;
-  g.dims = 1;
-  g.global = {static_cast<size_t>(std::max<int64_t>(n, 1)), 1, 1};
-  return g;
-}
-
-LaunchGeometry Grid(int64_t x, int64_t y, int64_t z) {
-  LaunchGeometry g;
-  g.dims = z > 1 ? 3 : 2;
-  g.global = {static_cast<size_t>(std::max<int64_t>(x, 1)),
-              static_cast<size_t>(std::max<int64_t>(y, 1)),
-              static_cast<size_t>(std::max<int64_t>(z, 1))};
-  return g;
-}
-
-// One work-group of kRowGroup items per row (the *_rows kernels, whose
-// reqd_work_group_size fixes it).
-LaunchGeometry Rows(int64_t rows) {
-  LaunchGeometry g = Grid(kRowGroup, rows, 1);
-  g.local = {static_cast<size_t>(kRowGroup), 1, 1};
-  return g;
-}
-
-// A strided copy's axes with the 1s dropped and neighbours merged where
-// both sides walk them as one (the outer's strides are the inner's times its
-// extent), right-aligned again: fewer divisions an element, and the
-// innermost run as long as it is.
-void MergeCopyAxes(Dims6& dims, Dims6& xs, Dims6& ys) {
-  std::vector<int64_t> d, a, b;  // outermost first
-  for (size_t i = 0; i < 6; ++i) {
-    if (dims[i] == 1) continue;
-    if (!d.empty() && a.back() == xs[i] * dims[i] && b.back() == ys[i] * dims[i]) {
-      d.back() *= dims[i];
-      a.back() = xs[i];
-      b.back() = ys[i];
-    } else {
-      d.push_back(dims[i]);
-      a.push_back(xs[i]);
-      b.push_back(ys[i]);
-    }
-  }
-  dims = {1, 1, 1, 1, 1, 1, 0, 0};
-  xs = ys = {0, 0, 0, 0, 0, 0, 0, 0};
-  const size_t r = d.size();
-  for (size_t i = 0; i < r; ++i) {
-    dims[6 - r + i] = d[i];
-    xs[6 - r + i] = a[i];
-    ys[6 - r + i] = b[i];
-  }
-}
-
-// How many elements of `elem_size` bytes a 16-byte move takes at once: the
-// copies of contiguous runs whose lengths, strides and offsets (`multiples`)
-// are all multiples of it move uint4s (b128); else 1.
-int64_t VectorFactor(size_t elem_size, std::initializer_list<int64_t> multiples) {
-  const int64_t f = 16 / static_cast<int64_t>(std::max<size_t>(elem_size, 1));
-  if (f <= 1) return 1;
-  for (int64_t m : multiples) {
-    if (m % f != 0) return 1;
-  }
-  return f;
-}
-
-Status StridedCopy(const NodeContext& c, const ir::Value* in, const ir::Value* out, Dims6 dims,
-                   Dims6 xs, Dims6 ys, int64_t x_extra, int64_t y_extra,
-                   std::vector<PendingLaunch>* launches) {
-  TESSEL_ASSIGN_OR_RETURN(const char* prefix, MovePrefix(c.node, out->dtype));
-  int64_t n = 1;
-  for (int i = 0; i < 6; ++i) n *= dims[static_cast<size_t>(i)];
-  if (n == 0) return Status::Ok();
-  TensorRef x = c.ref(in), y = c.ref(out);
-  x.offset += static_cast<int32_t>(x_extra);
-  y.offset += static_cast<int32_t>(y_extra);
-  MergeCopyAxes(dims, xs, ys);
-  int64_t f = 1;
-  if (xs[5] == 1 && ys[5] == 1) {
-    f = VectorFactor(DTypeSize(out->dtype), {dims[5], xs[0], xs[1], xs[2], xs[3], xs[4], ys[0],
-                                             ys[1], ys[2], ys[3], ys[4], x.offset, y.offset});
-  }
-  if (f > 1) {
-    dims[5] /= f;
-    for (size_t i = 0; i < 5; ++i) {
-      xs[i] /= f;
-      ys[i] /= f;
-    }
-    x.offset /= static_cast<int32_t>(f);
-    y.offset /= static_cast<int32_t>(f);
-    n /= f;
-  }
-  PendingLaunch l;
-  l.kernel_name = std::string(f > 1 ? "b128" : prefix) + "_strided_copy";
-  l.args.Tensor(x).Tensor(y).Int(n).Ints(dims).Ints(xs).Ints(ys);
-  l.geometry = Linear(n);
-  l.bytes = 2 * n * f * static_cast<int64_t>(DTypeSize(out->dtype));
-  launches->push_back(std::move(l));
-  return Status::Ok();
-}
 
 Status Copy(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const ir::Value* in = c.node.input(0);
@@ -210,14 +68,6 @@ Status Movement(const NodeContext& c, std::vector<PendingLaunch>* launches) {
                                        k.x_offset, k.y_offset, launches));
   }
   return Status::Ok();
-}
-
-StatusOr<std::vector<int64_t>> ConstantInts(const NodeContext& c, size_t input, const char* what) {
-  const ir::Value* v = c.node.input(input);
-  if (!v) return std::vector<int64_t>{};
-  if (!v->is_constant())
-    return Unsupported(c.node, std::string("needs ") + what + " known at compile time");
-  return v->constant.ToInt64Vector();
 }
 
 Status Gather(const NodeContext& c, std::vector<PendingLaunch>* launches) {
@@ -514,6 +364,21 @@ struct GemmArgs {
 
 void Gemm(const NodeContext& c, const GemmArgs& g, std::vector<PendingLaunch>* launches) {
   const int64_t bytes = Bytes(g.a) + Bytes(g.b) + Bytes(g.y);
+  if (g.N == 1 && g.M > 1 && g.batch == 1) {
+    // One column (a 1x1 convolution on one pixel: squeeze-and-excitation's
+    // layers): y^T = B^T A^T, a matrix-vector product, a work-group per
+    // output over A's rows. In tiles, 31 of 32 columns were empty and the
+    // rows too few to fill the device: 11 GB/s against the GEMV's hundreds.
+    GemmArgs t = g;
+    t.a = g.b;
+    t.b = g.a;
+    t.M = 1;
+    t.N = g.M;
+    t.st = {0, g.st[2], g.st[1], g.st[0], 0, 0, 0, 0};
+    t.epilogue.cst = {g.epilogue.cst[1], g.epilogue.cst[0], g.epilogue.cst[2], g.epilogue.cst[3]};
+    Gemm(c, t, launches);
+    return;
+  }
   if (g.M == 1 && g.batch == 1) {
     // A matrix-vector product: tiles would waste all rows but one.
     PendingLaunch l;
@@ -537,7 +402,7 @@ void Gemm(const NodeContext& c, const GemmArgs& g, std::vector<PendingLaunch>* l
     PendingLaunch l;
     l.kernel_name = "f32_gemm_thin";
     l.args.Tensor(c.ref(g.a)).Tensor(c.ref(g.b)).Tensor(c.ref(g.y));
-    l.args.Ints(std::array<int64_t, 4>{g.M, g.N, g.K, 1}).Ints(g.st).Float(g.alpha);
+    l.args.Ints(std::array<int64_t, 4>{g.M, g.N, g.K, g.batch}).Ints(g.st).Float(g.alpha);
     AddEpilogue(c, g.epilogue, g.y, l.args);
     l.geometry = Grid(g.N, g.M, g.batch);
     l.geometry.dims = 3;
@@ -668,15 +533,77 @@ std::vector<unsigned char> ConvTaps(int64_t cpg, int64_t H, int64_t W, int64_t K
 // would be mostly empty.
 constexpr int64_t kMinGemmRows = 16;
 
-// A convolution (any 1-D or 2-D Conv) whose launches store through
+// A convolution of volumes (NCDHW) through `epilogue`: ConvWith's kernels
+// one axis deeper (spatial_kernels.cl.inc), the implicit GEMM's taps
+// reaching into the depth.
+Status ConvVolume(const NodeContext& c, Epilogue epilogue, std::vector<PendingLaunch>* launches) {
+  const ir::Value* x = c.node.input(0);
+  const ir::Value* w = c.node.input(1);
+  const ir::Value* y = c.node.output(0);
+  if (x->dtype != DType::kFloat32) return Unsupported(c.node, "convolves float32 only");
+  const Shape in(x->shape.begin() + 2, x->shape.end());
+  const std::vector<int64_t> kernel(w->shape.begin() + 2, w->shape.end());
+  std::vector<int64_t> s, d, p;
+  Shape out;
+  TESSEL_RETURN_IF_ERROR(ops::ResolveWindow(c.node, in, kernel, false, &s, &d, &p, &out));
+  const int64_t group = c.node.attrs.Int("group", 1);
+  const int64_t N = x->shape[0], C = x->shape[1], OC = w->shape[0];
+  const int64_t cpg = C / group, opg = OC / group, taps = kernel[0] * kernel[1] * kernel[2];
+  epilogue.c = c.node.input(2);
+  epilogue.cst = {1, 0, group, opg};  // the bias of (group, row)
+  const int64_t bytes = Bytes(x) + Bytes(w) + Bytes(y);
+  if (taps == 1 && group == 1 && s == std::vector<int64_t>{1, 1, 1} &&
+      std::all_of(p.begin(), p.end(), [](int64_t v) { return v == 0; })) {
+    // y[n] (OC x DHW) = W (OC x C) * x[n] (C x DHW), as ConvWith's pointwise.
+    GemmArgs g{};
+    g.a = w;
+    g.b = x;
+    g.y = y;
+    g.M = OC;
+    g.N = NumElements(in);
+    g.K = C;
+    g.batch = N;
+    g.st = {C, 1, g.N, 1, 0, C * g.N, 0, 0};
+    g.epilogue = epilogue;
+    Gemm(c, g, launches);
+    return Status::Ok();
+  }
+  const std::array<int64_t, 16> geo = {C,    in[0], in[1], in[2], OC,   out[0], out[1], out[2],
+                                       s[0], s[1],  s[2],  p[0],  p[1], p[2],   group,  N};
+  if (opg >= kMinGemmRows) {
+    TiledProduct(
+        c, "f32_conv3d_gemm", opg, NumElements(out), cpg * taps, N * group, 1.0f, epilogue, y,
+        [&](KernelArgs& args) {
+          args.Tensor(c.ref(x)).Tensor(c.ref(w));
+          args.Table(spatial_ops::VolumeConvTaps(
+              cpg, {in[0], in[1], in[2]}, {kernel[0], kernel[1], kernel[2]}, {d[0], d[1], d[2]}));
+        },
+        [&](KernelArgs& args) { args.Ints(geo); }, bytes, launches);
+    return Status::Ok();
+  }
+  PendingLaunch l;
+  l.kernel_name = "f32_conv3d_direct";
+  l.args.Tensor(c.ref(x)).Tensor(c.ref(w)).Tensor(c.ref(y)).Ints(geo);
+  l.args.Ints(std::array<int64_t, 8>{kernel[0], kernel[1], kernel[2], d[0], d[1], d[2], 0, 0});
+  AddEpilogue(c, epilogue, y, l.args);
+  l.geometry = Grid(out[2], out[1], N * OC * out[0]);
+  l.geometry.dims = 3;
+  l.bytes = bytes + Bytes(epilogue.c) + Bytes(epilogue.z);
+  l.flops = 2 * NumElements(y->shape) * cpg * taps;
+  launches->push_back(std::move(l));
+  return Status::Ok();
+}
+
+// A convolution (any 1-D, 2-D or 3-D Conv) whose launches store through
 // `epilogue` (its bias added here).
 Status ConvWith(const NodeContext& c, Epilogue epilogue, std::vector<PendingLaunch>* launches) {
   const ir::Value* x = c.node.input(0);
   const ir::Value* w = c.node.input(1);
   const ir::Value* b = c.node.input(2);
   const ir::Value* y = c.node.output(0);
+  if (x->shape.size() == 5) return ConvVolume(c, std::move(epilogue), launches);
   if (x->shape.size() != 3 && x->shape.size() != 4) {
-    return Unsupported(c.node, "convolves 1D signals (NCL) and 2D images (NCHW) only");
+    return Unsupported(c.node, "convolves 1D signals, 2D images and 3D volumes only");
   }
   if (x->dtype != DType::kFloat32) return Unsupported(c.node, "convolves float32 only");
   Shape in_spatial(x->shape.begin() + 2, x->shape.end());
@@ -761,9 +688,9 @@ Status FusedConv(const NodeContext& c, std::vector<PendingLaunch>* launches) {
 Status Pool(const NodeContext& c, std::vector<PendingLaunch>* launches) {
   const ir::Value* x = c.node.input(0);
   const ir::Value* y = c.node.output(0);
-  if (x->shape.size() != 4) return Unsupported(c.node, "pools 2D images (NCHW) only");
+  // Signals, volumes and MaxPool's Indices: f32_pool3d.
+  if (x->shape.size() != 4 || c.node.output(1)) return spatial_ops::PoolVolume(c, launches);
   if (x->dtype != DType::kFloat32) return Unsupported(c.node, "pools float32 only");
-  if (c.node.output(1)) return Unsupported(c.node, "does not produce MaxPool's Indices");
   const bool is_max = c.node.op_type == "MaxPool";
   const Shape in_spatial(x->shape.begin() + 2, x->shape.end());
   std::vector<int64_t> kernel = c.node.attrs.Ints("kernel_shape");
@@ -1206,6 +1133,36 @@ const std::map<std::pair<std::string, std::string>, LaunchBuilder>& KernelTable(
       {{"", "Pad"}, Pad},
       {{"", "Resize"}, Resize},
       {{"", "Upsample"}, Resize},
+      {{"", "LpPool"}, spatial_ops::PoolVolume},
+      {{"", "MaxUnpool"}, spatial_ops::MaxUnpool},
+      {{"", "ConvTranspose"}, spatial_ops::ConvTranspose},
+      {{"", "NegativeLogLikelihoodLoss"}, spatial_ops::Loss},
+      {{"", "SoftmaxCrossEntropyLoss"}, spatial_ops::Loss},
+      {{"", "GridSample"}, spatial_ops::GridSample},
+      {{"", "Col2Im"}, spatial_ops::Col2Im},
+      {{"", "RoiAlign"}, spatial_ops::RoiAlign},
+      {{"", "ArgMax"}, index_ops::ArgExtreme},
+      {{"", "ArgMin"}, index_ops::ArgExtreme},
+      {{"", "Hardmax"}, index_ops::Hardmax},
+      {{"", "CumSum"}, index_ops::CumSum},
+      {{"", "TopK"}, index_ops::TopK},
+      {{"", "LpNormalization"}, index_ops::LpNormalization},
+      {{"", "RMSNormalization"}, index_ops::RmsNormalization},
+      {{"", "LRN"}, index_ops::Lrn},
+      {{"", "ReduceLogSumExp"}, index_ops::ReduceLogSumExp},
+      {{"", "Trilu"}, index_ops::Trilu},
+      {{"", "EyeLike"}, index_ops::EyeLike},
+      {{"", "Tile"}, index_ops::Tile},
+      {{"", "DepthToSpace"}, index_ops::DepthToSpace},
+      {{"", "SpaceToDepth"}, index_ops::SpaceToDepth},
+      {{"", "Compress"}, index_ops::Compress},
+      {{"", "ReverseSequence"}, index_ops::ReverseSequence},
+      {{"", "GatherElements"}, index_ops::GatherElements},
+      {{"", "OneHot"}, index_ops::OneHot},
+      {{"", "ScatterElements"}, index_ops::ScatterElements},
+      {{"", "Scatter"}, index_ops::ScatterElements},
+      {{"", "ScatterND"}, index_ops::ScatterNd},
+      {{"", "Einsum"}, index_ops::Einsum},
   };
   return *table;
 }

@@ -245,6 +245,19 @@ std::string OpenClExecutable::ProfileReport() const {
     std::snprintf(line, sizeof line, "  ... %zu more kernels\n", sorted.size() - kMaxRows);
     out += line;
   }
+  const OpenClExecutor::CopyTiming& copies = exec_->last_copy_timing();
+  auto rate = [](int64_t bytes, double ms) {
+    return ms > 0 ? static_cast<double>(bytes) / (ms * 1e-3) * 1e-9 : 0.0;
+  };
+  std::snprintf(line, sizeof line,
+                "  copies across the bus: inputs %.3f ms (%.2f MB, %.1f GB/s), outputs %.3f ms "
+                "(%.2f MB, %.1f GB/s)%s\n",
+                copies.input_ms, static_cast<double>(copies.input_bytes) * 1e-6,
+                rate(copies.input_bytes, copies.input_ms), copies.output_ms,
+                static_cast<double>(copies.output_bytes) * 1e-6,
+                rate(copies.output_bytes, copies.output_ms),
+                exec_->stages_copies() ? ", through pinned staging" : "");
+  out += line;
   // The slowest single launches, with their nodes.
   std::vector<const LaunchTiming*> slow;
   for (const auto& t : timings) slow.push_back(&t);
@@ -374,6 +387,7 @@ StatusOr<targets::KernelDecisions> OpenClTarget::SelectKernels(const ir::Graph& 
     decisions.nodes[i].kernel = {.family = ir::KernelFamily::kOpenCl,
                                  .implementation = storage.image_node[i] ? "image"
                                                    : plan.snippets[i]    ? "snippet"
+                                                   : plan.typed[i]       ? "typed"
                                                                          : "op"};
   }
   for (const PendingLaunch& l : plan.launches) {

@@ -11,14 +11,11 @@
 #include "ops/fused_activation.h"
 #include "ops/nn_internal.h"
 #include "ops/spatial_plan.h"
+#include "targets/opencl/launch_util.h"
 
 namespace tessel::opencl {
 
 namespace {
-
-// ROW_WG of the row kernels (kernels.cl.inc), which f32_global_pool_nchw4c
-// requires as its work-group size.
-constexpr int kRowGroup = 128;
 
 // A work item of the 8-channel convolution tile reads each input texel once
 // for twice the outputs of the 4-channel one, but there are half as many
@@ -38,7 +35,7 @@ constexpr int64_t kSplitGroup = 64;
 constexpr int64_t kSplitItemsPerComputeUnit = 1024;
 
 Status NoImageKernel(const ir::Node& node, const std::string& why) {
-  return Unsupported(node.Describe() + ": no OpenCL image kernel: " + why);
+  return tessel::Unsupported(node.Describe() + ": no OpenCL image kernel: " + why);
 }
 
 std::string Extent(const ir::TextureExtent& e) {
