@@ -11,7 +11,7 @@
 //   refused:
 //     TESSEL_ASSIGN_OR_RETURN(std::optional<TypedElementwise> k,
 //                             PlanTypedElementwise(node, opset));
-//     if (k) launches.push_back(TypedElementwiseLaunch(*k, ctx, TypedKernelName(*k, i)));
+//     if (k) append TypedElementwiseLaunches(*k, ctx, TypedKernelName(*k, i));
 //   EmitProgram (executor.cc), into the snippets' program:
 //     TypedElementwisePrelude() once, then EmitTypedElementwise(*k, name) each.
 //
