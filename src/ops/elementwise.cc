@@ -925,4 +925,10 @@ void RegisterElementwiseOps(OpRegistry& r) {
   RegisterOp(r, "CastLike", OpClass::kElementwise, 2, 2, InferCastLike, RunCast);
 }
 
+StatusOr<Shape> BinaryShapeOfB(const ir::Node& node, int opset, const Shape& a, const Shape& b) {
+  if (opset >= 7) return b;
+  if (node.op_type == "PRelu") return LegacySlopeShape(a, b);
+  return LegacyBroadcastShapeOfB(node, opset, a, b);
+}
+
 }  // namespace tessel::ops

@@ -57,6 +57,12 @@ class BroadcastWalker {
 };
 
 // Input i's dtype must be one of `allowed`.
+// The shape a binary op reads B (PRelu: its slope) with against A: B itself
+// from opset 7 on; before, B broadcast alone towards A (broadcast=1, axis)
+// or PRelu's slope per channel. InvalidArgument naming the node when B does
+// not fit. The elementwise kernels of every target read B so.
+StatusOr<Shape> BinaryShapeOfB(const ir::Node& node, int opset, const Shape& a, const Shape& b);
+
 Status RequireDType(const ir::Node& node, size_t i, std::initializer_list<DType> allowed);
 // Input i's rank must be `rank`.
 Status RequireRank(const ir::Node& node, size_t i, int64_t rank);

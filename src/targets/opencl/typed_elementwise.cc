@@ -9,6 +9,8 @@
 #include <limits>
 #include <string_view>
 
+#include "ops/op_util.h"
+
 namespace tessel::opencl {
 
 namespace {
@@ -158,37 +160,6 @@ constexpr FloatAttrs kFloatAttrs[] = {
     {"ThresholdedRelu", "alpha", 1.0f, "", 0},
     {"Shrink", "lambd", 0.5f, "bias", 0.0f},
 };
-
-// Before opset 7 a binary op broadcasts B alone, towards A, with
-// broadcast=1, along A's dims from `axis` (the reference's
-// LegacyBroadcastShapeOfB): the shape B is read with, or nullopt.
-std::optional<Shape> LegacyShapeOfB(const ir::Node& node, const Shape& a, const Shape& b) {
-  if (node.attrs.Int("broadcast", 0) == 0) return a == b ? std::optional<Shape>(b) : std::nullopt;
-  const auto rank_a = static_cast<int64_t>(a.size()), rank_b = static_cast<int64_t>(b.size());
-  int64_t axis = node.attrs.Int("axis", rank_a - rank_b);
-  if (axis < 0) axis += rank_a;
-  if (axis < 0 || axis + rank_b > rank_a) return std::nullopt;
-  Shape aligned(a.size(), 1);
-  for (int64_t i = 0; i < rank_b; ++i) {
-    if (b[static_cast<size_t>(i)] != a[static_cast<size_t>(axis + i)] &&
-        b[static_cast<size_t>(i)] != 1) {
-      return std::nullopt;
-    }
-    aligned[static_cast<size_t>(axis + i)] = b[static_cast<size_t>(i)];
-  }
-  return aligned;
-}
-
-// PRelu before opset 7 (the reference's LegacySlopeShape).
-Shape LegacySlopeShape(const Shape& x, const Shape& slope) {
-  if (NumElements(slope) == 1) return {};
-  if (slope.size() == 1 && x.size() >= 2 && slope[0] == x[1]) {
-    Shape per_channel(x.size() - 1, 1);
-    per_channel[0] = slope[0];
-    return per_channel;
-  }
-  return slope;
-}
 
 // The element strides to read `in` along `out`'s axes (0 where it
 // broadcasts), or nullopt when it does not broadcast to `out`.
@@ -685,15 +656,11 @@ StatusOr<std::optional<TypedElementwise>> PlanTypedElementwise(const ir::Node& n
   for (size_t j = 0; j < arity; ++j) {
     Shape shape = node.input(static_cast<size_t>(k.operands[j]))->shape;
     if (j == 1 && binary && opset < 7) {
-      const Shape& a = node.input(0)->shape;
-      if (node.op_type == "PRelu") {
-        shape = LegacySlopeShape(a, shape);
-      } else {
-        std::optional<Shape> b = LegacyShapeOfB(node, a, shape);
-        if (!b)
-          return Refuse(node, "cannot read B's shape " + ShapeToString(shape) + " against A's");
-        shape = *b;
+      StatusOr<Shape> b = ops::BinaryShapeOfB(node, opset, node.input(0)->shape, shape);
+      if (!b.ok()) {
+        return Refuse(node, "cannot read B's shape " + ShapeToString(shape) + " against A's");
       }
+      shape = *std::move(b);
     }
     if (info->family == Family::kClip && j > 0 && NumElements(shape) != 1) {
       return Refuse(node, "clips to scalar bounds only");
